@@ -1,0 +1,140 @@
+/* backend.c -- refcounted backend objects and the per-state registry. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend.h"
+
+/* A backend name is [a-z][a-z0-9_]* and fits name[32]. */
+static int valid_name(const char *name) {
+  size_t n = name ? strlen(name) : 0;
+  if (n == 0 || n > 31 || !(name[0] >= 'a' && name[0] <= 'z')) return 0;
+  for (size_t i = 1; i < n; i++) {
+    char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
+  }
+  return 1;
+}
+
+dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend **out,
+                              dlb_error *err) {
+  dlb_backend *b;
+  if (!ops) return dlb_fail(err, DLB_E_ARGUMENT, "backend ops are NULL");
+  if (ops->version != DLB_BACKEND_OPS_VERSION)
+    return dlb_fail(err, DLB_E_ARGUMENT, "backend ops version %u, expected %u",
+                    (unsigned)ops->version, (unsigned)DLB_BACKEND_OPS_VERSION);
+  if (!valid_name(ops->name))
+    return dlb_fail(err, DLB_E_ARGUMENT, "a backend name is [a-z][a-z0-9_]*, at most 31 chars");
+  if (!ops->device_count || !ops->allocate || !ops->deallocate || !ops->copy_to_host ||
+      !ops->copy_from_host)
+    return dlb_fail(err, DLB_E_ARGUMENT,
+                    "backend '%s' lacks a required function (device_count, allocate, deallocate, "
+                    "copy_to_host, copy_from_host)", ops->name);
+  b = calloc(1, sizeof *b);
+  if (!b) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for backend '%s'", ops->name);
+  atomic_init(&b->refs, 1);
+  b->ops = *ops;
+  b->ctx = ctx;
+  strcpy(b->name, ops->name);
+  b->ops.name = b->name;
+  *out = b;
+  return DLB_OK;
+}
+
+void dlb_backend_retain(dlb_backend *backend) {
+  atomic_fetch_add_explicit(&backend->refs, 1, memory_order_relaxed);
+}
+
+void dlb_backend_release(dlb_backend *backend) {
+  if (!backend) return;
+  if (atomic_fetch_sub_explicit(&backend->refs, 1, memory_order_acq_rel) != 1) return;
+  if (backend->ops.release) backend->ops.release(backend->ctx);
+  free(backend);
+}
+
+int dlb_backend_device_count(const dlb_backend *backend) {
+  int n = backend->ops.device_count(backend->ctx);
+  return n < 0 ? 0 : n;
+}
+
+dlb_status dlb_backend_failed(const dlb_backend *backend, dlb_status status, const char *what,
+                              dlb_error *err) {
+  dlb_status code = status == DLB_E_OUT_OF_MEMORY ? DLB_E_OUT_OF_MEMORY : DLB_E_BACKEND_FAILURE;
+  dlb_fail(err, code, "backend '%s' failed to %s", backend->name, what);
+  if (err) {
+    strcpy(err->backend, backend->name);
+    if (backend->ops.last_status) {
+      err->has_native = 1;
+      err->native_status = backend->ops.last_status(backend->ctx);
+    }
+  }
+  return code;
+}
+
+dlb_registry *dlb_registry_new(void) { return calloc(1, sizeof(dlb_registry)); }
+
+void dlb_registry_free(dlb_registry *registry) {
+  if (!registry) return;
+  for (size_t i = 0; i < registry->count; i++) dlb_backend_release(registry->items[i]);
+  free(registry->items);
+  free(registry);
+}
+
+dlb_status dlb_registry_add(dlb_registry *registry, dlb_backend *backend, dlb_error *err) {
+  if (dlb_registry_find(registry, backend->name, strlen(backend->name)))
+    return dlb_fail(err, DLB_E_ARGUMENT, "a backend named '%s' is already registered",
+                    backend->name);
+  if (registry->count == registry->capacity) {
+    size_t cap = registry->capacity ? registry->capacity * 2 : 4;
+    dlb_backend **items = realloc(registry->items, cap * sizeof *items);
+    if (!items) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory to register a backend");
+    registry->items = items;
+    registry->capacity = cap;
+  }
+  dlb_backend_retain(backend);
+  registry->items[registry->count++] = backend;
+  return DLB_OK;
+}
+
+dlb_backend *dlb_registry_find(const dlb_registry *registry, const char *name, size_t len) {
+  for (size_t i = 0; i < registry->count; i++) {
+    dlb_backend *b = registry->items[i];
+    if (strlen(b->name) == len && memcmp(b->name, name, len) == 0) return b;
+  }
+  return NULL;
+}
+
+/* Parses the decimal id after ':'; -1 when malformed or absurdly large. */
+static int parse_device_id(const char *s, size_t len) {
+  int id = 0;
+  if (len == 0 || len > 6) return -1;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9') return -1;
+    id = id * 10 + (s[i] - '0');
+  }
+  return id;
+}
+
+dlb_status dlb_registry_parse_device(const dlb_registry *registry, const char *text, size_t len,
+                                     dlb_backend **backend, int *device_id, dlb_error *err) {
+  const char *colon = memchr(text, ':', len);
+  size_t name_len = colon ? (size_t)(colon - text) : len;
+  int id = 0, count;
+  dlb_backend *b = dlb_registry_find(registry, text, name_len);
+  if (!b)
+    return dlb_fail(err, DLB_E_UNKNOWN_DEVICE, "no backend named '%.*s'",
+                    (int)(name_len > 64 ? 64 : name_len), text);
+  if (colon && (id = parse_device_id(colon + 1, len - name_len - 1)) < 0)
+    return dlb_fail(err, DLB_E_UNKNOWN_DEVICE, "bad device id in '%.*s' (expected name:N)",
+                    (int)(len > 64 ? 64 : len), text);
+  count = dlb_backend_device_count(b);
+  if (count == 0) {
+    dlb_fail(err, DLB_E_DEVICE_UNAVAILABLE, "backend '%s' has no devices here", b->name);
+    if (err) strcpy(err->backend, b->name);
+    return DLB_E_DEVICE_UNAVAILABLE;
+  }
+  if (id >= count)
+    return dlb_fail(err, DLB_E_UNKNOWN_DEVICE, "backend '%s' has %d device(s); %s:%d does not exist",
+                    b->name, count, b->name, id);
+  *backend = b;
+  *device_id = id;
+  return DLB_OK;
+}

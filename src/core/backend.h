@@ -1,0 +1,58 @@
+/* backend.h -- refcounted backend objects and the per-state registry. */
+#ifndef DLB_CORE_BACKEND_H
+#define DLB_CORE_BACKEND_H
+
+#include <stdatomic.h>
+#include "error.h"
+
+/* One registered backend. Buffers hold a reference, so a backend outlives
+ * the lua_State that registered it while memory it allocated is still out. */
+typedef struct dlb_backend {
+  atomic_size_t refs;
+  dlb_backend_ops ops; /* copied at creation; ops.name points into name */
+  void *ctx;
+  char name[32];
+} dlb_backend;
+
+/* Validates ops (version, name, required functions) and makes a backend
+ * with one reference. DLB_E_ARGUMENT for a bad vtable. */
+dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend **out,
+                              dlb_error *err);
+void dlb_backend_retain(dlb_backend *backend);
+/* Drops a reference; the last one calls ops.release(ctx) and frees. */
+void dlb_backend_release(dlb_backend *backend);
+
+/* Number of devices now (0 when unavailable). */
+int dlb_backend_device_count(const dlb_backend *backend);
+
+/* Turns a failed backend call into err: keeps the backend's status code
+ * (OUT_OF_MEMORY or BACKEND_FAILURE; anything else becomes BACKEND_FAILURE),
+ * the backend's name and its native status where last_status exists. */
+dlb_status dlb_backend_failed(const dlb_backend *backend, dlb_status status, const char *what,
+                              dlb_error *err);
+
+/* The host-memory backend. */
+const dlb_backend_ops *dlb_cpu_backend_ops(void);
+
+/* The backends of one lua_State, by name. Holds a reference to each. */
+typedef struct dlb_registry {
+  size_t count, capacity;
+  dlb_backend **items;
+} dlb_registry;
+
+/* An empty registry, or NULL when out of memory. */
+dlb_registry *dlb_registry_new(void);
+/* Drops the registry's references and frees it. NULL is fine. */
+void dlb_registry_free(dlb_registry *registry);
+/* Adds a backend (retains it); DLB_E_ARGUMENT if the name is taken. */
+dlb_status dlb_registry_add(dlb_registry *registry, dlb_backend *backend, dlb_error *err);
+/* The backend of that name, or NULL. */
+dlb_backend *dlb_registry_find(const dlb_registry *registry, const char *name, size_t len);
+
+/* Parses "cpu", "cpu:0", "engine:1". DLB_E_UNKNOWN_DEVICE for an unknown
+ * name, a malformed string or a device id out of range; DLB_E_DEVICE_UNAVAILABLE
+ * when the backend has no devices here. */
+dlb_status dlb_registry_parse_device(const dlb_registry *registry, const char *text, size_t len,
+                                     dlb_backend **backend, int *device_id, dlb_error *err);
+
+#endif

@@ -1,0 +1,47 @@
+/* buffer.c -- refcounted memory on one device of one backend. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buffer.h"
+
+dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
+                               dlb_buffer **out, dlb_error *err) {
+  dlb_buffer *buf = calloc(1, sizeof *buf);
+  if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
+  if (nbytes > 0) {
+    dlb_status st = backend->ops.allocate(backend->ctx, device_id, nbytes, zeroed, &buf->handle);
+    if (st != DLB_OK) {
+      free(buf);
+      if (st != DLB_E_OUT_OF_MEMORY) return dlb_backend_failed(backend, st, "allocate", err);
+      dlb_fail(err, DLB_E_OUT_OF_MEMORY, "cannot allocate %zu bytes on %s:%d", nbytes,
+               backend->name, device_id);
+      if (err) strcpy(err->backend, backend->name);
+      return DLB_E_OUT_OF_MEMORY;
+    }
+    if (backend->ops.host_pointer)
+      buf->host = backend->ops.host_pointer(backend->ctx, device_id, buf->handle);
+  }
+  atomic_init(&buf->refs, 1);
+  dlb_backend_retain(backend);
+  buf->backend = backend;
+  buf->device_id = device_id;
+  buf->nbytes = nbytes;
+  *out = buf;
+  return DLB_OK;
+}
+
+void dlb_buffer_retain(dlb_buffer *buffer) {
+  atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
+}
+
+void dlb_buffer_release(dlb_buffer *buffer) {
+  if (!buffer) return;
+  if (atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) != 1) return;
+  if (buffer->external_release) buffer->external_release(buffer->owner);
+  if (buffer->backend) {
+    if (buffer->handle && !buffer->external_release)
+      buffer->backend->ops.deallocate(buffer->backend->ctx, buffer->device_id, buffer->handle);
+    dlb_backend_release(buffer->backend);
+  }
+  free(buffer);
+}

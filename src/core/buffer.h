@@ -1,0 +1,31 @@
+/* buffer.h -- refcounted memory on one device of one backend. */
+#ifndef DLB_CORE_BUFFER_H
+#define DLB_CORE_BUFFER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include "backend.h"
+
+/* A buffer is shared by every array viewing it and by every DLPack tensor
+ * exported from it; the last release frees it, on whatever thread. */
+typedef struct dlb_buffer {
+  atomic_size_t refs;
+  dlb_backend *backend; /* retained; NULL for wrapped external memory */
+  int device_id;
+  void *handle;         /* the backend's handle; NULL when nbytes == 0 */
+  void *host;           /* host-addressable bytes, or NULL */
+  size_t nbytes;
+  int readonly;         /* the memory itself must not be written */
+  void (*external_release)(void *owner); /* wrapped memory: frees it */
+  void *owner;
+} dlb_buffer;
+
+/* A new buffer of nbytes (0 allowed) with one reference. */
+dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
+                               dlb_buffer **out, dlb_error *err);
+void dlb_buffer_retain(dlb_buffer *buffer);
+/* Drops a reference; the last one frees the memory through its backend or
+ * its external_release. Never touches Lua; safe on any thread. */
+void dlb_buffer_release(dlb_buffer *buffer);
+
+#endif

@@ -1,0 +1,103 @@
+/* dtype.h -- the 15 element types, Lua-neutral scalars, and element conversion. */
+#ifndef DLB_CORE_DTYPE_H
+#define DLB_CORE_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+
+typedef enum dlb_dtype {
+  DLB_BOOL,
+  DLB_INT8,
+  DLB_INT16,
+  DLB_INT32,
+  DLB_INT64,
+  DLB_UINT8,
+  DLB_UINT16,
+  DLB_UINT32,
+  DLB_UINT64,
+  DLB_FLOAT16,
+  DLB_BFLOAT16,
+  DLB_FLOAT32,
+  DLB_FLOAT64,
+  DLB_COMPLEX64,
+  DLB_COMPLEX128,
+  DLB_DTYPE_COUNT
+} dlb_dtype;
+
+typedef enum dlb_kind { DLB_KIND_BOOL, DLB_KIND_INT, DLB_KIND_UINT, DLB_KIND_FLOAT, DLB_KIND_COMPLEX } dlb_kind;
+
+typedef struct dlb_dtype_info {
+  const char *name; /* "float32" */
+  size_t itemsize;  /* bytes per element */
+  dlb_kind kind;
+  uint8_t dl_code;  /* DLDataType.code */
+  uint8_t dl_bits;  /* DLDataType.bits (lanes is always 1) */
+} dlb_dtype_info;
+
+/* The row for dtype; dtype must be valid. */
+const dlb_dtype_info *dlb_dtype_get(dlb_dtype dtype);
+
+/* Looks up a name ("int64"); returns 0 and sets *out, or -1 if unknown. */
+int dlb_dtype_from_name(const char *name, size_t len, dlb_dtype *out);
+
+/* Maps a DLPack type (lanes must be 1); returns 0 and sets *out, or -1. */
+int dlb_dtype_from_dl(DLDataType type, dlb_dtype *out);
+DLDataType dlb_dtype_to_dl(dlb_dtype dtype);
+
+/* A value on its way between an element and a host language. */
+typedef enum dlb_scalar_kind {
+  DLB_SCALAR_BOOL,
+  DLB_SCALAR_INT,  /* v.i */
+  DLB_SCALAR_UINT, /* v.u: only loaded from uint64 elements above INT64_MAX */
+  DLB_SCALAR_FLOAT,
+  DLB_SCALAR_COMPLEX
+} dlb_scalar_kind;
+
+typedef struct dlb_scalar {
+  dlb_scalar_kind kind;
+  union {
+    int b;
+    int64_t i;
+    uint64_t u;
+    double f;
+    struct {
+      double re, im;
+    } c;
+  } v;
+} dlb_scalar;
+
+/*
+ * Writes v as one element of dtype at dst (unaligned access is fine).
+ * Strict: DLB_E_VALUE unless dtype holds the value. Integers take booleans
+ * (0/1), integers in range and integral floats in range; never NaN, inf or
+ * a fraction. bool takes booleans and the numbers 0 and 1. Floats take any
+ * real number, rounded to nearest even; a finite value that rounds to
+ * infinity is DLB_E_VALUE; NaN and inf are kept. A complex value with a
+ * nonzero imaginary part goes only into a complex dtype.
+ */
+dlb_status dlb_scalar_store(dlb_dtype dtype, void *dst, const dlb_scalar *v, dlb_error *err);
+
+/* Reads the element at src. Integers load as DLB_SCALAR_INT except uint64
+ * values above INT64_MAX (DLB_SCALAR_UINT); float16/bfloat16/float32/float64
+ * load as DLB_SCALAR_FLOAT; complex as DLB_SCALAR_COMPLEX; bool as BOOL. */
+void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
+
+/*
+ * Casts n elements (NumPy's astype, casting="unsafe", where that is defined):
+ * integers wrap modulo 2^bits; int -> float and float -> narrower float round
+ * to nearest even (overflow gives inf); float -> int truncates toward zero;
+ * complex -> real keeps the real part; x -> bool is x != 0; bool -> x is 0/1.
+ * Where NumPy's result is undefined (NaN, inf or an out-of-range float to an
+ * integer dtype) it stops with DLB_E_VALUE. Strides are in bytes.
+ */
+dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
+                    const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err);
+
+/* IEEE binary16 and bfloat16, from double with round-to-nearest-even. */
+uint16_t dlb_float16_from_double(double x);
+double dlb_float16_to_double(uint16_t h);
+uint16_t dlb_bfloat16_from_double(double x);
+double dlb_bfloat16_to_double(uint16_t b);
+
+#endif

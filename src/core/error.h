@@ -1,0 +1,27 @@
+/* error.h -- how the core reports a failure: a status, a message, a hint. */
+#ifndef DLB_CORE_ERROR_H
+#define DLB_CORE_ERROR_H
+
+#include "../dlbridge.h"
+
+/* Filled by a failing core call; the binding turns it into a dlbridge.Error. */
+typedef struct dlb_error {
+  dlb_status code;
+  int has_native;        /* native_status is meaningful */
+  int64_t native_status; /* a backend's own error number */
+  const char *hint;      /* static text, or NULL for the code's default hint */
+  char backend[32];      /* backend name where known, else "" */
+  char message[256];
+} dlb_error;
+
+/* Records code and a printf-style message in err (which may be NULL); returns code. */
+dlb_status dlb_fail(dlb_error *err, dlb_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Sets the hint of an error already recorded; hint must be static text. */
+void dlb_error_hint(dlb_error *err, const char *hint);
+
+/* The hint used when a failure names none. */
+const char *dlb_default_hint(dlb_status code);
+
+#endif

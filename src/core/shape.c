@@ -1,0 +1,121 @@
+/* shape.c -- checked arithmetic on shapes, strides and byte sizes. */
+#include <stddef.h>
+#include "shape.h"
+
+dlb_status dlb_shape_numel(int ndim, const int64_t *shape, int64_t *numel, dlb_error *err) {
+  int64_t n = 1;
+  int overflow = 0;
+  if (ndim < 0 || ndim > DLB_MAX_NDIM)
+    return dlb_fail(err, DLB_E_SHAPE, "%d dimensions (at most %d)", ndim, DLB_MAX_NDIM);
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] < 0)
+      return dlb_fail(err, DLB_E_SHAPE, "dimension %d has negative extent %lld", d + 1,
+                      (long long)shape[d]);
+    if (__builtin_mul_overflow(n, shape[d], &n)) overflow = 1;
+  }
+  /* A zero extent anywhere makes the count 0, whatever overflowed before it. */
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0) overflow = 0, n = 0;
+  if (overflow) return dlb_fail(err, DLB_E_SHAPE, "the element count overflows");
+  *numel = n;
+  return DLB_OK;
+}
+
+dlb_status dlb_shape_nbytes(int64_t numel, size_t itemsize, size_t *nbytes, dlb_error *err) {
+  int64_t bytes;
+  if (numel < 0 || __builtin_mul_overflow(numel, (int64_t)itemsize, &bytes) ||
+      (uint64_t)bytes > (uint64_t)PTRDIFF_MAX)
+    return dlb_fail(err, DLB_E_SHAPE, "%lld elements of %zu bytes overflow the address space",
+                    (long long)numel, itemsize);
+  *nbytes = (size_t)bytes;
+  return DLB_OK;
+}
+
+void dlb_shape_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    strides[d] = s;
+    /* Only called on shapes whose numel was checked, so this cannot overflow. */
+    if (shape[d] > 1) s *= shape[d];
+  }
+}
+
+int dlb_shape_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides) {
+  int64_t expected = 1;
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0) return 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    if (shape[d] == 1) continue;
+    if (strides[d] != expected) return 0;
+    expected *= shape[d];
+  }
+  return 1;
+}
+
+dlb_status dlb_shape_reach(int ndim, const int64_t *shape, const int64_t *strides, int64_t *lo,
+                           int64_t *hi, dlb_error *err) {
+  int64_t low = 0, high = 0;
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0) {
+      *lo = *hi = 0;
+      return DLB_OK;
+    }
+  for (int d = 0; d < ndim; d++) {
+    int64_t span;
+    if (shape[d] <= 1 || strides[d] == 0) continue;
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &span))
+      return dlb_fail(err, DLB_E_SHAPE, "dimension %d: extent times stride overflows", d + 1);
+    if (span > 0 ? __builtin_add_overflow(high, span, &high)
+                 : __builtin_add_overflow(low, span, &low))
+      return dlb_fail(err, DLB_E_SHAPE, "the strides reach beyond any addressable range");
+  }
+  *lo = low;
+  *hi = high;
+  return DLB_OK;
+}
+
+/* NumPy's _attempt_nocopy_reshape: match groups of old and new dims whose
+ * extents multiply to the same count; each old group must be contiguous
+ * among itself for the new group to be laid over it. Extent-1 dims are
+ * dropped first and get a harmless stride. */
+int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *strides,
+                              int new_ndim, const int64_t *new_shape, int64_t *new_strides) {
+  int64_t old_shape[DLB_MAX_NDIM], old_strides[DLB_MAX_NDIM];
+  int old_ndim = 0;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] == 0) {
+      dlb_shape_contiguous_strides(new_ndim, new_shape, new_strides);
+      return 1;
+    }
+    if (shape[d] != 1) {
+      old_shape[old_ndim] = shape[d];
+      old_strides[old_ndim] = strides[d];
+      old_ndim++;
+    }
+  }
+  for (int d = 0; d < new_ndim; d++)
+    if (new_shape[d] == 0) {
+      dlb_shape_contiguous_strides(new_ndim, new_shape, new_strides);
+      return 1;
+    }
+  int oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < new_ndim && oi < old_ndim) {
+    int64_t np = new_shape[ni], op = old_shape[oi];
+    while (np != op) {
+      if (np < op)
+        np *= new_shape[nj++];
+      else
+        op *= old_shape[oj++];
+    }
+    for (int ok = oi; ok < oj - 1; ok++)
+      if (old_strides[ok] != old_shape[ok + 1] * old_strides[ok + 1]) return 0;
+    new_strides[nj - 1] = old_strides[oj - 1];
+    for (int nk = nj - 1; nk > ni; nk--) new_strides[nk - 1] = new_strides[nk] * new_shape[nk];
+    ni = nj++;
+    oi = oj++;
+  }
+  /* Trailing extent-1 dims of the new shape. */
+  int64_t last = ni > 0 ? new_strides[ni - 1] : 1;
+  for (int nk = ni; nk < new_ndim; nk++) new_strides[nk] = last;
+  return 1;
+}

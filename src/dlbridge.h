@@ -1,0 +1,120 @@
+/*
+ * dlbridge.h -- the C API of dlbridge, the only header an embedding host includes.
+ *
+ * Invariants, stated once:
+ * - Every function that can fail returns a dlb_status; DLB_OK is 0. The names
+ *   match the Lua error codes: DLB_E_SHAPE is the code "SHAPE".
+ * - A lua_State is used by one thread at a time. Buffers are refcounted with
+ *   atomics; a backend's deallocate and release may run on any thread, at any
+ *   time, even after lua_close, and never touch Lua.
+ * - This header needs no <lua.h>: lua_State is only forward-declared, so the
+ *   Lua-free core (src/core) shares these declarations.
+ */
+#ifndef DLBRIDGE_H
+#define DLBRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dlpack_compat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define DLB_API __attribute__((visibility("default")))
+#else
+#define DLB_API
+#endif
+
+typedef struct lua_State lua_State;
+
+#define DLB_VERSION_MAJOR 0
+#define DLB_VERSION_MINOR 1
+#define DLB_VERSION_STRING "0.1.0"
+
+/* The most dimensions an array may have (a 32-D array is still valid). */
+#define DLB_MAX_NDIM 32
+
+/* Status codes. Keep in step with dlb_status_name() and the Lua `dl.E` table. */
+typedef enum dlb_status {
+  DLB_OK = 0,
+  DLB_E_BACKEND_INCOMPATIBLE, /* backend cannot hand out a device pointer */
+  DLB_E_DELETED,              /* the array was deleted or donated */
+  DLB_E_CAPSULE_CONSUMED,     /* a capsule was already consumed */
+  DLB_E_UNKNOWN_DEVICE,       /* no backend or device by that name */
+  DLB_E_DEVICE_UNAVAILABLE,   /* the backend exists but cannot run here */
+  DLB_E_DTYPE,                /* unknown or unrepresentable dtype */
+  DLB_E_SHAPE,                /* bad or mismatched shape, or a size that overflows */
+  DLB_E_INDEX,                /* index out of range */
+  DLB_E_VALUE,                /* value not representable in the dtype */
+  DLB_E_COPY_REQUIRED,        /* copy = false, but only a copy would do */
+  DLB_E_READ_ONLY,            /* write to a read-only array */
+  DLB_E_DLPACK_VERSION,       /* unsupported DLPack major version */
+  DLB_E_DLPACK_INVALID,       /* malformed tensor from a producer */
+  DLB_E_UNSUPPORTED,          /* not available on this backend or dtype */
+  DLB_E_OUT_OF_MEMORY,        /* an allocation failed */
+  DLB_E_BACKEND_FAILURE,      /* a backend reported an error */
+  DLB_E_ARGUMENT,             /* bad argument type or value */
+  DLB_STATUS_COUNT
+} dlb_status;
+
+/* "SHAPE" for DLB_E_SHAPE, "OK" for DLB_OK, "UNKNOWN" for anything else. */
+DLB_API const char *dlb_status_name(dlb_status status);
+
+/*
+ * Backends. A backend owns device memory behind opaque handles. The core only
+ * ever calls these functions; the cpu backend is one of them.
+ *
+ * - allocate: nbytes > 0 (the core never asks for 0 bytes); zeroed != 0 means
+ *   the memory must read as zeros. Return DLB_E_OUT_OF_MEMORY or
+ *   DLB_E_BACKEND_FAILURE on failure.
+ * - deallocate: frees a handle from allocate. May run on any thread, after
+ *   lua_close. Must not fail.
+ * - copy_to_host / copy_from_host: bytes [offset, offset + nbytes) of the
+ *   allocation. Required.
+ * - copy_within (optional): device-side copy between two allocations of this
+ *   backend; without it the core stages through host memory.
+ * - host_pointer (optional): a host-addressable pointer to the allocation,
+ *   valid for its life. With it, element access is direct.
+ * - export_pointer (optional): the DLPack data pointer of the allocation,
+ *   valid for its life. Without it, export raises BACKEND_INCOMPATIBLE.
+ * - last_status (optional): the native code (e.g. a CUDA error number) of the
+ *   last failed call, reported as the error's `status`.
+ * - release (optional): the last reference to the backend is gone (after
+ *   lua_close and after every buffer is freed). May run on any thread.
+ */
+#define DLB_BACKEND_OPS_VERSION 1
+
+typedef struct dlb_backend_ops {
+  uint32_t version;    /* DLB_BACKEND_OPS_VERSION */
+  const char *name;    /* copied at registration: [a-z][a-z0-9_]*, at most 31 chars */
+  int32_t device_type; /* DLPack DLDeviceType of its devices (kDLExtDev for engines) */
+  int (*device_count)(void *ctx); /* 0: registered but unavailable here */
+  dlb_status (*allocate)(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle);
+  void (*deallocate)(void *ctx, int device_id, void *handle);
+  dlb_status (*copy_to_host)(void *ctx, int device_id, const void *handle, size_t offset,
+                             void *dst, size_t nbytes);
+  dlb_status (*copy_from_host)(void *ctx, int device_id, void *handle, size_t offset,
+                               const void *src, size_t nbytes);
+  dlb_status (*copy_within)(void *ctx, int dst_device_id, void *dst_handle, size_t dst_offset,
+                            int src_device_id, const void *src_handle, size_t src_offset,
+                            size_t nbytes);
+  void *(*host_pointer)(void *ctx, int device_id, void *handle);
+  dlb_status (*export_pointer)(void *ctx, int device_id, void *handle, void **data);
+  int64_t (*last_status)(void *ctx);
+  void (*release)(void *ctx);
+} dlb_backend_ops;
+
+/* Opens the module as `require "dlbridge.core"` would (pushes its table). */
+DLB_API int luaopen_dlbridge_core(lua_State *L);
+
+/* Puts "dlbridge.core" and "dlbridge" (the Lua side, compiled in) into
+ * package.preload, so that a host which links dlbridge makes `require
+ * "dlbridge"` use this copy and never load a second one from disk. */
+DLB_API void dlb_preload(lua_State *L);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,313 @@
+/* array.c -- the dlbridge.Array userdata: creation, checks, indexing, metamethods. */
+#include <stdio.h>
+#include <string.h>
+#include "../core/format.h"
+#include "internal.h"
+
+/* Lua 5.4 counts the GC step argument in KB; 5.5 counts bytes. */
+#if LUA_VERSION_NUM >= 505
+#define GC_STEP_UNITS(bytes) (bytes)
+#else
+#define GC_STEP_UNITS(bytes) ((bytes) / 1024)
+#endif
+
+/* Pushes Array's metatable: the upvalue when called from the module, the
+ * registry otherwise (a host's C function has no upvalues). */
+static void push_array_mt(lua_State *L) {
+  if (lua_type(L, DLB_UV_ARRAY_MT) == LUA_TTABLE)
+    lua_pushvalue(L, DLB_UV_ARRAY_MT);
+  else
+    luaL_getmetatable(L, DLB_ARRAY_MT);
+}
+
+dlb_array *dlbL_to_array(lua_State *L, int idx) {
+  void *p = lua_touserdata(L, idx);
+  int same;
+  if (!p || !lua_getmetatable(L, idx)) return NULL;
+  push_array_mt(L);
+  same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? (dlb_array *)p : NULL;
+}
+
+dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op) {
+  dlb_array *a = dlbL_to_array(L, idx);
+  if (!a)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument %d: dlbridge.Array expected, got %s", idx,
+               luaL_typename(L, idx));
+  return a;
+}
+
+dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
+  dlb_array *a = dlbL_check_array(L, idx, op);
+  if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
+  return a;
+}
+
+dlb_array *dlbL_push_empty(lua_State *L) {
+  dlb_array *a = lua_newuserdatauv(L, sizeof(dlb_array), 0);
+  a->buffer = NULL;
+  a->ndim = 0;
+  a->numel = 0;
+  push_array_mt(L);
+  lua_setmetatable(L, -2);
+  return a;
+}
+
+dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a) {
+  dlb_array *v = dlbL_push_empty(L);
+  dlb_array_share(v, a);
+  return v;
+}
+
+void dlbL_account(lua_State *L, size_t nbytes) {
+  size_t units = GC_STEP_UNITS(nbytes);
+  if (units > 0) lua_gc(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
+}
+
+void dlbL_device_name(const dlb_array *a, char *out, size_t size) {
+  const dlb_buffer *b = a->buffer;
+  snprintf(out, size, "%s:%d", b && b->backend ? b->backend->name : "host", b ? b->device_id : 0);
+}
+
+/* Reads element p of a as a Lua value. */
+static void push_element(lua_State *L, const dlb_array *a, const char *p) {
+  dlb_scalar v;
+  switch (a->dtype) {
+    case DLB_FLOAT64: {
+      double d;
+      memcpy(&d, p, 8);
+      lua_pushnumber(L, d);
+      return;
+    }
+    case DLB_INT64: {
+      int64_t i;
+      memcpy(&i, p, 8);
+      lua_pushinteger(L, (lua_Integer)i);
+      return;
+    }
+    default:
+      dlb_scalar_load(a->dtype, p, &v);
+      dlbL_push_scalar(L, &v);
+  }
+}
+
+/* Host address of element i (0-based, valid) of a 1-D array. */
+static char *element_1d(const dlb_array *a, int64_t i) {
+  return dlb_array_host_data(a) + i * a->strides[0] * (int64_t)dlb_array_itemsize(a);
+}
+
+/* a[i]: the element of a 1-D array, or a view of row i. */
+static int index_number(lua_State *L, dlb_array *a) {
+  int64_t i;
+  if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__index", "the array was deleted");
+  if (a->ndim == 0) dlbL_raise(L, DLB_E_INDEX, "Array:__index", "a 0-d array cannot be indexed; use a:get()");
+  i = dlbL_check_index(L, 2, a->shape[0], "Array:__index");
+  if (a->ndim == 1 && dlb_array_host_data(a)) {
+    push_element(L, a, element_1d(a, i));
+  } else if (a->ndim == 1) {
+    dlb_scalar v;
+    dlb_error err;
+    if (dlb_array_get(a, &i, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__index");
+    dlbL_push_scalar(L, &v);
+  } else {
+    dlb_error err;
+    dlb_array *row = dlbL_push_view(L, a);
+    if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__index");
+  }
+  return 1;
+}
+
+/* Pushes a table of n int64 values. */
+static void push_int_list(lua_State *L, int n, const int64_t *v) {
+  lua_createtable(L, n, 0);
+  for (int d = 0; d < n; d++) {
+    lua_pushinteger(L, (lua_Integer)v[d]);
+    lua_rawseti(L, -2, d + 1);
+  }
+}
+
+/* a.shape, a.dtype, ...: returns 0 when name is not an attribute. */
+static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
+  char device[48];
+  if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__index", "the array was deleted");
+  if (strcmp(name, "shape") == 0) push_int_list(L, a->ndim, a->shape);
+  else if (strcmp(name, "strides") == 0) push_int_list(L, a->ndim, a->strides);
+  else if (strcmp(name, "ndim") == 0) lua_pushinteger(L, a->ndim);
+  else if (strcmp(name, "size") == 0) lua_pushinteger(L, (lua_Integer)a->numel);
+  else if (strcmp(name, "dtype") == 0) lua_pushstring(L, dlb_dtype_get(a->dtype)->name);
+  else if (strcmp(name, "itemsize") == 0) lua_pushinteger(L, (lua_Integer)dlb_array_itemsize(a));
+  else if (strcmp(name, "nbytes") == 0)
+    lua_pushinteger(L, (lua_Integer)(a->numel * (int64_t)dlb_array_itemsize(a)));
+  else if (strcmp(name, "device") == 0) {
+    dlbL_device_name(a, device, sizeof device);
+    lua_pushstring(L, device);
+  } else if (strcmp(name, "backend") == 0)
+    lua_pushstring(L, a->buffer->backend ? a->buffer->backend->name : "host");
+  else if (strcmp(name, "readonly") == 0) lua_pushboolean(L, a->readonly || a->buffer->readonly);
+  else return 0;
+  return 1;
+}
+
+static int array_index(lua_State *L) {
+  dlb_array *a = dlbL_check_array(L, 1, "Array:__index");
+  switch (lua_type(L, 2)) {
+    case LUA_TNUMBER:
+      /* Fast path: a[i] on a 1-D host array. */
+      if (lua_isinteger(L, 2) && a->ndim == 1 && a->buffer && dlb_array_host_data(a)) {
+        int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
+        if (i < 0 && i >= -n) i += n + 1;
+        if (i >= 1 && i <= n) {
+          push_element(L, a, element_1d(a, i - 1));
+          return 1;
+        }
+      }
+      return index_number(L, a);
+    case LUA_TSTRING:
+      lua_pushvalue(L, 2);
+      if (lua_rawget(L, DLB_UV_METHODS) != LUA_TNIL) return 1;
+      lua_pop(L, 1);
+      if (index_attribute(L, a, lua_tostring(L, 2))) return 1;
+      lua_pushnil(L); /* unknown names read as nil, as for other Lua objects */
+      return 1;
+    default:
+      return dlbL_raise(L, DLB_E_ARGUMENT, "Array:__index", "arrays are indexed by integers, not %s",
+                        luaL_typename(L, 2));
+  }
+}
+
+static int array_newindex(lua_State *L) {
+  dlb_array *a = dlbL_check_array(L, 1, "Array:__newindex");
+  if (lua_type(L, 2) != LUA_TNUMBER)
+    dlbL_raise(L, DLB_E_ARGUMENT, "Array:__newindex",
+               "arrays have no assignable fields; index them with integers");
+  /* Fast path: a[i] = number on a 1-D float64 host array. */
+  if (lua_isinteger(L, 2) && lua_type(L, 3) == LUA_TNUMBER && a->ndim == 1 &&
+      a->dtype == DLB_FLOAT64 && a->buffer && !a->readonly && !a->buffer->readonly &&
+      dlb_array_host_data(a)) {
+    int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
+    if (i < 0 && i >= -n) i += n + 1;
+    if (i >= 1 && i <= n) {
+      double d = (double)lua_tonumber(L, 3);
+      memcpy(element_1d(a, i - 1), &d, 8);
+      return 0;
+    }
+  }
+  if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__newindex", "the array was deleted");
+  if (a->ndim == 0)
+    dlbL_raise(L, DLB_E_INDEX, "Array:__newindex", "a 0-d array cannot be indexed; use a:set(v)");
+  {
+    int64_t i = dlbL_check_index(L, 2, a->shape[0], "Array:__newindex");
+    dlb_error err;
+    if (a->ndim == 1) {
+      dlb_scalar v;
+      dlbL_to_scalar(L, 3, &v, "Array:__newindex");
+      if (dlb_array_set(a, &i, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__newindex");
+    } else {
+      dlb_array *row = dlbL_push_view(L, a);
+      if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__newindex");
+      dlbL_assign(L, row, 3, "Array:__newindex");
+    }
+  }
+  return 0;
+}
+
+/* Collects the index arguments first..first+ndim-1 of get/set. */
+static void check_full_index(lua_State *L, const dlb_array *a, int first, int given,
+                             int64_t *index, const char *op) {
+  if (given != a->ndim)
+    dlbL_raise(L, DLB_E_INDEX, op, "a %d-D array takes %d indices, got %d", a->ndim, a->ndim,
+               given);
+  for (int d = 0; d < a->ndim; d++) index[d] = dlbL_check_index(L, first + d, a->shape[d], op);
+}
+
+/* a:get(i, j, ...) -> the element. */
+static int array_get(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:get");
+  int64_t index[DLB_MAX_NDIM];
+  dlb_scalar v;
+  dlb_error err;
+  check_full_index(L, a, 2, lua_gettop(L) - 1, index, "Array:get");
+  if (dlb_array_get(a, index, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:get");
+  dlbL_push_scalar(L, &v);
+  return 1;
+}
+
+/* a:set(i, j, ..., v) */
+static int array_set(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:set");
+  int top = lua_gettop(L);
+  int64_t index[DLB_MAX_NDIM];
+  dlb_scalar v;
+  dlb_error err;
+  if (top < 2) dlbL_raise(L, DLB_E_ARGUMENT, "Array:set", "a:set(i, ..., value) needs a value");
+  check_full_index(L, a, 2, top - 2, index, "Array:set");
+  dlbL_to_scalar(L, top, &v, "Array:set");
+  if (dlb_array_set(a, index, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:set");
+  return 0;
+}
+
+static int array_len(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:__len");
+  if (a->ndim == 0) dlbL_raise(L, DLB_E_SHAPE, "Array:__len", "a 0-d array has no length");
+  lua_pushinteger(L, (lua_Integer)a->shape[0]);
+  return 1;
+}
+
+static int array_tostring(lua_State *L) {
+  dlb_array *a = dlbL_check_array(L, 1, "Array:__tostring");
+  char device[48];
+  dlb_strbuf sb;
+  dlb_error err;
+  dlb_status st;
+  if (!a->buffer) {
+    lua_pushliteral(L, "dlbridge.Array (deleted)");
+    return 1;
+  }
+  dlbL_device_name(a, device, sizeof device);
+  dlb_strbuf_init(&sb);
+  st = dlb_array_format(a, device, &sb, &err);
+  if (st == DLB_OK && sb.failed) st = dlb_fail(&err, DLB_E_OUT_OF_MEMORY, "no memory to print");
+  if (st != DLB_OK) {
+    dlb_strbuf_free(&sb);
+    dlbL_raise_error(L, &err, "Array:__tostring");
+  }
+  lua_pushlstring(L, sb.data ? sb.data : "", sb.len);
+  dlb_strbuf_free(&sb);
+  return 1;
+}
+
+/* a:delete(), __gc and __close: one idempotent release; never raises. */
+static int array_release(lua_State *L) {
+  dlb_array *a = dlbL_to_array(L, 1);
+  if (a) dlb_array_release(a);
+  return 0;
+}
+
+static const luaL_Reg array_metamethods[] = {
+    {"__index", array_index},       {"__newindex", array_newindex}, {"__len", array_len},
+    {"__tostring", array_tostring}, {"__gc", array_release},        {"__close", array_release},
+    {NULL, NULL}};
+
+static const luaL_Reg array_methods[] = {
+    {"get", array_get}, {"set", array_set}, {"delete", array_release}, {NULL, NULL}};
+
+/* Expects [Array metatable, State, methods] on top; fills both tables. */
+void dlbL_open_array(lua_State *L) {
+  int mt = lua_absindex(L, -3), methods = lua_absindex(L, -1);
+  const luaL_Reg *lists[] = {array_methods, dlbL_view_methods, dlbL_data_methods};
+  for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
+    lua_pushvalue(L, methods);
+    lua_pushvalue(L, mt);
+    lua_pushvalue(L, mt + 1);
+    lua_pushvalue(L, methods);
+    luaL_setfuncs(L, lists[k], DLB_NUPVALUES);
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, mt);
+  lua_pushvalue(L, mt);
+  lua_pushvalue(L, mt + 1);
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, array_metamethods, DLB_NUPVALUES);
+  lua_pop(L, 1);
+}

@@ -1,0 +1,202 @@
+/* convert.c -- Lua values <-> elements, and argument checks shared by the binding. */
+#include <math.h>
+#include <string.h>
+#include "internal.h"
+
+/* A table {re = x, im = y} is a complex scalar. */
+static int is_complex_table(lua_State *L, int idx) {
+  int found;
+  if (lua_type(L, idx) != LUA_TTABLE) return 0;
+  found = lua_getfield(L, idx, "re") != LUA_TNIL;
+  lua_pop(L, 1);
+  return found;
+}
+
+/* The number field k of the complex table at idx, or a VALUE error. */
+static double complex_part(lua_State *L, int idx, const char *k, const char *op) {
+  int isnum;
+  double x;
+  lua_getfield(L, idx, k);
+  x = lua_tonumberx(L, -1, &isnum);
+  if (!isnum && !lua_isnil(L, -1))
+    dlbL_raise(L, DLB_E_VALUE, op, "complex part '%s' must be a number, got %s", k,
+               luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return isnum ? x : 0.0;
+}
+
+void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op) {
+  switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        out->kind = DLB_SCALAR_INT;
+        out->v.i = (int64_t)lua_tointeger(L, idx);
+      } else {
+        out->kind = DLB_SCALAR_FLOAT;
+        out->v.f = (double)lua_tonumber(L, idx);
+      }
+      return;
+    case LUA_TBOOLEAN:
+      out->kind = DLB_SCALAR_BOOL;
+      out->v.b = lua_toboolean(L, idx);
+      return;
+    case LUA_TTABLE:
+      if (is_complex_table(L, idx)) {
+        idx = lua_absindex(L, idx);
+        out->kind = DLB_SCALAR_COMPLEX;
+        out->v.c.re = complex_part(L, idx, "re", op);
+        out->v.c.im = complex_part(L, idx, "im", op);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  dlbL_raise(L, DLB_E_VALUE, op, "a %s is not an element value (numbers, booleans, {re=, im=})",
+             luaL_typename(L, idx));
+}
+
+void dlbL_push_scalar(lua_State *L, const dlb_scalar *v) {
+  switch (v->kind) {
+    case DLB_SCALAR_BOOL: lua_pushboolean(L, v->v.b); break;
+    case DLB_SCALAR_INT: lua_pushinteger(L, (lua_Integer)v->v.i); break;
+    /* uint64 above 2^63-1 has no Lua integer: it comes back as a float. */
+    case DLB_SCALAR_UINT: lua_pushnumber(L, (lua_Number)v->v.u); break;
+    case DLB_SCALAR_FLOAT: lua_pushnumber(L, (lua_Number)v->v.f); break;
+    case DLB_SCALAR_COMPLEX:
+      lua_createtable(L, 0, 2);
+      lua_pushnumber(L, v->v.c.re);
+      lua_setfield(L, -2, "re");
+      lua_pushnumber(L, v->v.c.im);
+      lua_setfield(L, -2, "im");
+      break;
+  }
+}
+
+dlb_dtype dlbL_check_dtype(lua_State *L, int idx, const char *op) {
+  size_t len;
+  const char *name;
+  dlb_dtype dtype;
+  if (lua_type(L, idx) != LUA_TSTRING)
+    dlbL_raise(L, DLB_E_DTYPE, op, "a dtype is a string such as \"float32\", got %s",
+               luaL_typename(L, idx));
+  name = lua_tolstring(L, idx, &len);
+  if (dlb_dtype_from_name(name, len, &dtype) != 0)
+    dlbL_raise(L, DLB_E_DTYPE, op, "unknown dtype \"%.40s\"", name);
+  return dtype;
+}
+
+/* An integer-valued number at idx; ok is 0 for floats with a fraction, NaN, inf. */
+static int64_t integer_at(lua_State *L, int idx, int *ok) {
+  int isint;
+  lua_Integer n = lua_tointegerx(L, idx, &isint);
+  *ok = isint && lua_type(L, idx) == LUA_TNUMBER;
+  return (int64_t)n;
+}
+
+/* One shape entry: an integer >= 0, or -1 when allowed. */
+static int64_t shape_entry(lua_State *L, int idx, int dim, int allow_minus_one, const char *op) {
+  int ok;
+  int64_t n;
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "shape entry %d must be an integer, got %s", dim,
+               luaL_typename(L, idx));
+  n = integer_at(L, idx, &ok);
+  if (!ok) dlbL_raise(L, DLB_E_SHAPE, op, "shape entry %d is not an integer", dim);
+  if (n < 0 && !(n == -1 && allow_minus_one))
+    dlbL_raise(L, DLB_E_SHAPE, op, "shape entry %d is negative (%lld)", dim, (long long)n);
+  return n;
+}
+
+int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op) {
+  lua_Integer n;
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    shape[0] = shape_entry(L, idx, 1, allow_minus_one, op);
+    return 1;
+  }
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "a shape is a table of integers or one integer, got %s",
+               luaL_typename(L, idx));
+  n = (lua_Integer)lua_rawlen(L, idx);
+  if (n > DLB_MAX_NDIM)
+    dlbL_raise(L, DLB_E_SHAPE, op, "%lld dimensions (at most %d)", (long long)n, DLB_MAX_NDIM);
+  if (n == 0) {
+    lua_pushnil(L);
+    if (lua_next(L, idx) != 0)
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "a shape table must be a sequence of integers");
+  }
+  for (int d = 0; d < (int)n; d++) {
+    lua_rawgeti(L, idx, d + 1);
+    shape[d] = shape_entry(L, -1, d + 1, allow_minus_one, op);
+    lua_pop(L, 1);
+  }
+  return (int)n;
+}
+
+int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op) {
+  int ok;
+  int64_t d;
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "a dimension is an integer, got %s", luaL_typename(L, idx));
+  d = integer_at(L, idx, &ok);
+  if (!ok) dlbL_raise(L, DLB_E_INDEX, op, "a dimension must be an integer");
+  if (d < 0) d += ndim + 1;
+  if (d < 1 || d > ndim)
+    dlbL_raise(L, DLB_E_INDEX, op, "dimension %lld out of range for a %d-D array",
+               (long long)integer_at(L, idx, &ok), ndim);
+  return (int)(d - 1);
+}
+
+int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op) {
+  int ok;
+  int64_t i, given;
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "an index is an integer, got %s", luaL_typename(L, idx));
+  given = i = integer_at(L, idx, &ok);
+  if (!ok) dlbL_raise(L, DLB_E_INDEX, op, "an index must be an integer");
+  /* -1 is the last element; written so that nothing overflows for any extent. */
+  if (i < 0 && i >= -extent) i = extent + i + 1;
+  if (i < 1 || i > extent) {
+    if (given == 0)
+      dlbL_raise(L, DLB_E_INDEX, op, "index 0: indices are 1-based");
+    dlbL_raise(L, DLB_E_INDEX, op, "index %lld out of range for extent %lld", (long long)given,
+               (long long)extent);
+  }
+  return i - 1;
+}
+
+void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op) {
+  dlb_lua_state *state = dlbL_state(L);
+  opts->has_dtype = 0;
+  opts->dtype = DLB_FLOAT64;
+  opts->backend = state->cpu;
+  opts->device_id = 0;
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "dtype") == 0) {
+      opts->dtype = dlbL_check_dtype(L, -1, op);
+      opts->has_dtype = 1;
+    } else if (strcmp(key, "device") == 0) {
+      size_t len;
+      dlb_error err;
+      const char *name;
+      if (lua_type(L, -1) != LUA_TSTRING)
+        dlbL_raise(L, DLB_E_ARGUMENT, op, "device must be a string such as \"cpu\", got %s",
+                   luaL_typename(L, -1));
+      name = lua_tolstring(L, -1, &len);
+      if (dlb_registry_parse_device(state->registry, name, len, &opts->backend, &opts->device_id,
+                                    &err) != DLB_OK)
+        dlbL_raise_error(L, &err, op);
+    } else {
+      lua_pushvalue(L, -2);
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected dtype, device)",
+                 luaL_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
+  }
+}

@@ -1,0 +1,226 @@
+/* create.c -- module functions that make new arrays. */
+#include <math.h>
+#include <string.h>
+#include "../core/shape.h"
+#include "internal.h"
+
+/* Pushes a new array of shape on opts' device (zeroed or uninitialised). */
+static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int ndim,
+                           const int64_t *shape, int zeroed, const char *op) {
+  dlb_error err;
+  dlb_array *a = dlbL_push_empty(L);
+  if (dlb_array_allocate(a, opts->backend, opts->device_id, dtype, ndim, shape, zeroed, &err) !=
+      DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  dlbL_account(L, a->buffer->nbytes);
+  return a;
+}
+
+/* Fills a with v or raises (VALUE for a value the dtype cannot hold). */
+static void fill_or_raise(lua_State *L, dlb_array *a, const dlb_scalar *v, const char *op) {
+  dlb_error err;
+  if (dlb_array_fill(a, v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+}
+
+/* dl.zeros(shape, opts) / dl.empty(shape, opts) / dl.ones(shape, opts) */
+static int make_filled(lua_State *L, int zeroed, int one, const char *op) {
+  int64_t shape[DLB_MAX_NDIM];
+  dlbL_options opts;
+  int ndim = dlbL_check_shape(L, 1, shape, 0, op);
+  dlb_array *a;
+  dlbL_check_options(L, 2, &opts, op);
+  a = push_new(L, &opts, opts.dtype, ndim, shape, zeroed, op);
+  if (one) {
+    dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = 1};
+    fill_or_raise(L, a, &v, op);
+  }
+  return 1;
+}
+
+static int create_zeros(lua_State *L) { return make_filled(L, 1, 0, "dl.zeros"); }
+static int create_ones(lua_State *L) { return make_filled(L, 0, 1, "dl.ones"); }
+static int create_empty(lua_State *L) { return make_filled(L, 0, 0, "dl.empty"); }
+
+/* The dtype NumPy infers for one scalar. */
+static dlb_dtype dtype_of_scalar(const dlb_scalar *v) {
+  switch (v->kind) {
+    case DLB_SCALAR_BOOL: return DLB_BOOL;
+    case DLB_SCALAR_INT: return DLB_INT64;
+    case DLB_SCALAR_UINT: return DLB_UINT64;
+    case DLB_SCALAR_COMPLEX: return DLB_COMPLEX128;
+    default: return DLB_FLOAT64;
+  }
+}
+
+/* dl.full(shape, value, opts): dtype inferred from value unless given. */
+static int create_full(lua_State *L) {
+  int64_t shape[DLB_MAX_NDIM];
+  dlbL_options opts;
+  dlb_scalar v;
+  int ndim = dlbL_check_shape(L, 1, shape, 0, "dl.full");
+  dlb_array *a;
+  dlbL_to_scalar(L, 2, &v, "dl.full");
+  dlbL_check_options(L, 3, &opts, "dl.full");
+  a = push_new(L, &opts, opts.has_dtype ? opts.dtype : dtype_of_scalar(&v), ndim, shape, 0,
+               "dl.full");
+  fill_or_raise(L, a, &v, "dl.full");
+  return 1;
+}
+
+/* dl.array(data, opts): nested tables, a scalar, or another array (copied). */
+static int create_array(lua_State *L) {
+  dlbL_options opts;
+  dlb_array *src;
+  dlb_error err;
+  if (lua_isnoneornil(L, 1))
+    dlbL_raise(L, DLB_E_ARGUMENT, "dl.array", "dl.array(data, opts) needs data");
+  dlbL_check_options(L, 2, &opts, "dl.array");
+  src = dlbL_to_array(L, 1);
+  if (src) {
+    dlb_array *c;
+    if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");
+    c = push_new(L, &opts, opts.has_dtype ? opts.dtype : src->dtype, src->ndim, src->shape, 0,
+                 "dl.array");
+    if (dlb_array_copy_into(c, src, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.array");
+    return 1;
+  }
+  if (opts.backend != dlbL_state(L)->cpu)
+    dlbL_raise(L, DLB_E_UNSUPPORTED, "dl.array", "tables become arrays on \"cpu\" only for now");
+  dlbL_array_from_lua(L, 1, opts.has_dtype, opts.dtype, "dl.array");
+  return 1;
+}
+
+/* Collects the leading number arguments of arange/linspace and the options
+ * table after them; returns how many numbers there were. */
+static int number_args(lua_State *L, int max, const char *op) {
+  int n = 0, top = lua_gettop(L);
+  while (n < top && lua_type(L, n + 1) == LUA_TNUMBER) n++;
+  if (n > max || (top > n + 1) || (top == n + 1 && !lua_istable(L, top) && !lua_isnil(L, top)))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "expected up to %d numbers and an options table", max);
+  if (n == 0) dlbL_raise(L, DLB_E_ARGUMENT, op, "expected a number, got %s", luaL_typename(L, 1));
+  return n;
+}
+
+/* A finite number argument or a VALUE error. */
+static double finite_arg(lua_State *L, int idx, const char *op) {
+  double x = (double)lua_tonumber(L, idx);
+  if (!isfinite(x)) dlbL_raise(L, DLB_E_VALUE, op, "argument %d must be finite", idx);
+  return x;
+}
+
+/* Stores element i of a generated sequence into a (contiguous). */
+static void store_generated(lua_State *L, dlb_array *a, int64_t i, const dlb_scalar *v,
+                            const char *op) {
+  dlb_error err;
+  char *p = dlb_array_host_data(a) + i * (int64_t)dlb_array_itemsize(a);
+  if (dlb_scalar_store(a->dtype, p, v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+}
+
+/* dl.arange(stop), (start, stop), (start, stop, step), each + opts:
+ * start, start+step, ... below stop (half-open, as NumPy). Integer arguments
+ * give int64, any float gives float64, unless opts.dtype says otherwise. */
+static int create_arange(lua_State *L) {
+  int n = number_args(L, 3, "dl.arange"), all_int = 1;
+  dlbL_options opts;
+  int64_t count = 0;
+  dlb_array *a;
+  for (int k = 1; k <= n; k++) all_int = all_int && lua_isinteger(L, k);
+  dlbL_check_options(L, n + 1, &opts, "dl.arange");
+  if (all_int) {
+    int64_t start = n >= 2 ? (int64_t)lua_tointeger(L, 1) : 0;
+    int64_t stop = (int64_t)lua_tointeger(L, n >= 2 ? 2 : 1);
+    int64_t step = n == 3 ? (int64_t)lua_tointeger(L, 3) : 1, span;
+    if (step == 0) dlbL_raise(L, DLB_E_ARGUMENT, "dl.arange", "the step cannot be 0");
+    if (__builtin_sub_overflow(stop, start, &span))
+      dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range overflows int64");
+    if ((span > 0 && step > 0) || (span < 0 && step < 0))
+      count = span / step + (span % step != 0);
+    a = push_new(L, &opts, opts.has_dtype ? opts.dtype : DLB_INT64, 1, &count, 0, "dl.arange");
+    for (int64_t i = 0; i < count; i++) {
+      dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = start + i * step};
+      store_generated(L, a, i, &v, "dl.arange");
+    }
+  } else {
+    double start = n >= 2 ? finite_arg(L, 1, "dl.arange") : 0.0;
+    double stop = finite_arg(L, n >= 2 ? 2 : 1, "dl.arange");
+    double step = n == 3 ? finite_arg(L, 3, "dl.arange") : 1.0;
+    double c;
+    if (step == 0) dlbL_raise(L, DLB_E_ARGUMENT, "dl.arange", "the step cannot be 0");
+    c = ceil((stop - start) / step);
+    if (!(c < 9.0e18)) dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range has too many elements");
+    count = c > 0 ? (int64_t)c : 0;
+    a = push_new(L, &opts, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &count, 0, "dl.arange");
+    for (int64_t i = 0; i < count; i++) {
+      dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = start + (double)i * step};
+      store_generated(L, a, i, &v, "dl.arange");
+    }
+  }
+  return 1;
+}
+
+/* dl.linspace(start, stop, num = 50, opts): num evenly spaced values from
+ * start to stop inclusive, float64 unless opts.dtype says otherwise. */
+static int create_linspace(lua_State *L) {
+  int n = number_args(L, 3, "dl.linspace"), isint;
+  dlbL_options opts;
+  double start, stop, delta;
+  int64_t num = 50;
+  dlb_array *a;
+  if (n < 2) dlbL_raise(L, DLB_E_ARGUMENT, "dl.linspace", "dl.linspace(start, stop, num) needs start and stop");
+  start = finite_arg(L, 1, "dl.linspace");
+  stop = finite_arg(L, 2, "dl.linspace");
+  if (n == 3) {
+    num = (int64_t)lua_tointegerx(L, 3, &isint);
+    if (!isint || num < 0)
+      dlbL_raise(L, DLB_E_SHAPE, "dl.linspace", "num must be an integer >= 0");
+  }
+  dlbL_check_options(L, n + 1, &opts, "dl.linspace");
+  a = push_new(L, &opts, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &num, 0, "dl.linspace");
+  delta = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
+  for (int64_t i = 0; i < num; i++) {
+    dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = i == num - 1 && num > 1 ? stop : start + (double)i * delta};
+    store_generated(L, a, i, &v, "dl.linspace");
+  }
+  return 1;
+}
+
+/* dl.frombytes(s, dtype, shape): a copy of raw bytes (row-major). */
+static int create_frombytes(lua_State *L) {
+  size_t len;
+  const char *s;
+  int64_t shape[DLB_MAX_NDIM], numel;
+  int ndim = 1;
+  dlb_dtype dtype;
+  size_t item;
+  dlb_array *a;
+  dlbL_options opts;
+  dlb_error err;
+  if (lua_type(L, 1) != LUA_TSTRING)
+    dlbL_raise(L, DLB_E_ARGUMENT, "dl.frombytes", "dl.frombytes(s, dtype, shape) takes a string, got %s",
+               luaL_typename(L, 1));
+  s = lua_tolstring(L, 1, &len);
+  dtype = dlbL_check_dtype(L, 2, "dl.frombytes");
+  item = dlb_dtype_get(dtype)->itemsize;
+  if (lua_isnoneornil(L, 3)) {
+    if (len % item != 0)
+      dlbL_raise(L, DLB_E_SHAPE, "dl.frombytes", "%zu bytes are not a whole number of %s elements",
+                 len, dlb_dtype_get(dtype)->name);
+    shape[0] = (int64_t)(len / item);
+  } else {
+    ndim = dlbL_check_shape(L, 3, shape, 0, "dl.frombytes");
+  }
+  if (dlb_shape_numel(ndim, shape, &numel, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, "dl.frombytes");
+  if ((uint64_t)numel != len / item || len % item != 0)
+    dlbL_raise(L, DLB_E_SHAPE, "dl.frombytes", "%zu bytes do not hold %lld %s elements", len,
+               (long long)numel, dlb_dtype_get(dtype)->name);
+  dlbL_check_options(L, 4, &opts, "dl.frombytes");
+  a = push_new(L, &opts, dtype, ndim, shape, 0, "dl.frombytes");
+  if (dlb_array_write_from(a, s, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.frombytes");
+  return 1;
+}
+
+const luaL_Reg dlbL_create_functions[] = {
+    {"array", create_array},     {"zeros", create_zeros},   {"ones", create_ones},
+    {"empty", create_empty},     {"full", create_full},     {"arange", create_arange},
+    {"linspace", create_linspace}, {"frombytes", create_frombytes}, {NULL, NULL}};

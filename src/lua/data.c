@@ -1,0 +1,93 @@
+/* data.c -- Array methods that read, write or copy elements. */
+#include <string.h>
+#include "internal.h"
+
+/* a:copy(): a new contiguous array with the same elements. */
+static int data_copy(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:copy");
+  dlb_array *c = dlbL_push_empty(L);
+  dlb_error err;
+  if (dlb_array_clone(c, a, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:copy");
+  dlbL_account(L, c->buffer->nbytes);
+  return 1;
+}
+
+/* a:astype(dtype): a converted copy (NumPy's casting="unsafe", see dtype.h). */
+static int data_astype(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:astype");
+  dlb_dtype dtype = dlbL_check_dtype(L, 2, "Array:astype");
+  dlb_array *c = dlbL_push_empty(L);
+  dlb_error err;
+  if (dlb_array_clone(c, a, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:astype");
+  dlbL_account(L, c->buffer->nbytes);
+  return 1;
+}
+
+/* a:fill(v): every element becomes v; returns a. */
+static int data_fill(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:fill");
+  dlb_scalar v;
+  dlb_error err;
+  dlbL_to_scalar(L, 2, &v, "Array:fill");
+  if (dlb_array_fill(a, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:fill");
+  lua_settop(L, 1);
+  return 1;
+}
+
+void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
+  dlb_array *src, *b;
+  dlb_error err;
+  vidx = lua_absindex(L, vidx);
+  src = dlbL_to_array(L, vidx);
+  if (!src && lua_type(L, vidx) != LUA_TTABLE) {
+    dlb_scalar v;
+    dlbL_to_scalar(L, vidx, &v, op);
+    if (dlb_array_fill(dst, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+    return;
+  }
+  if (!src) src = dlbL_array_from_lua(L, vidx, 1, dst->dtype, op);
+  else if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the source array was deleted");
+  /* Broadcast the source to dst's shape (a view, nothing is copied yet). */
+  b = dlbL_push_view(L, src);
+  if (dlb_view_expand(b, dst->ndim, dst->shape, &err) != DLB_OK) {
+    if (err.code == DLB_E_SHAPE)
+      dlb_fail(&err, DLB_E_SHAPE, "a source of %d dimensions does not broadcast to this %d-D array",
+               src->ndim, dst->ndim);
+    dlbL_raise_error(L, &err, op);
+  }
+  if (dlb_array_copy_into(dst, b, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+  dlb_array_release(b);
+}
+
+/* a:copy_from(src): src (an array, nested tables or a scalar) broadcast to
+ * a's shape and cast to a's dtype; returns a. */
+static int data_copy_from(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:copy_from");
+  luaL_checkany(L, 2);
+  dlbL_assign(L, a, 2, "Array:copy_from");
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* a:totable(): nested tables (a scalar for a 0-d array). */
+static int data_totable(lua_State *L) {
+  dlbL_push_table(L, dlbL_check_live(L, 1, "Array:totable"), "Array:totable");
+  return 1;
+}
+
+/* a:tobytes(): the elements in row-major order, as a string of raw bytes. */
+static int data_tobytes(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:tobytes");
+  size_t nbytes = (size_t)a->numel * dlb_array_itemsize(a);
+  luaL_Buffer b;
+  dlb_error err;
+  char *out = luaL_buffinitsize(L, &b, nbytes);
+  if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:tobytes");
+  luaL_pushresultsize(&b, nbytes);
+  return 1;
+}
+
+const luaL_Reg dlbL_data_methods[] = {
+    {"copy", data_copy},           {"astype", data_astype},   {"fill", data_fill},
+    {"copy_from", data_copy_from}, {"totable", data_totable}, {"tobytes", data_tobytes},
+    {NULL, NULL}};

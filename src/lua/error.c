@@ -1,0 +1,131 @@
+/* error.c -- dlbridge.Error objects: tables with a stable code, raised with lua_error. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+/* Builds the error table and raises it. message is copied before anything
+ * can longjmp, so callers may pass stack buffers. */
+static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message,
+                       const char *hint, const char *backend, int has_native, int64_t native) {
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, dlb_status_name(code));
+  lua_setfield(L, -2, "code");
+  lua_pushstring(L, message);
+  lua_setfield(L, -2, "message");
+  lua_pushstring(L, op);
+  lua_setfield(L, -2, "op");
+  if (!hint) hint = dlb_default_hint(code);
+  if (hint) {
+    lua_pushstring(L, hint);
+    lua_setfield(L, -2, "hint");
+  }
+  if (backend && backend[0]) {
+    lua_pushstring(L, backend);
+    lua_setfield(L, -2, "backend");
+  }
+  if (has_native) {
+    lua_pushinteger(L, (lua_Integer)native);
+    lua_setfield(L, -2, "status");
+  }
+  luaL_where(L, 1);
+  lua_setfield(L, -2, "where");
+  luaL_setmetatable(L, DLB_ERROR_MT);
+  lua_error(L);
+  return 0;
+}
+
+int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...) {
+  char message[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  raise_table(L, code, op, message, NULL, NULL, 0, 0);
+  __builtin_unreachable();
+}
+
+int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) {
+  raise_table(L, err->code, op, err->message, err->hint, err->backend, err->has_native,
+              err->native_status);
+  __builtin_unreachable();
+}
+
+/* tostring(err): "dlbridge: CODE: message (hint: ...)". */
+static int error_tostring(lua_State *L) {
+  luaL_Buffer b;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "dlbridge: ");
+  lua_getfield(L, 1, "code");
+  luaL_addvalue(&b);
+  luaL_addstring(&b, ": ");
+  lua_getfield(L, 1, "message");
+  luaL_addvalue(&b);
+  if (lua_getfield(L, 1, "hint") == LUA_TSTRING) {
+    luaL_addstring(&b, " (hint: ");
+    luaL_addvalue(&b);
+    luaL_addchar(&b, ')');
+  } else {
+    lua_pop(L, 1);
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* "text" .. err and err .. "text" concatenate the tostring form. */
+static int error_concat(lua_State *L) {
+  for (int i = 1; i <= 2; i++) {
+    if (lua_type(L, i) == LUA_TTABLE) {
+      lua_pushcfunction(L, error_tostring);
+      lua_pushvalue(L, i);
+      lua_call(L, 1, 1);
+    } else {
+      luaL_tolstring(L, i, NULL);
+    }
+  }
+  lua_concat(L, 2);
+  return 1;
+}
+
+/* err:is("SHAPE") */
+static int error_is(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "code");
+  lua_pushboolean(L, lua_rawequal(L, -1, 2));
+  return 1;
+}
+
+/* dl.is_error(v): whether v is a dlbridge.Error. */
+static int error_is_error(lua_State *L) {
+  int ok = lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1);
+  if (ok) {
+    luaL_getmetatable(L, DLB_ERROR_MT);
+    ok = lua_rawequal(L, -1, -2);
+  }
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
+void dlbL_open_errors(lua_State *L) {
+  if (luaL_newmetatable(L, DLB_ERROR_MT)) {
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, error_concat);
+    lua_setfield(L, -2, "__concat");
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, error_is);
+    lua_setfield(L, -2, "is");
+    lua_setfield(L, -2, "__index");
+  }
+  lua_setfield(L, -2, "Error");
+  lua_pushcfunction(L, error_is_error);
+  lua_setfield(L, -2, "is_error");
+  /* dl.E.SHAPE == "SHAPE" */
+  lua_createtable(L, 0, DLB_STATUS_COUNT);
+  for (int s = 1; s < DLB_STATUS_COUNT; s++) {
+    lua_pushstring(L, dlb_status_name((dlb_status)s));
+    lua_setfield(L, -2, dlb_status_name((dlb_status)s));
+  }
+  lua_setfield(L, -2, "E");
+}

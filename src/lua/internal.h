@@ -1,0 +1,95 @@
+/* internal.h -- what the binding's files share: module state, checks, raising. */
+#ifndef DLB_LUA_INTERNAL_H
+#define DLB_LUA_INTERNAL_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include "../core/array.h"
+#include "../core/backend.h"
+#include "../core/copy.h"
+#include "../core/dtype.h"
+
+#define DLB_ARRAY_MT "dlbridge.Array"
+#define DLB_ERROR_MT "dlbridge.Error"
+#define DLB_STATE_MT "dlbridge.State"
+
+/* Upvalues shared by every function of the module and of Array's metatable
+ * (lua-cjson style: per-module state, no globals). */
+#define DLB_UV_ARRAY_MT lua_upvalueindex(1)
+#define DLB_UV_STATE lua_upvalueindex(2)
+#define DLB_UV_METHODS lua_upvalueindex(3)
+#define DLB_NUPVALUES 3
+
+/* Per-lua_State module state: the backend registry. */
+typedef struct dlb_lua_state {
+  dlb_registry *registry;
+  dlb_backend *cpu;
+} dlb_lua_state;
+
+static inline dlb_lua_state *dlbL_state(lua_State *L) {
+  return (dlb_lua_state *)lua_touserdata(L, DLB_UV_STATE);
+}
+
+/* --- errors (error.c) --- */
+/* Raises a dlbridge.Error; message is printf-style (any length is cut). */
+int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), noreturn));
+/* Raises the error a core call reported. */
+int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) __attribute__((noreturn));
+/* Pushes Error's metatable and helpers into the module table at -1. */
+void dlbL_open_errors(lua_State *L);
+
+/* --- arrays (array.c) --- */
+/* The array at idx, or a raised ARGUMENT error naming op and the argument. */
+dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op);
+/* As dlbL_check_array, and DELETED when released. */
+dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op);
+/* The array at idx or NULL (no error). */
+dlb_array *dlbL_to_array(lua_State *L, int idx);
+/* Pushes a new, released (safe empty) array userdata and returns it. */
+dlb_array *dlbL_push_empty(lua_State *L);
+/* Pushes a new view sharing a's buffer. */
+dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a);
+/* Tells the GC how many bytes a new buffer holds. */
+void dlbL_account(lua_State *L, size_t nbytes);
+/* "cpu:0" for a's device. */
+void dlbL_device_name(const dlb_array *a, char *out, size_t size);
+void dlbL_open_array(lua_State *L);
+
+/* --- conversions (convert.c) --- */
+/* Lua value at idx -> scalar; VALUE error (naming op and dtype) otherwise. */
+void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op);
+void dlbL_push_scalar(lua_State *L, const dlb_scalar *v);
+/* dtype named by the string at idx; DTYPE / ARGUMENT errors. */
+dlb_dtype dlbL_check_dtype(lua_State *L, int idx, const char *op);
+/* Shape from an integer or a table of integers. allow_minus_one lets -1 through. */
+int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op);
+/* A 1-based dim (negative from the end) -> 0-based; INDEX errors. */
+int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op);
+/* A 1-based index into an extent (negative from the end) -> 0-based. */
+int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op);
+/* Pushes a new cpu array built from nested tables / scalars at idx. */
+dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype dtype, const char *op);
+/* Pushes a's elements as nested tables (a scalar for 0-d). */
+void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op);
+
+/* Options tables: {dtype=, device=} and friends. */
+typedef struct dlbL_options {
+  int has_dtype;
+  dlb_dtype dtype;
+  dlb_backend *backend;
+  int device_id;
+} dlbL_options;
+/* Reads opts at idx (nil or a table); unknown keys raise ARGUMENT. */
+void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op);
+
+/* Writes the Lua value at vidx into every element of dst: a scalar fills;
+ * an array, or nested tables, is broadcast to dst's shape and copied. */
+void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op);
+
+/* --- module parts --- */
+extern const luaL_Reg dlbL_create_functions[]; /* create.c */
+extern const luaL_Reg dlbL_view_methods[]; /* views.c */
+extern const luaL_Reg dlbL_data_methods[]; /* data.c */
+
+#endif

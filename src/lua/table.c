@@ -1,0 +1,249 @@
+/* table.c -- nested Lua tables <-> arrays (dl.array, a:totable()). */
+#include <string.h>
+#include "internal.h"
+
+/* What the elements seen so far infer, NumPy style. */
+typedef enum { SEEN_NOTHING, SEEN_BOOL, SEEN_INT, SEEN_FLOAT } seen_kind;
+
+typedef struct fill_state {
+  const char *op;
+  int ndim;
+  int64_t shape[DLB_MAX_NDIM];
+  int has_dtype;     /* explicit dtype: store each element with dlb_scalar_store */
+  dlb_dtype dtype;
+  char *out;         /* next element to write */
+  char *start;       /* first element */
+  seen_kind seen;    /* inference: the 8-byte slots hold int64 until a float shows up */
+  int complex_seen;  /* inference must restart as complex128 */
+} fill_state;
+
+/* Follows t[1][1]... to find the shape; a complex table is a leaf. */
+static void infer_shape(lua_State *L, int idx, fill_state *fs) {
+  int depth = 0;
+  lua_pushvalue(L, idx);
+  while (lua_type(L, -1) == LUA_TTABLE) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    if (n == 0) {
+      lua_getfield(L, -1, "re");
+      if (!lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        break;
+      }
+      lua_pop(L, 1);
+      lua_pushnil(L);
+      if (lua_next(L, -2) != 0)
+        dlbL_raise(L, DLB_E_ARGUMENT, fs->op,
+                   "a table with non-sequence keys is not an array (depth %d)", depth + 1);
+    }
+    if (depth == DLB_MAX_NDIM)
+      dlbL_raise(L, DLB_E_SHAPE, fs->op, "nesting deeper than %d dimensions", DLB_MAX_NDIM);
+    fs->shape[depth++] = (int64_t)n;
+    if (n == 0) break;
+    lua_rawgeti(L, -1, 1);
+    lua_remove(L, -2);
+  }
+  lua_pop(L, 1);
+  fs->ndim = depth;
+}
+
+/* Converts the prefix of int64 slots written so far to float64, in place. */
+static void ints_to_floats(fill_state *fs) {
+  for (char *p = fs->start; p < fs->out; p += 8) {
+    int64_t i;
+    double d;
+    memcpy(&i, p, 8);
+    d = (double)i;
+    memcpy(p, &d, 8);
+  }
+}
+
+/* Whether the value on top of the stack is a complex scalar {re=, im=}. */
+static int is_complex_leaf(lua_State *L) {
+  int found;
+  if (lua_type(L, -1) != LUA_TTABLE) return 0;
+  found = lua_getfield(L, -1, "re") != LUA_TNIL;
+  lua_pop(L, 1);
+  return found;
+}
+
+/* Stores the Lua value on top of the stack as the next element. */
+static void put_leaf(lua_State *L, fill_state *fs) {
+  int t = lua_type(L, -1);
+  if (fs->has_dtype) {
+    dlb_scalar v;
+    dlb_error err;
+    if (t == LUA_TNUMBER && fs->dtype == DLB_FLOAT64) {
+      double d = (double)lua_tonumber(L, -1);
+      memcpy(fs->out, &d, 8);
+    } else {
+      dlbL_to_scalar(L, -1, &v, fs->op);
+      if (dlb_scalar_store(fs->dtype, fs->out, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, fs->op);
+    }
+    fs->out += dlb_dtype_get(fs->dtype)->itemsize;
+    return;
+  }
+  if (t == LUA_TNUMBER && lua_isinteger(L, -1) && fs->seen != SEEN_FLOAT) {
+    int64_t i = (int64_t)lua_tointeger(L, -1);
+    memcpy(fs->out, &i, 8);
+    fs->seen = SEEN_INT;
+  } else if (t == LUA_TNUMBER) {
+    double d = (double)lua_tonumber(L, -1);
+    if (fs->seen != SEEN_FLOAT) ints_to_floats(fs);
+    memcpy(fs->out, &d, 8);
+    fs->seen = SEEN_FLOAT;
+  } else if (t == LUA_TBOOLEAN) {
+    int b = lua_toboolean(L, -1);
+    if (fs->seen == SEEN_FLOAT) {
+      double d = b;
+      memcpy(fs->out, &d, 8);
+    } else {
+      int64_t i = b;
+      memcpy(fs->out, &i, 8);
+      if (fs->seen == SEEN_NOTHING) fs->seen = SEEN_BOOL;
+    }
+  } else if (is_complex_leaf(L)) {
+    fs->complex_seen = 1;
+  } else {
+    dlbL_raise(L, DLB_E_VALUE, fs->op, "a %s is not an element value (numbers, booleans, {re=, im=})",
+               luaL_typename(L, -1));
+  }
+  fs->out += 8;
+}
+
+/* Fills the elements of the (sub)table at idx, depth 0 = outermost. Returns
+ * 0 when inference met a complex value and must start again. */
+static int fill(lua_State *L, int idx, int depth, fill_state *fs) {
+  int64_t n = fs->shape[depth];
+  if ((int64_t)lua_rawlen(L, idx) != n)
+    dlbL_raise(L, DLB_E_SHAPE, fs->op,
+               "ragged nested table: dimension %d has %lld entries here and %lld elsewhere",
+               depth + 1, (long long)lua_rawlen(L, idx), (long long)n);
+  luaL_checkstack(L, 4, "nested table");
+  for (int64_t i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, (lua_Integer)i);
+    if (depth + 1 < fs->ndim) {
+      if (lua_type(L, -1) != LUA_TTABLE || is_complex_leaf(L))
+        dlbL_raise(L, DLB_E_SHAPE, fs->op,
+                   "ragged nested table: expected a table at depth %d, got %s", depth + 2,
+                   luaL_typename(L, -1));
+      if (!fill(L, lua_gettop(L), depth + 1, fs)) return 0;
+    } else {
+      if (lua_type(L, -1) == LUA_TTABLE && !is_complex_leaf(L))
+        dlbL_raise(L, DLB_E_SHAPE, fs->op, "ragged nested table: unexpected table at depth %d",
+                   depth + 2);
+      put_leaf(L, fs);
+      if (fs->complex_seen) return 0;
+    }
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+/* Allocates the cpu array for fs (slots of slot_dtype) as a new userdata. */
+static dlb_array *push_target(lua_State *L, fill_state *fs, dlb_dtype slot_dtype) {
+  dlb_error err;
+  dlb_array *a = dlbL_push_empty(L);
+  if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, slot_dtype, fs->ndim, fs->shape, 0, &err) !=
+      DLB_OK)
+    dlbL_raise_error(L, &err, fs->op);
+  dlbL_account(L, a->buffer->nbytes);
+  fs->start = fs->out = dlb_array_host_data(a);
+  return a;
+}
+
+/* A scalar or nested tables at idx -> a new cpu array on the stack. Without
+ * a dtype: all booleans -> bool, all integers -> int64, any float ->
+ * float64, any {re=, im=} -> complex128 (NumPy's inference). */
+dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype dtype,
+                               const char *op) {
+  fill_state fs;
+  dlb_array *a;
+  idx = lua_absindex(L, idx);
+  memset(&fs, 0, sizeof fs);
+  fs.op = op;
+  fs.has_dtype = has_dtype;
+  fs.dtype = dtype;
+  if (lua_type(L, idx) == LUA_TTABLE && !(lua_pushvalue(L, idx), is_complex_leaf(L))) {
+    lua_pop(L, 1);
+    infer_shape(L, idx, &fs);
+  } else if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_pop(L, 1);
+  }
+  for (;;) {
+    int done;
+    a = push_target(L, &fs, fs.has_dtype ? fs.dtype : DLB_INT64);
+    if (fs.ndim == 0) {
+      lua_pushvalue(L, idx);
+      put_leaf(L, &fs);
+      lua_pop(L, 1);
+      done = !fs.complex_seen;
+    } else {
+      done = fill(L, idx, 0, &fs);
+    }
+    if (done) break;
+    /* A complex value: start over, storing everything as complex128. */
+    lua_settop(L, idx);
+    fs.has_dtype = 1;
+    fs.dtype = DLB_COMPLEX128;
+    fs.complex_seen = 0;
+  }
+  if (fs.has_dtype) return a;
+  if (fs.seen == SEEN_FLOAT || fs.seen == SEEN_NOTHING) {
+    /* SEEN_NOTHING: an empty table, float64 like NumPy's np.array([]). */
+    if (fs.seen == SEEN_NOTHING) ints_to_floats(&fs);
+    a->dtype = DLB_FLOAT64;
+  } else if (fs.seen == SEEN_BOOL) {
+    dlb_error err;
+    dlb_array *b = dlbL_push_empty(L);
+    if (dlb_array_clone(b, a, DLB_BOOL, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+    dlb_array_release(a);
+    lua_remove(L, -2);
+    return b;
+  }
+  return a;
+}
+
+/* Pushes the elements of a at the given depth; off is the byte offset of
+ * the first one from base (pointers are formed only for elements read). */
+static void push_nested(lua_State *L, const dlb_array *a, int depth, const char *base,
+                        int64_t off) {
+  int64_t n = a->shape[depth];
+  int64_t step = a->strides[depth] * (int64_t)dlb_array_itemsize(a);
+  luaL_checkstack(L, 3, "totable");
+  lua_createtable(L, n > INT32_MAX ? INT32_MAX : (int)n, 0);
+  if (depth + 1 < a->ndim) {
+    for (int64_t i = 0; i < n; i++, off += step) {
+      push_nested(L, a, depth + 1, base, off);
+      lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+    return;
+  }
+  if (a->dtype == DLB_FLOAT64) {
+    for (int64_t i = 0; i < n; i++, off += step) {
+      double d;
+      memcpy(&d, base + off, 8);
+      lua_pushnumber(L, d);
+      lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i++, off += step) {
+    dlb_scalar v;
+    dlb_scalar_load(a->dtype, base + off, &v);
+    dlbL_push_scalar(L, &v);
+    lua_rawseti(L, -2, (lua_Integer)(i + 1));
+  }
+}
+
+void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op) {
+  const char *p = dlb_array_host_data(a);
+  if (!p && a->numel > 0)
+    dlbL_raise(L, DLB_E_UNSUPPORTED, op, "this backend's memory is not host-addressable");
+  if (a->ndim == 0) {
+    dlb_scalar v;
+    dlb_scalar_load(a->dtype, p, &v);
+    dlbL_push_scalar(L, &v);
+    return;
+  }
+  push_nested(L, a, 0, p, 0);
+}

@@ -1,0 +1,888 @@
+/* test_dtype.c -- dtype table, float16/bfloat16 rounding, scalar store/load, casts. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/dtype.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void) { /* xorshift64* */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static double dbl(uint64_t bits) {
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+static uint64_t bits_of(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_table(void) {
+  static const char *const names[DLB_DTYPE_COUNT] = {
+      "bool",   "int8",    "int16",    "int32",   "int64",   "uint8",     "uint16",    "uint32",
+      "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+  static const size_t sizes[DLB_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+  static const int codes[DLB_DTYPE_COUNT] = {6, 0, 0, 0, 0, 1, 1, 1, 1, 2, 4, 2, 2, 5, 5};
+  static const int bits[DLB_DTYPE_COUNT] = {8,  8,  16, 32, 64, 8,  16, 32,
+                                            64, 16, 16, 32, 64, 64, 128};
+  for (int t = 0; t < DLB_DTYPE_COUNT; t++) {
+    const dlb_dtype_info *info = dlb_dtype_get((dlb_dtype)t);
+    CHECK_EQ_STR(info->name, names[t]);
+    CHECK_EQ_INT(info->itemsize, sizes[t]);
+    CHECK_EQ_INT(info->dl_code, codes[t]);
+    CHECK_EQ_INT(info->dl_bits, bits[t]);
+    dlb_dtype out = DLB_DTYPE_COUNT;
+    CHECK_EQ_INT(dlb_dtype_from_name(names[t], strlen(names[t]), &out), 0);
+    CHECK_EQ_INT(out, t);
+    /* not NUL-terminated: the name followed by junk, with len */
+    char buf[32];
+    snprintf(buf, sizeof buf, "%sXYZ", names[t]);
+    out = DLB_DTYPE_COUNT;
+    CHECK_EQ_INT(dlb_dtype_from_name(buf, strlen(names[t]), &out), 0);
+    CHECK_EQ_INT(out, t);
+    CHECK_EQ_INT(dlb_dtype_from_name(buf, strlen(names[t]) + 1, &out), -1);
+
+    DLDataType dl = dlb_dtype_to_dl((dlb_dtype)t);
+    CHECK_EQ_INT(dl.code, codes[t]);
+    CHECK_EQ_INT(dl.bits, bits[t]);
+    CHECK_EQ_INT(dl.lanes, 1);
+    out = DLB_DTYPE_COUNT;
+    CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), 0);
+    CHECK_EQ_INT(out, t);
+    dl.lanes = 4;
+    CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+    dl.lanes = 0;
+    CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+  }
+  CHECK_EQ_INT(dlb_dtype_get(DLB_BOOL)->kind, DLB_KIND_BOOL);
+  CHECK_EQ_INT(dlb_dtype_get(DLB_INT32)->kind, DLB_KIND_INT);
+  CHECK_EQ_INT(dlb_dtype_get(DLB_UINT32)->kind, DLB_KIND_UINT);
+  CHECK_EQ_INT(dlb_dtype_get(DLB_BFLOAT16)->kind, DLB_KIND_FLOAT);
+  CHECK_EQ_INT(dlb_dtype_get(DLB_COMPLEX64)->kind, DLB_KIND_COMPLEX);
+
+  dlb_dtype out = DLB_INT8;
+  const char *bad[] = {"", "float", "int", "Int64", "float64 ", "complex", "double", "int128",
+                       "uint", "bfloat", "boolean"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK_EQ_INT(dlb_dtype_from_name(bad[i], strlen(bad[i]), &out), -1);
+  CHECK_EQ_INT(dlb_dtype_from_name("int6", 4, &out), -1);
+  CHECK_EQ_INT(out, DLB_INT8); /* untouched */
+
+  DLDataType dl = {kDLFloat, 8, 1};
+  CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+  dl.code = kDLUInt;
+  dl.bits = 1;
+  CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+  dl.code = kDLBool;
+  dl.bits = 1;
+  CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+  dl.code = kDLOpaqueHandle;
+  dl.bits = 64;
+  CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+  dl.code = kDLComplex;
+  dl.bits = 32;
+  CHECK_EQ_INT(dlb_dtype_from_dl(dl, &out), -1);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static uint16_t gcc_f16(double x) {
+  volatile double vx = x;
+  _Float16 h = (_Float16)vx;
+  uint16_t b;
+  memcpy(&b, &h, 2);
+  return b;
+}
+
+static int f16_is_nan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff); }
+
+static int f16_failures;
+
+static void check_f16(double x) {
+  uint16_t got = dlb_float16_from_double(x), want = gcc_f16(x);
+  int ok = f16_is_nan(want) ? f16_is_nan(got) && (got & 0x8000) == (want & 0x8000) : got == want;
+  if (!ok && f16_failures++ < 10)
+    fprintf(stderr, "float16(%a) = %04x, want %04x\n", x, got, want);
+  CHECK(ok);
+}
+
+static void test_float16(void) {
+  /* every pattern round-trips */
+  int bad = 0;
+  for (uint32_t h = 0; h < 65536; h++) {
+    double d = dlb_float16_to_double((uint16_t)h);
+    uint16_t back = dlb_float16_from_double(d);
+    if (f16_is_nan((uint16_t)h)) {
+      if (!isnan(d) || !f16_is_nan(back) || (back & 0x8000) != (h & 0x8000)) bad++;
+    } else if (back != h) {
+      bad++;
+    }
+    /* and to_double agrees with GCC's widening */
+    if (!f16_is_nan((uint16_t)h)) {
+      _Float16 g;
+      uint16_t hh = (uint16_t)h;
+      memcpy(&g, &hh, 2);
+      if (bits_of((double)g) != bits_of(d)) bad++;
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+
+  /* exact values */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0), 0x3c00);
+  CHECK_EQ_INT(dlb_float16_from_double(-2.0), 0xc000);
+  CHECK_EQ_INT(dlb_float16_from_double(65504.0), 0x7bff);
+  CHECK_EQ_INT(dlb_float16_from_double(65519.99), 0x7bff);
+  CHECK_EQ_INT(dlb_float16_from_double(65520.0), 0x7c00);
+  CHECK_EQ_INT(dlb_float16_from_double(-65520.0), 0xfc00);
+  CHECK_EQ_INT(dlb_float16_from_double(1e300), 0x7c00);
+  CHECK_EQ_INT(dlb_float16_from_double(INFINITY), 0x7c00);
+  CHECK_EQ_INT(dlb_float16_from_double(-INFINITY), 0xfc00);
+  CHECK_EQ_INT(dlb_float16_from_double(0x1p-24), 0x0001);
+  CHECK_EQ_INT(dlb_float16_from_double(0x1p-25), 0x0000);
+  CHECK_EQ_INT(dlb_float16_from_double(-0x1p-25), 0x8000);
+  CHECK_EQ_INT(dlb_float16_from_double(0x1p-25 + 0x1p-60), 0x0001);
+  CHECK_EQ_INT(dlb_float16_from_double(0x1.8p-24), 0x0002); /* tie 1.5 -> 2 (even) */
+  CHECK_EQ_INT(dlb_float16_from_double(0x1p-14), 0x0400);   /* smallest normal */
+  CHECK_EQ_INT(dlb_float16_from_double(0x1p-14 - 0x1p-25), 0x0400); /* rounds up to normal */
+  CHECK_EQ_INT(dlb_float16_from_double(0.0), 0x0000);
+  CHECK_EQ_INT(dlb_float16_from_double(-0.0), 0x8000);
+  CHECK_EQ_INT(dlb_float16_from_double(1e-300), 0x0000);
+  CHECK_EQ_INT(dlb_float16_from_double(-4.9e-324), 0x8000);
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11), 0x3c00);            /* tie -> even */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 3 * 0x1p-11), 0x3c02);        /* tie -> even */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3c01);  /* not via float */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11 + 0x1p-52), 0x3c01);
+  CHECK(f16_is_nan(dlb_float16_from_double(NAN)));
+  CHECK_EQ_INT(dlb_float16_from_double(-NAN) & 0x8000, 0x8000);
+  CHECK(isnan(dlb_float16_to_double(0x7e00)));
+  CHECK(isnan(dlb_float16_to_double(0x7c01)));
+  CHECK(dlb_float16_to_double(0x8000) == 0.0 && signbit(dlb_float16_to_double(0x8000)));
+  CHECK(dlb_float16_to_double(0x0001) == 0x1p-24);
+  CHECK(dlb_float16_to_double(0x7bff) == 65504.0);
+
+  /* edge cases against GCC: every tie and its neighbours, both signs */
+  for (uint32_t h = 0; h < 0x7c00; h++) {
+    double a = dlb_float16_to_double((uint16_t)h);
+    double b = dlb_float16_to_double((uint16_t)(h + 1)); /* 0x7c00 is inf: 65520 tie */
+    double mid = h + 1 == 0x7c00 ? 65520.0 : (a + b) / 2;
+    double cands[] = {mid, nextafter(mid, 0), nextafter(mid, INFINITY), a, nextafter(a, INFINITY)};
+    for (size_t i = 0; i < 5; i++) {
+      check_f16(cands[i]);
+      check_f16(-cands[i]);
+    }
+  }
+  const double edges[] = {0.0,          -0.0,        65504.0,      65520.0, 65519.999999,
+                          0x1p-24,      0x1p-25,     0x1p-25 * (1 + 0x1p-52), 0x1p-26,
+                          0x1p16,       1e300,       -1e300,       INFINITY, -INFINITY,
+                          NAN,          -NAN,        4.9e-324,     2.2250738585072014e-308};
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) check_f16(edges[i]);
+
+  /* random doubles: anywhere, in half range, and near ties with sticky bits */
+  for (int i = 0; i < 1000000; i++) {
+    uint64_t r = rng();
+    double x;
+    switch (i & 3) {
+    case 0: x = dbl(r); break;
+    case 1: { /* exponent in [-30, 17] */
+      uint64_t e = (uint64_t)(1023 - 30 + (int)((r >> 52) % 48));
+      x = dbl((r & 0x800fffffffffffffull) | (e << 52));
+      break;
+    }
+    case 2: { /* a half tie pattern plus a random low perturbation */
+      uint64_t e = (uint64_t)(1023 - 26 + (int)((r >> 52) % 44));
+      uint64_t m = (r & 0xffc0000000000ull) | (1ull << 41); /* tie bit below the 10 bits */
+      if (r & 1) m |= (rng() & ((1ull << 41) - 1)) >> (r >> 1 & 31);
+      if (r & 2) m -= 1;
+      x = dbl(((r & 1ull << 63)) | (e << 52) | (m & 0xfffffffffffffull));
+      break;
+    }
+    default: x = (double)(int64_t)(r % 200000) - 100000.0 + (double)(rng() % 1024) / 1024.0;
+    }
+    check_f16(x);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The classic reference: RNE from float32 bits (exact for float32 inputs). */
+static uint16_t bf16_ref_from_float(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffff)) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+/* An independent exact reference for doubles in the normal bfloat16 range:
+ * truncate to 8 significant bits, compare the remainder with half an ulp. */
+static uint16_t bf16_ref_normal(double x) {
+  double ax = fabs(x);
+  int e;
+  frexp(ax, &e);                    /* ax in [2^(e-1), 2^e) */
+  double ulp = ldexp(1.0, e - 1 - 7);
+  double lo = floor(ax / ulp) * ulp; /* exact: power-of-two scaling */
+  double rem = ax - lo;              /* exact */
+  double r = lo;
+  if (rem > ulp / 2 || (rem == ulp / 2 && fmod(lo / ulp, 2.0) == 1.0)) r = lo + ulp;
+  float f = (float)r; /* r has <= 8 significant bits (or is 2^128 -> inf) */
+  if (r >= 0x1p128) f = INFINITY;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u >> 16) | (x < 0 ? 0x8000 : 0));
+}
+
+static void test_bfloat16(void) {
+  int bad = 0;
+  for (uint32_t h = 0; h < 65536; h++) {
+    double d = dlb_bfloat16_to_double((uint16_t)h);
+    uint16_t back = dlb_bfloat16_from_double(d);
+    int nan = (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+    if (nan) {
+      if (!isnan(d) || (back & 0x7f80) != 0x7f80 || !(back & 0x7f) || (back & 0x8000) != (h & 0x8000))
+        bad++;
+    } else {
+      if (back != h) bad++;
+      uint32_t fb = h << 16;
+      float f;
+      memcpy(&f, &fb, 4);
+      if ((double)f != d && !(d == 0 && f == 0)) bad++;
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0), 0x3f80);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8), 0x3f80);             /* tie -> even */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 3 * 0x1p-8), 0x3f82);         /* tie -> even (up) */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 + 0x1p-40), 0x3f81);   /* not via float */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 + 0x1p-52), 0x3f81);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 - 0x1p-52), 0x3f80);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(-1.0 - 0x1p-8 - 0x1p-40), 0xbf81);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(3.0e38), 0x7f62);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.fep127), 0x7f7f);                /* max */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.ffp127), 0x7f80);                /* tie -> inf */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.fefffffffffffp127), 0x7f7f);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1e300), 0x7f80);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(-1e300), 0xff80);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(INFINITY), 0x7f80);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1p-133), 0x0001); /* smallest subnormal */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1p-134), 0x0000); /* tie -> 0 */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1p-134 + 0x1p-180), 0x0001);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(-0.0), 0x8000);
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1e-300), 0x0000);
+  uint16_t n = dlb_bfloat16_from_double(NAN);
+  CHECK((n & 0x7f80) == 0x7f80 && (n & 0x7f));
+  CHECK_EQ_INT(dlb_bfloat16_from_double(-NAN) & 0x8000, 0x8000);
+
+  /* float32 inputs: the bit trick is exact */
+  int mism = 0;
+  for (int i = 0; i < 1000000; i++) {
+    uint32_t u = (uint32_t)rng();
+    if (i & 1) u = (u & 0xffff0000u) | 0x8000u | (i & 2 ? 0 : (u & 0xff)); /* ties and near */
+    float f;
+    memcpy(&f, &u, 4);
+    uint16_t got = dlb_bfloat16_from_double((double)f), want = bf16_ref_from_float(f);
+    if (isnan(f)) {
+      if ((got & 0x7fc0) != 0x7fc0 || (got & 0x8000) != (want & 0x8000)) mism++;
+    } else if (got != want) {
+      if (mism++ < 10) fprintf(stderr, "bfloat16(%a) = %04x, want %04x\n", (double)f, got, want);
+    }
+  }
+  CHECK_EQ_INT(mism, 0);
+
+  /* doubles that are not float32: the exact reference */
+  mism = 0;
+  for (int i = 0; i < 1000000; i++) {
+    uint64_t r = rng();
+    uint64_t e = (uint64_t)(1023 - 126 + (int)((r >> 52) % 254)); /* normal bf16 exponents */
+    uint64_t m = r & 0xfffffffffffffull;
+    if (i & 1) { /* tie bit below the 7 stored bits, sticky bits sometimes */
+      m = (m & 0xfe00000000000ull) | (1ull << 44);
+      if (i & 2) m |= 1ull << (r % 44);
+      if (i & 4) m -= 1;
+    }
+    double x = dbl((r & 1ull << 63) | (e << 52) | m);
+    uint16_t got = dlb_bfloat16_from_double(x), want = bf16_ref_normal(x);
+    if (got != want && mism++ < 10)
+      fprintf(stderr, "bfloat16(%a) = %04x, want %04x\n", x, got, want);
+  }
+  CHECK_EQ_INT(mism, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static dlb_scalar sb(int b) {
+  dlb_scalar s;
+  s.kind = DLB_SCALAR_BOOL;
+  s.v.b = b;
+  return s;
+}
+static dlb_scalar si(int64_t i) {
+  dlb_scalar s;
+  s.kind = DLB_SCALAR_INT;
+  s.v.i = i;
+  return s;
+}
+static dlb_scalar su(uint64_t u) {
+  dlb_scalar s;
+  s.kind = DLB_SCALAR_UINT;
+  s.v.u = u;
+  return s;
+}
+static dlb_scalar sf(double f) {
+  dlb_scalar s;
+  s.kind = DLB_SCALAR_FLOAT;
+  s.v.f = f;
+  return s;
+}
+static dlb_scalar sc(double re, double im) {
+  dlb_scalar s;
+  s.kind = DLB_SCALAR_COMPLEX;
+  s.v.c.re = re;
+  s.v.c.im = im;
+  return s;
+}
+
+static dlb_status store(dlb_dtype t, dlb_scalar v, unsigned char *buf, dlb_error *err) {
+  return dlb_scalar_store(t, buf, &v, err);
+}
+
+/* Stores v into t and loads it back. */
+static dlb_scalar roundtrip(dlb_dtype t, dlb_scalar v, dlb_status *st) {
+  unsigned char buf[17];
+  dlb_error err;
+  dlb_scalar out;
+  memset(&out, 0, sizeof out);
+  *st = dlb_scalar_store(t, buf + 1, &v, &err); /* unaligned on purpose */
+  if (*st == DLB_OK) dlb_scalar_load(t, buf + 1, &out);
+  return out;
+}
+
+#define CHECK_VALUE_ERR(T_, V_, M_)                                   \
+  do {                                                               \
+    unsigned char buf_[16];                                          \
+    dlb_error err_;                                                  \
+    memset(&err_, 0, sizeof err_);                                   \
+    memset(buf_, 0xab, sizeof buf_);                                 \
+    CHECK_EQ_INT(store(T_, V_, buf_, &err_), DLB_E_VALUE);             \
+    CHECK_EQ_INT(err_.code, DLB_E_VALUE);                            \
+    if (M_) CHECK_EQ_STR(err_.message, (const char *)(M_));        \
+    CHECK_EQ_INT(buf_[0], 0xab);                                     \
+  } while (0)
+
+#define CHECK_INT_RT(T_, V_, W_)                        \
+  do {                                                  \
+    dlb_status st_;                                     \
+    dlb_scalar o_ = roundtrip(T_, V_, &st_);              \
+    CHECK_EQ_INT(st_, DLB_OK);                          \
+    CHECK_EQ_INT(o_.kind, DLB_SCALAR_INT);              \
+    CHECK_EQ_INT(o_.v.i, W_);                         \
+  } while (0)
+
+#define CHECK_FLOAT_RT(T_, V_, W_)                      \
+  do {                                                  \
+    dlb_status st_;                                     \
+    dlb_scalar o_ = roundtrip(T_, V_, &st_);              \
+    CHECK_EQ_INT(st_, DLB_OK);                          \
+    CHECK_EQ_INT(o_.kind, DLB_SCALAR_FLOAT);            \
+    CHECK(o_.v.f == (W_));                            \
+  } while (0)
+
+static void test_scalar(void) {
+  dlb_status st;
+  dlb_scalar o;
+  const char *null_msg = NULL;
+
+  /* integers round-trip at their bounds */
+  static const dlb_dtype ints[] = {DLB_INT8, DLB_INT16, DLB_INT32, DLB_INT64,
+                                   DLB_UINT8, DLB_UINT16, DLB_UINT32};
+  static const int64_t lo[] = {-128, -32768, -2147483647 - 1, INT64_MIN, 0, 0, 0};
+  static const int64_t hi[] = {127, 32767, 2147483647, INT64_MAX, 255, 65535, 4294967295};
+  for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+    CHECK_INT_RT(ints[k], si(lo[k]), lo[k]);
+    CHECK_INT_RT(ints[k], si(hi[k]), hi[k]);
+    CHECK_INT_RT(ints[k], si(7), 7);
+    CHECK_INT_RT(ints[k], sb(1), 1);
+    CHECK_INT_RT(ints[k], sb(0), 0);
+    CHECK_INT_RT(ints[k], sf(42.0), 42);
+    CHECK_INT_RT(ints[k], sf(-0.0), 0);
+    CHECK_INT_RT(ints[k], sc(5.0, 0.0), 5);
+    CHECK_INT_RT(ints[k], su(9), 9);
+    CHECK_VALUE_ERR(ints[k], sf(2.5), null_msg);
+    CHECK_VALUE_ERR(ints[k], sf(NAN), null_msg);
+    CHECK_VALUE_ERR(ints[k], sf(INFINITY), null_msg);
+    CHECK_VALUE_ERR(ints[k], sc(1.0, 2.0), null_msg);
+    if (lo[k] > INT64_MIN) CHECK_VALUE_ERR(ints[k], si(lo[k] - 1), null_msg);
+    if (hi[k] < INT64_MAX) {
+      CHECK_VALUE_ERR(ints[k], si(hi[k] + 1), null_msg);
+      CHECK_VALUE_ERR(ints[k], sf((double)hi[k] + 1), null_msg);
+      CHECK_INT_RT(ints[k], sf((double)hi[k]), hi[k]);
+    }
+    CHECK_INT_RT(ints[k], sf((double)lo[k]), lo[k]);
+    if (lo[k] > INT64_MIN) CHECK_VALUE_ERR(ints[k], sf((double)lo[k] - 1), null_msg);
+    CHECK_VALUE_ERR(ints[k], su(UINT64_MAX), null_msg);
+  }
+  CHECK_VALUE_ERR(DLB_UINT8, si(300), "300 does not fit in uint8");
+  CHECK_VALUE_ERR(DLB_UINT8, si(-1), "-1 does not fit in uint8");
+  CHECK_VALUE_ERR(DLB_UINT8, sf(300.0), "300 does not fit in uint8");
+  CHECK_VALUE_ERR(DLB_INT32, sf(2.5), "2.5 is not an integer (int32)");
+  CHECK_VALUE_ERR(DLB_INT64, sf(NAN), "nan cannot be stored in int64");
+  CHECK_VALUE_ERR(DLB_INT64, sf(INFINITY), "inf cannot be stored in int64");
+  CHECK_VALUE_ERR(DLB_INT64, sf(-INFINITY), "-inf cannot be stored in int64");
+  CHECK_VALUE_ERR(DLB_INT64, sf(0x1p63), "9223372036854775808 does not fit in int64");
+  CHECK_VALUE_ERR(DLB_INT64, su(UINT64_C(1) << 63), "9223372036854775808 does not fit in int64");
+  CHECK_VALUE_ERR(DLB_UINT64, sf(0x1p64), null_msg);
+  CHECK_VALUE_ERR(DLB_UINT64, si(-1), null_msg);
+  CHECK_VALUE_ERR(DLB_UINT64, sf(-1.0), null_msg);
+  CHECK_VALUE_ERR(DLB_INT32, sc(1.0, 2.0), null_msg);
+  CHECK_VALUE_ERR(DLB_INT32, sc(2.5, 0.0), "2.5 is not an integer (int32)");
+  CHECK_INT_RT(DLB_INT64, sf(-0x1p63), INT64_MIN);
+  CHECK_INT_RT(DLB_INT64, si(INT64_MAX), INT64_MAX);
+  CHECK_INT_RT(DLB_INT64, sf(0x1p63 - 1024), INT64_MAX - 1023);
+  /* uint64 */
+  o = roundtrip(DLB_UINT64, su(UINT64_MAX), &st);
+  CHECK_EQ_INT(st, DLB_OK);
+  CHECK_EQ_INT(o.kind, DLB_SCALAR_UINT);
+  CHECK(o.v.u == UINT64_MAX);
+  o = roundtrip(DLB_UINT64, sf(0x1p64 - 2048), &st);
+  CHECK_EQ_INT(st, DLB_OK);
+  CHECK_EQ_INT(o.kind, DLB_SCALAR_UINT);
+  CHECK(o.v.u == UINT64_MAX - 2047);
+  CHECK_INT_RT(DLB_UINT64, si(INT64_MAX), INT64_MAX);
+  CHECK_INT_RT(DLB_UINT64, su((uint64_t)INT64_MAX), INT64_MAX);
+
+  /* bool */
+  for (int b = 0; b < 2; b++) {
+    dlb_scalar in[] = {sb(b), si(b), su((uint64_t)b), sf(b), sc(b, 0)};
+    for (size_t k = 0; k < 5; k++) {
+      o = roundtrip(DLB_BOOL, in[k], &st);
+      CHECK_EQ_INT(st, DLB_OK);
+      CHECK_EQ_INT(o.kind, DLB_SCALAR_BOOL);
+      CHECK_EQ_INT(o.v.b, b);
+    }
+  }
+  o = roundtrip(DLB_BOOL, sf(-0.0), &st);
+  CHECK_EQ_INT(st, DLB_OK);
+  CHECK_EQ_INT(o.v.b, 0);
+  CHECK_VALUE_ERR(DLB_BOOL, si(2), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, si(-1), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, sf(0.5), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, sf(NAN), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, sc(1, 1), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, su(UINT64_MAX), null_msg);
+
+  /* floats */
+  static const dlb_dtype floats[] = {DLB_FLOAT16, DLB_BFLOAT16, DLB_FLOAT32, DLB_FLOAT64};
+  for (size_t k = 0; k < 4; k++) {
+    dlb_dtype t = floats[k];
+    CHECK_FLOAT_RT(t, sf(1.5), 1.5);
+    CHECK_FLOAT_RT(t, sf(-2.0), -2.0);
+    CHECK_FLOAT_RT(t, si(-3), -3.0);
+    if (t != DLB_FLOAT16) CHECK_FLOAT_RT(t, su(UINT64_C(1) << 63), 0x1p63);
+    CHECK_FLOAT_RT(t, sb(1), 1.0);
+    CHECK_FLOAT_RT(t, sc(0.25, 0.0), 0.25);
+    CHECK_FLOAT_RT(t, sf(INFINITY), INFINITY);
+    CHECK_FLOAT_RT(t, sf(-INFINITY), -INFINITY);
+    o = roundtrip(t, sf(NAN), &st);
+    CHECK_EQ_INT(st, DLB_OK);
+    CHECK(isnan(o.v.f));
+    o = roundtrip(t, sf(-0.0), &st);
+    CHECK(o.v.f == 0 && signbit(o.v.f));
+    CHECK_VALUE_ERR(t, sc(1.0, 2.0), null_msg);
+    CHECK_VALUE_ERR(t, sc(1.0, NAN), null_msg);
+  }
+  /* su(2^63) into float16 is a finite value that overflows: must be an error */
+  CHECK_VALUE_ERR(DLB_FLOAT16, su(UINT64_C(1) << 63), "9223372036854775808 overflows float16");
+  CHECK_VALUE_ERR(DLB_FLOAT32, sf(1e300), "1e+300 overflows float32");
+  CHECK_VALUE_ERR(DLB_FLOAT32, sf(-1e300), "-1e+300 overflows float32");
+  CHECK_VALUE_ERR(DLB_FLOAT16, sf(65520.0), "65520 overflows float16");
+  CHECK_VALUE_ERR(DLB_FLOAT16, si(100000), "100000 overflows float16");
+  CHECK_VALUE_ERR(DLB_BFLOAT16, sf(1e39), "1e+39 overflows bfloat16");
+  CHECK_VALUE_ERR(DLB_FLOAT64, sc(1.0, 2.0), "(1+2j) has a nonzero imaginary part and cannot be stored in float64");
+  CHECK_FLOAT_RT(DLB_FLOAT64, sc(1.0, 0.0), 1.0);
+  CHECK_FLOAT_RT(DLB_FLOAT16, sf(65504.0), 65504.0);
+  CHECK_FLOAT_RT(DLB_FLOAT16, sf(65519.0), 65504.0);
+  CHECK_FLOAT_RT(DLB_FLOAT32, sf(0.1), (double)0.1f);
+  CHECK_FLOAT_RT(DLB_FLOAT32, sf(3.4028235e38), (double)3.4028235e38f);
+  CHECK_VALUE_ERR(DLB_FLOAT32, sf(3.4028235677973366e38), null_msg); /* FLT_MAX + ulp/2: tie -> inf */
+  CHECK_FLOAT_RT(DLB_FLOAT64, si(INT64_MAX), 0x1p63);
+  CHECK_FLOAT_RT(DLB_FLOAT64, si((INT64_C(1) << 53) + 1), 0x1p53); /* tie -> even */
+  CHECK_FLOAT_RT(DLB_FLOAT64, su(UINT64_MAX), 0x1p64);
+  /* int64 -> float32 / bfloat16 rounds once, not via double */
+  CHECK_FLOAT_RT(DLB_FLOAT32, si((INT64_C(1) << 62) + (INT64_C(1) << 38) + 1), 0x1p62 + 0x1p39);
+  CHECK_FLOAT_RT(DLB_BFLOAT16, si((INT64_C(1) << 62) + (INT64_C(1) << 54) + 1), 0x1p62 + 0x1p55);
+  CHECK_FLOAT_RT(DLB_BFLOAT16, si(-((INT64_C(1) << 62) + (INT64_C(1) << 54) + 1)),
+                 -(0x1p62 + 0x1p55));
+  CHECK_FLOAT_RT(DLB_BFLOAT16, su((UINT64_C(1) << 63) + (UINT64_C(1) << 55) + 1),
+                 0x1p63 + 0x1p56);
+  CHECK_FLOAT_RT(DLB_FLOAT16, si(2049), 2048.0);
+  CHECK_FLOAT_RT(DLB_FLOAT16, si(2051), 2052.0);
+  CHECK_FLOAT_RT(DLB_FLOAT32, si(INT64_MIN), -0x1p63);
+  CHECK_FLOAT_RT(DLB_BFLOAT16, si(INT64_MIN), -0x1p63);
+
+  /* complex */
+  o = roundtrip(DLB_COMPLEX128, sc(1.5, -2.25), &st);
+  CHECK_EQ_INT(st, DLB_OK);
+  CHECK_EQ_INT(o.kind, DLB_SCALAR_COMPLEX);
+  CHECK(o.v.c.re == 1.5 && o.v.c.im == -2.25);
+  o = roundtrip(DLB_COMPLEX64, sc(0.1, 1e-3), &st);
+  CHECK_EQ_INT(st, DLB_OK);
+  CHECK(o.v.c.re == (double)0.1f && o.v.c.im == (double)1e-3f);
+  o = roundtrip(DLB_COMPLEX64, si(7), &st);
+  CHECK(st == DLB_OK && o.kind == DLB_SCALAR_COMPLEX && o.v.c.re == 7.0 && o.v.c.im == 0.0);
+  o = roundtrip(DLB_COMPLEX128, sb(1), &st);
+  CHECK(st == DLB_OK && o.v.c.re == 1.0 && o.v.c.im == 0.0);
+  o = roundtrip(DLB_COMPLEX128, su(UINT64_MAX), &st);
+  CHECK(st == DLB_OK && o.v.c.re == 0x1p64);
+  o = roundtrip(DLB_COMPLEX64, sc(INFINITY, NAN), &st);
+  CHECK(st == DLB_OK && isinf(o.v.c.re) && isnan(o.v.c.im));
+  CHECK_VALUE_ERR(DLB_COMPLEX64, sc(1.0, 1e300), null_msg);
+  CHECK_VALUE_ERR(DLB_COMPLEX64, sf(1e300), "1e+300 overflows complex64");
+  o = roundtrip(DLB_COMPLEX128, sc(1e300, -1e300), &st);
+  CHECK(st == DLB_OK && o.v.c.re == 1e300 && o.v.c.im == -1e300);
+
+  /* load: uint64 kinds, and every dtype from raw bytes */
+  {
+    uint64_t u = (uint64_t)INT64_MAX;
+    dlb_scalar_load(DLB_UINT64, &u, &o);
+    CHECK_EQ_INT(o.kind, DLB_SCALAR_INT);
+    u++;
+    dlb_scalar_load(DLB_UINT64, &u, &o);
+    CHECK_EQ_INT(o.kind, DLB_SCALAR_UINT);
+    CHECK(o.v.u == UINT64_C(1) << 63);
+    uint8_t b = 2;
+    dlb_scalar_load(DLB_BOOL, &b, &o);
+    CHECK(o.kind == DLB_SCALAR_BOOL && o.v.b == 1);
+    int8_t i8 = -5;
+    dlb_scalar_load(DLB_INT8, &i8, &o);
+    CHECK(o.kind == DLB_SCALAR_INT && o.v.i == -5);
+    uint32_t u32 = 4000000000u;
+    dlb_scalar_load(DLB_UINT32, &u32, &o);
+    CHECK(o.kind == DLB_SCALAR_INT && o.v.i == 4000000000);
+    uint16_t h = 0x3555;
+    dlb_scalar_load(DLB_FLOAT16, &h, &o);
+    CHECK(o.kind == DLB_SCALAR_FLOAT && o.v.f == dlb_float16_to_double(0x3555));
+    h = 0x3f81;
+    dlb_scalar_load(DLB_BFLOAT16, &h, &o);
+    CHECK(o.kind == DLB_SCALAR_FLOAT && o.v.f == 1.0 + 0x1p-7);
+  }
+
+  /* error with err == NULL is fine */
+  {
+    unsigned char buf[8];
+    dlb_scalar v = si(300);
+    CHECK_EQ_INT(dlb_scalar_store(DLB_UINT8, buf, &v, NULL), DLB_E_VALUE);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_cast(void) {
+  dlb_error err;
+  memset(&err, 0, sizeof err);
+
+  { /* wraparound */
+    int64_t s[] = {300, -1, 256, -129, INT64_MIN};
+    uint8_t d8[5];
+    CHECK_EQ_INT(dlb_cast(DLB_UINT8, d8, 1, DLB_INT64, s, 8, 5, &err), DLB_OK);
+    CHECK_EQ_INT(d8[0], 44);
+    CHECK_EQ_INT(d8[1], 255);
+    CHECK_EQ_INT(d8[2], 0);
+    CHECK_EQ_INT(d8[3], 127);
+    CHECK_EQ_INT(d8[4], 0);
+    uint16_t d16[5];
+    CHECK_EQ_INT(dlb_cast(DLB_UINT16, d16, 2, DLB_INT64, s, 8, 5, &err), DLB_OK);
+    CHECK_EQ_INT(d16[1], 65535);
+    int8_t di8[5];
+    CHECK_EQ_INT(dlb_cast(DLB_INT8, di8, 1, DLB_INT64, s, 8, 5, &err), DLB_OK);
+    CHECK_EQ_INT(di8[0], 44);
+    CHECK_EQ_INT(di8[1], -1);
+    CHECK_EQ_INT(di8[3], 127);
+    uint64_t u64[2] = {UINT64_MAX, UINT64_C(1) << 63};
+    int64_t i64[2];
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, i64, 8, DLB_UINT64, u64, 8, 2, &err), DLB_OK);
+    CHECK_EQ_INT(i64[0], -1);
+    CHECK(i64[1] == INT64_MIN);
+    int32_t i32[2];
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, i32, 4, DLB_UINT64, u64, 8, 2, &err), DLB_OK);
+    CHECK_EQ_INT(i32[0], -1);
+    CHECK_EQ_INT(i32[1], 0);
+    int8_t n8[2] = {-1, -128};
+    uint64_t w[2];
+    CHECK_EQ_INT(dlb_cast(DLB_UINT64, w, 8, DLB_INT8, n8, 1, 2, &err), DLB_OK);
+    CHECK(w[0] == UINT64_MAX && w[1] == UINT64_MAX - 127);
+  }
+  { /* float -> int truncates; bad values fail */
+    double s[] = {-2.7, 2.7, -0.5, 1e9};
+    int32_t d[4];
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, d, 4, DLB_FLOAT64, s, 8, 4, &err), DLB_OK);
+    CHECK_EQ_INT(d[0], -2);
+    CHECK_EQ_INT(d[1], 2);
+    CHECK_EQ_INT(d[2], 0);
+    CHECK_EQ_INT(d[3], 1000000000);
+    double bad[] = {1.0, NAN};
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, d, 4, DLB_FLOAT64, bad, 8, 2, &err), DLB_E_VALUE);
+    CHECK_EQ_INT(err.code, DLB_E_VALUE);
+    CHECK_EQ_STR(err.message, "cannot cast nan to int32");
+    CHECK_EQ_INT(d[0], 1); /* elements before the bad one were written */
+    double big = 1e10;
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, d, 4, DLB_FLOAT64, &big, 8, 1, &err), DLB_E_VALUE);
+    CHECK_EQ_STR(err.message, "cannot cast 10000000000 to int32");
+    double inf = -INFINITY;
+    int64_t d64;
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, &d64, 8, DLB_FLOAT64, &inf, 8, 1, &err), DLB_E_VALUE);
+    CHECK_EQ_STR(err.message, "cannot cast -inf to int64");
+    double edge[] = {-0x1p63, 0x1p63 - 1024, -9.9};
+    int64_t e64[3];
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, e64, 8, DLB_FLOAT64, edge, 8, 3, &err), DLB_OK);
+    CHECK(e64[0] == INT64_MIN && e64[1] == INT64_MAX - 1023 && e64[2] == -9);
+    double over = 0x1p63;
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, &d64, 8, DLB_FLOAT64, &over, 8, 1, &err), DLB_E_VALUE);
+    uint8_t u8;
+    double m1 = -1.0, m05 = -0.99, b255 = 255.9, b256 = 256.0, i8lo = -128.9;
+    CHECK_EQ_INT(dlb_cast(DLB_UINT8, &u8, 1, DLB_FLOAT64, &m1, 8, 1, &err), DLB_E_VALUE);
+    CHECK_EQ_INT(dlb_cast(DLB_UINT8, &u8, 1, DLB_FLOAT64, &m05, 8, 1, &err), DLB_OK);
+    CHECK_EQ_INT(u8, 0);
+    CHECK_EQ_INT(dlb_cast(DLB_UINT8, &u8, 1, DLB_FLOAT64, &b255, 8, 1, &err), DLB_OK);
+    CHECK_EQ_INT(u8, 255);
+    CHECK_EQ_INT(dlb_cast(DLB_UINT8, &u8, 1, DLB_FLOAT64, &b256, 8, 1, &err), DLB_E_VALUE);
+    int8_t i8;
+    CHECK_EQ_INT(dlb_cast(DLB_INT8, &i8, 1, DLB_FLOAT64, &i8lo, 8, 1, &err), DLB_OK);
+    CHECK_EQ_INT(i8, -128);
+    float fs[] = {3.9f, -3.9f, 4294967296.0f};
+    uint32_t u32[3];
+    CHECK_EQ_INT(dlb_cast(DLB_UINT32, u32, 4, DLB_FLOAT32, fs, 4, 2, &err), DLB_E_VALUE);
+    CHECK_EQ_INT(u32[0], 3);
+    CHECK_EQ_INT(dlb_cast(DLB_UINT32, u32, 4, DLB_FLOAT32, fs + 2, 4, 1, &err), DLB_E_VALUE);
+    uint64_t u64;
+    double u64max = 0x1p64 - 2048;
+    CHECK_EQ_INT(dlb_cast(DLB_UINT64, &u64, 8, DLB_FLOAT64, &u64max, 8, 1, &err), DLB_OK);
+    CHECK(u64 == UINT64_MAX - 2047);
+    /* float16 (generic path) */
+    uint16_t h[2] = {0x4170 /* 2.71875 */, 0x7e00 /* nan */};
+    int16_t i16[2];
+    CHECK_EQ_INT(dlb_cast(DLB_INT16, i16, 2, DLB_FLOAT16, h, 2, 1, &err), DLB_OK);
+    CHECK_EQ_INT(i16[0], 2);
+    CHECK_EQ_INT(dlb_cast(DLB_INT16, i16, 2, DLB_FLOAT16, h, 2, 2, &err), DLB_E_VALUE);
+    CHECK_EQ_STR(err.message, "cannot cast nan to int16");
+  }
+  { /* float narrowing: overflow to inf, no error; rounding */
+    double s[] = {1e300, -1e300, 0.1, NAN};
+    float f[4];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, f, 4, DLB_FLOAT64, s, 8, 4, &err), DLB_OK);
+    CHECK(isinf(f[0]) && f[0] > 0);
+    CHECK(isinf(f[1]) && f[1] < 0);
+    CHECK(f[2] == 0.1f);
+    CHECK(isnan(f[3]));
+    uint16_t h[4];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, h, 2, DLB_FLOAT64, s, 8, 4, &err), DLB_OK);
+    CHECK_EQ_INT(h[0], 0x7c00);
+    CHECK_EQ_INT(h[1], 0xfc00);
+    CHECK_EQ_INT(h[2], dlb_float16_from_double(0.1));
+    CHECK(f16_is_nan(h[3]));
+    CHECK_EQ_INT(dlb_cast(DLB_BFLOAT16, h, 2, DLB_FLOAT32, f, 4, 3, &err), DLB_OK);
+    CHECK_EQ_INT(h[0], 0x7f80);
+    CHECK_EQ_INT(h[2], dlb_bfloat16_from_double((double)0.1f));
+    uint16_t fh[2] = {0x3c00, 0x7bff};
+    uint16_t bh[2];
+    CHECK_EQ_INT(dlb_cast(DLB_BFLOAT16, bh, 2, DLB_FLOAT16, fh, 2, 2, &err), DLB_OK);
+    CHECK_EQ_INT(bh[0], 0x3f80);
+    CHECK_EQ_INT(bh[1], dlb_bfloat16_from_double(65504.0));
+    double back[2];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, back, 8, DLB_BFLOAT16, bh, 2, 2, &err), DLB_OK);
+    CHECK(back[0] == 1.0 && back[1] == 65536.0);
+    float fb[2];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, fb, 4, DLB_FLOAT16, fh, 2, 2, &err), DLB_OK);
+    CHECK(fb[0] == 1.0f && fb[1] == 65504.0f);
+    double big = 1e5;
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, h, 2, DLB_FLOAT64, &big, 8, 1, &err), DLB_OK);
+    CHECK_EQ_INT(h[0], 0x7c00);
+  }
+  { /* int -> float */
+    int64_t s[] = {INT64_MAX, (INT64_C(1) << 53) + 1, -3, (INT64_C(1) << 62) + (INT64_C(1) << 38) + 1};
+    double d[4];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, d, 8, DLB_INT64, s, 8, 4, &err), DLB_OK);
+    CHECK(d[0] == 0x1p63 && d[1] == 0x1p53 && d[2] == -3.0);
+    float f[4];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, f, 4, DLB_INT64, s, 8, 4, &err), DLB_OK);
+    CHECK(f[3] == 0x1p62f + 0x1p39f);
+    uint64_t u[3] = {UINT64_MAX, (UINT64_C(1) << 63) + (UINT64_C(1) << 39) + 1,
+                     (UINT64_C(1) << 63) + (UINT64_C(1) << 55) + 1};
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, d, 8, DLB_UINT64, u, 8, 3, &err), DLB_OK);
+    CHECK(d[0] == 0x1p64);
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, f, 4, DLB_UINT64, u, 8, 3, &err), DLB_OK);
+    CHECK(f[0] == 0x1p64f && f[1] == 0x1p63f + 0x1p40f);
+    uint16_t h[3];
+    CHECK_EQ_INT(dlb_cast(DLB_BFLOAT16, h, 2, DLB_UINT64, u, 8, 3, &err), DLB_OK);
+    CHECK_EQ_INT(h[2], dlb_bfloat16_from_double(0x1p63 + 0x1p56));
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, h, 2, DLB_UINT64, u, 8, 1, &err), DLB_OK);
+    CHECK_EQ_INT(h[0], 0x7c00); /* overflow in a cast is inf, not an error */
+    int32_t i32[2] = {2049, -2051};
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, h, 2, DLB_INT32, i32, 4, 2, &err), DLB_OK);
+    CHECK(dlb_float16_to_double(h[0]) == 2048.0 && dlb_float16_to_double(h[1]) == -2052.0);
+  }
+  { /* complex */
+    double c[4] = {1.5, 2.5, -0.0, 0.0};
+    double d[2];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, d, 8, DLB_COMPLEX128, c, 16, 2, &err), DLB_OK);
+    CHECK(d[0] == 1.5 && d[1] == 0.0);
+    int32_t i[2];
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, i, 4, DLB_COMPLEX128, c, 16, 2, &err), DLB_OK);
+    CHECK(i[0] == 1 && i[1] == 0);
+    uint8_t b[2];
+    CHECK_EQ_INT(dlb_cast(DLB_BOOL, b, 1, DLB_COMPLEX128, c, 16, 2, &err), DLB_OK);
+    CHECK(b[0] == 1 && b[1] == 0);
+    double c2[2] = {0.0, 3.0};
+    CHECK_EQ_INT(dlb_cast(DLB_BOOL, b, 1, DLB_COMPLEX128, c2, 16, 1, &err), DLB_OK);
+    CHECK_EQ_INT(b[0], 1);
+    float c64[4];
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX64, c64, 8, DLB_COMPLEX128, c, 16, 2, &err), DLB_OK);
+    CHECK(c64[0] == 1.5f && c64[1] == 2.5f && c64[2] == 0.0f && signbit(c64[2]));
+    double c128[4];
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX128, c128, 16, DLB_COMPLEX64, c64, 8, 2, &err), DLB_OK);
+    CHECK(c128[0] == 1.5 && c128[1] == 2.5);
+    int64_t iv[2] = {7, -8};
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX64, c64, 8, DLB_INT64, iv, 8, 2, &err), DLB_OK);
+    CHECK(c64[0] == 7.0f && c64[1] == 0.0f && c64[2] == -8.0f && c64[3] == 0.0f);
+    uint16_t h[2];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, h, 2, DLB_COMPLEX64, c64, 8, 2, &err), DLB_OK);
+    CHECK(h[0] == 0x4700 && h[1] == 0xc800);
+    double cn[2] = {NAN, 0.0};
+    int64_t x;
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, &x, 8, DLB_COMPLEX128, cn, 16, 1, &err), DLB_E_VALUE);
+  }
+  { /* to and from bool */
+    double s[] = {0.0, -0.0, 0.5, NAN, -3.0};
+    uint8_t b[5];
+    CHECK_EQ_INT(dlb_cast(DLB_BOOL, b, 1, DLB_FLOAT64, s, 8, 5, &err), DLB_OK);
+    CHECK(b[0] == 0 && b[1] == 0 && b[2] == 1 && b[3] == 1 && b[4] == 1);
+    int16_t i[3] = {0, 256, -1};
+    CHECK_EQ_INT(dlb_cast(DLB_BOOL, b, 1, DLB_INT16, i, 2, 3, &err), DLB_OK);
+    CHECK(b[0] == 0 && b[1] == 1 && b[2] == 1);
+    uint8_t bs[3] = {1, 0, 7};
+    double d[3];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, d, 8, DLB_BOOL, bs, 1, 3, &err), DLB_OK);
+    CHECK(d[0] == 1.0 && d[1] == 0.0 && d[2] == 1.0);
+    int64_t l[3];
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, l, 8, DLB_BOOL, bs, 1, 3, &err), DLB_OK);
+    CHECK(l[0] == 1 && l[1] == 0 && l[2] == 1);
+    double c[6];
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX128, c, 16, DLB_BOOL, bs, 1, 3, &err), DLB_OK);
+    CHECK(c[0] == 1.0 && c[1] == 0.0 && c[2] == 0.0);
+  }
+  { /* strides: strided, negative, zero, unaligned, n = 0 */
+    double s[6] = {1.5, -1, 2.5, -1, 3.5, -1};
+    int32_t d[3];
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, d, 4, DLB_FLOAT64, s, 16, 3, &err), DLB_OK);
+    CHECK(d[0] == 1 && d[1] == 2 && d[2] == 3);
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, d, 4, DLB_FLOAT64, s + 4, -16, 3, &err), DLB_OK);
+    CHECK(d[0] == 3 && d[1] == 2 && d[2] == 1);
+    int64_t r[3];
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, r + 2, -8, DLB_FLOAT64, s, 16, 3, &err), DLB_OK);
+    CHECK(r[0] == 3 && r[1] == 2 && r[2] == 1);
+    CHECK_EQ_INT(dlb_cast(DLB_INT32, d, 4, DLB_FLOAT64, s + 2, 0, 3, &err), DLB_OK);
+    CHECK(d[0] == 2 && d[1] == 2 && d[2] == 2);
+    /* same dtype, strided and reversed */
+    double out[3];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, out + 2, -8, DLB_FLOAT64, s, 16, 3, &err), DLB_OK);
+    CHECK(out[0] == 3.5 && out[1] == 2.5 && out[2] == 1.5);
+    double c[4] = {1, 2, 3, 4}, cr[4];
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX128, cr + 2, -16, DLB_COMPLEX128, c, 16, 2, &err), DLB_OK);
+    CHECK(cr[0] == 3 && cr[1] == 4 && cr[2] == 1 && cr[3] == 2);
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, out, 8, DLB_FLOAT64, s, 8, 3, &err), DLB_OK);
+    CHECK(out[0] == 1.5 && out[1] == -1 && out[2] == 2.5);
+    /* unaligned buffers */
+    unsigned char ub[1 + 8 * 4], ud[1 + 8 * 4];
+    double vals[4] = {1.0, -2.0, 3.0, 1e300};
+    memcpy(ub + 1, vals, sizeof vals);
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, ud + 1, 4, DLB_FLOAT64, ub + 1, 8, 4, &err), DLB_OK);
+    float fv[4];
+    memcpy(fv, ud + 1, sizeof fv);
+    CHECK(fv[0] == 1.0f && fv[1] == -2.0f && fv[2] == 3.0f && isinf(fv[3]));
+    CHECK_EQ_INT(dlb_cast(DLB_INT64, ud + 1, 8, DLB_FLOAT64, ub + 1, 8, 3, &err), DLB_OK);
+    int64_t iv[2];
+    memcpy(iv, ud + 1, sizeof iv);
+    CHECK(iv[0] == 1 && iv[1] == -2);
+    /* n = 0 touches nothing (NULL pointers are fine) */
+    CHECK_EQ_INT(dlb_cast(DLB_INT8, NULL, 1, DLB_FLOAT64, NULL, 8, 0, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, NULL, 8, DLB_FLOAT64, NULL, 8, 0, &err), DLB_OK);
+  }
+  { /* every pair of dtypes agrees with a scalar round trip of small values */
+    int bad = 0;
+    for (int st = 0; st < DLB_DTYPE_COUNT; st++) {
+      for (int dt = 0; dt < DLB_DTYPE_COUNT; dt++) {
+        for (int v = 0; v <= 5; v++) {
+          unsigned char sbuf[16], dbuf[16];
+          dlb_scalar in = si(v), out;
+          if (st == DLB_BOOL) in = sb(v & 1);
+          if (dlb_scalar_store((dlb_dtype)st, sbuf, &in, NULL) != DLB_OK) {
+            bad++;
+            continue;
+          }
+          if (dlb_cast((dlb_dtype)dt, dbuf, 16, (dlb_dtype)st, sbuf, 16, 1, NULL) != DLB_OK) {
+            bad++;
+            continue;
+          }
+          dlb_scalar_load((dlb_dtype)dt, dbuf, &out);
+          double want = st == DLB_BOOL ? (v & 1) : v;
+          if (dt == DLB_BOOL) want = want != 0;
+          double got = out.kind == DLB_SCALAR_INT     ? (double)out.v.i
+                       : out.kind == DLB_SCALAR_BOOL  ? out.v.b
+                       : out.kind == DLB_SCALAR_FLOAT ? out.v.f
+                       : out.kind == DLB_SCALAR_COMPLEX ? out.v.c.re
+                                                        : -1;
+          if (got != want) {
+            if (bad++ < 10)
+              fprintf(stderr, "cast %s -> %s of %d gave %g\n", dlb_dtype_get((dlb_dtype)st)->name,
+                      dlb_dtype_get((dlb_dtype)dt)->name, v, got);
+          }
+        }
+      }
+    }
+    CHECK_EQ_INT(bad, 0);
+  }
+  { /* int -> int: every src/dst pair against uint64 arithmetic */
+    static const dlb_dtype it[] = {DLB_INT8,  DLB_INT16,  DLB_INT32,  DLB_INT64,
+                                   DLB_UINT8, DLB_UINT16, DLB_UINT32, DLB_UINT64};
+    int bad = 0;
+    for (int i = 0; i < 20000; i++) {
+      dlb_dtype st = it[rng() % 8], dt = it[rng() % 8];
+      uint64_t raw = rng();
+      unsigned char sbuf[8], dbuf[8];
+      memcpy(sbuf, &raw, 8); /* little endian: the low bytes are the value */
+      dlb_scalar in;
+      dlb_scalar_load(st, sbuf, &in);
+      uint64_t v = in.kind == DLB_SCALAR_UINT ? in.v.u : (uint64_t)in.v.i;
+      if (dlb_cast(dt, dbuf, 8, st, sbuf, 8, 1, NULL) != DLB_OK) {
+        bad++;
+        continue;
+      }
+      uint64_t got = 0;
+      memcpy(&got, dbuf, dlb_dtype_get(dt)->itemsize);
+      size_t bits = dlb_dtype_get(dt)->itemsize * 8;
+      uint64_t want = bits == 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+      if (got != want) bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+  }
+}
+
+int main(void) {
+  test_table();
+  test_float16();
+  test_bfloat16();
+  test_scalar();
+  test_cast();
+  return check_done("test_dtype");
+}
