@@ -44,8 +44,28 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   return a;
 }
 
+/* The userdata of an Array: the core array, then a tag. The tag lets the
+ * hot metamethods (__index, __newindex) recognise an Array by its size and
+ * tag, without the metatable lookups (about 150 instructions) of a full check;
+ * Lua code cannot forge a userdata's bytes. */
+typedef struct lua_array {
+  dlb_array array;
+  uint64_t tag;
+} lua_array;
+
+#define ARRAY_TAG UINT64_C(0x646c627269646765) /* "dlbridge" */
+
+/* The array at idx when it is an Array userdata, by size and tag; else NULL. */
+static dlb_array *fast_array(lua_State *L, int idx) {
+  lua_array *u = lua_touserdata(L, idx);
+  if (u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG) return &u->array;
+  return NULL;
+}
+
 dlb_array *dlbL_push_empty(lua_State *L) {
-  dlb_array *a = lua_newuserdatauv(L, sizeof(dlb_array), 0);
+  lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
+  dlb_array *a = &u->array;
+  u->tag = ARRAY_TAG;
   a->buffer = NULL;
   a->ndim = 0;
   a->numel = 0;
@@ -149,12 +169,12 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   return 1;
 }
 
-static int array_index(lua_State *L) {
+/* a[k] for anything but an in-range integer on a 1-D host array. */
+static __attribute__((noinline)) int index_slow(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__index");
   switch (lua_type(L, 2)) {
     case LUA_TNUMBER:
-      /* Fast path: a[i] on a 1-D host array. */
-      if (lua_isinteger(L, 2) && a->ndim == 1 && a->buffer && dlb_array_host_data(a)) {
+      if (a->ndim == 1 && a->buffer && a->buffer->host && lua_isinteger(L, 2)) {
         int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
         if (i < 0 && i >= -n) i += n + 1;
         if (i >= 1 && i <= n) {
@@ -176,23 +196,43 @@ static int array_index(lua_State *L) {
   }
 }
 
-static int array_newindex(lua_State *L) {
-  dlb_array *a = dlbL_check_array(L, 1, "Array:__newindex");
-  if (lua_type(L, 2) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, "Array:__newindex",
-               "arrays have no assignable fields; index them with integers");
-  /* Fast path: a[i] = number on a 1-D float64 host array. */
-  if (lua_isinteger(L, 2) && lua_type(L, 3) == LUA_TNUMBER && a->ndim == 1 &&
-      a->dtype == DLB_FLOAT64 && a->buffer && !a->readonly && !a->buffer->readonly &&
-      dlb_array_host_data(a)) {
-    int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
+/* a[k]. The common case, a float64 element of a 1-D host array, stays on
+ * this short path: the cost of a[i] is mostly these few API calls. */
+static int array_index(lua_State *L) {
+  dlb_array *a = fast_array(L, 1);
+  if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
+      lua_type(L, 2) == LUA_TNUMBER) {
+    int isint;
+    int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
     if (i < 0 && i >= -n) i += n + 1;
-    if (i >= 1 && i <= n) {
-      double d = (double)lua_tonumber(L, 3);
-      memcpy(element_1d(a, i - 1), &d, 8);
+    if (isint && i >= 1 && i <= n) {
+      double d;
+      memcpy(&d, (const char *)a->buffer->host + a->offset + (i - 1) * a->strides[0] * 8, 8);
+      lua_pushnumber(L, d);
+      return 1;
+    }
+  }
+  return index_slow(L);
+}
+
+static int array_newindex(lua_State *L) {
+  dlb_array *a = fast_array(L, 1);
+  if (!a) a = dlbL_check_array(L, 1, "Array:__newindex");
+  /* Fast path: a[i] = number on a 1-D float64 host array. */
+  if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
+      !a->readonly && !a->buffer->readonly && lua_type(L, 2) == LUA_TNUMBER) {
+    int isint, isnum;
+    int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
+    double d = (double)lua_tonumberx(L, 3, &isnum);
+    if (i < 0 && i >= -n) i += n + 1;
+    if (isint && isnum && lua_type(L, 3) == LUA_TNUMBER && i >= 1 && i <= n) {
+      memcpy((char *)a->buffer->host + a->offset + (i - 1) * a->strides[0] * 8, &d, 8);
       return 0;
     }
   }
+  if (lua_type(L, 2) != LUA_TNUMBER)
+    dlbL_raise(L, DLB_E_ARGUMENT, "Array:__newindex",
+               "arrays have no assignable fields; index them with integers");
   if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__newindex", "the array was deleted");
   if (a->ndim == 0)
     dlbL_raise(L, DLB_E_INDEX, "Array:__newindex", "a 0-d array cannot be indexed; use a:set(v)");
@@ -277,10 +317,16 @@ static int array_tostring(lua_State *L) {
   return 1;
 }
 
-/* a:delete(), __gc and __close: one idempotent release; never raises. */
+/* __gc and __close: the idempotent release; never raises. */
 static int array_release(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
   if (a) dlb_array_release(a);
+  return 0;
+}
+
+/* a:delete(): the same release, but a non-array self is an ARGUMENT error. */
+static int array_delete(lua_State *L) {
+  dlb_array_release(dlbL_check_array(L, 1, "Array:delete"));
   return 0;
 }
 
@@ -290,7 +336,7 @@ static const luaL_Reg array_metamethods[] = {
     {NULL, NULL}};
 
 static const luaL_Reg array_methods[] = {
-    {"get", array_get}, {"set", array_set}, {"delete", array_release}, {NULL, NULL}};
+    {"get", array_get}, {"set", array_set}, {"delete", array_delete}, {NULL, NULL}};
 
 /* Expects [Array metatable, State, methods] on top; fills both tables. */
 void dlbL_open_array(lua_State *L) {

@@ -3,12 +3,12 @@
 #include <string.h>
 #include "internal.h"
 
-/* A table {re = x, im = y} is a complex scalar. */
-static int is_complex_table(lua_State *L, int idx) {
-  int found;
+int dlbL_is_complex(lua_State *L, int idx) {
+  int top = lua_gettop(L), found;
   if (lua_type(L, idx) != LUA_TTABLE) return 0;
-  found = lua_getfield(L, idx, "re") != LUA_TNIL;
-  lua_pop(L, 1);
+  idx = lua_absindex(L, idx);
+  found = lua_getfield(L, idx, "re") != LUA_TNIL || lua_getfield(L, idx, "im") != LUA_TNIL;
+  lua_settop(L, top);
   return found;
 }
 
@@ -41,7 +41,7 @@ void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op) {
       out->v.b = lua_toboolean(L, idx);
       return;
     case LUA_TTABLE:
-      if (is_complex_table(L, idx)) {
+      if (dlbL_is_complex(L, idx)) {
         idx = lua_absindex(L, idx);
         out->kind = DLB_SCALAR_COMPLEX;
         out->v.c.re = complex_part(L, idx, "re", op);
@@ -120,11 +120,12 @@ int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one,
   n = (lua_Integer)lua_rawlen(L, idx);
   if (n > DLB_MAX_NDIM)
     dlbL_raise(L, DLB_E_SHAPE, op, "%lld dimensions (at most %d)", (long long)n, DLB_MAX_NDIM);
-  if (n == 0) {
-    lua_pushnil(L);
-    if (lua_next(L, idx) != 0)
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "a shape table must be a sequence of integers");
-  }
+  /* Every key must be one of 1..n: {2, dtype = "int32"} is a misplaced option. */
+  lua_pushnil(L);
+  for (lua_Integer keys = 0; lua_next(L, idx) != 0; lua_pop(L, 1))
+    if (++keys > n)
+      dlbL_raise(L, DLB_E_ARGUMENT, op,
+                 "a shape table must be a sequence of integers (options go in a second table)");
   for (int d = 0; d < (int)n; d++) {
     lua_rawgeti(L, idx, d + 1);
     shape[d] = shape_entry(L, -1, d + 1, allow_minus_one, op);

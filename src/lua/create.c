@@ -214,6 +214,12 @@ static int create_frombytes(lua_State *L) {
   if ((uint64_t)numel != len / item || len % item != 0)
     dlbL_raise(L, DLB_E_SHAPE, "dl.frombytes", "%zu bytes do not hold %lld %s elements", len,
                (long long)numel, dlb_dtype_get(dtype)->name);
+  /* A bool element is the byte 0 or 1; anything else is not a bool. */
+  if (dtype == DLB_BOOL)
+    for (size_t k = 0; k < len; k++)
+      if ((unsigned char)s[k] > 1)
+        dlbL_raise(L, DLB_E_VALUE, "dl.frombytes", "byte %zu is %u, not a bool (0 or 1)", k + 1,
+                   (unsigned)(unsigned char)s[k]);
   dlbL_check_options(L, 4, &opts, "dl.frombytes");
   a = push_new(L, &opts, dtype, ndim, shape, 0, "dl.frombytes");
   if (dlb_array_write_from(a, s, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.frombytes");

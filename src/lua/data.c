@@ -1,5 +1,6 @@
 /* data.c -- Array methods that read, write or copy elements. */
 #include <string.h>
+#include "../core/shape.h"
 #include "internal.h"
 
 /* a:copy(): a new contiguous array with the same elements. */
@@ -51,8 +52,8 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
   b = dlbL_push_view(L, src);
   if (dlb_view_expand(b, dst->ndim, dst->shape, &err) != DLB_OK) {
     if (err.code == DLB_E_SHAPE)
-      dlb_fail(&err, DLB_E_SHAPE, "a source of %d dimensions does not broadcast to this %d-D array",
-               src->ndim, dst->ndim);
+      dlb_error_hint(&err, "the source must broadcast to the destination: the same trailing "
+                           "extents, or extent 1 where they differ");
     dlbL_raise_error(L, &err, op);
   }
   if (dlb_array_copy_into(dst, b, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
@@ -63,28 +64,41 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
  * a's shape and cast to a's dtype; returns a. */
 static int data_copy_from(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:copy_from");
-  luaL_checkany(L, 2);
+  if (lua_isnone(L, 2))
+    dlbL_raise(L, DLB_E_ARGUMENT, "Array:copy_from", "a:copy_from(src) needs a source");
   dlbL_assign(L, a, 2, "Array:copy_from");
   lua_settop(L, 1);
   return 1;
 }
 
+static int totable_unprotected(lua_State *L) {
+  dlbL_push_table(L, dlbL_check_live(L, 1, "Array:totable"), "Array:totable");
+  return 1;
+}
+
 /* a:totable(): nested tables (a scalar for a 0-d array). */
 static int data_totable(lua_State *L) {
-  dlbL_push_table(L, dlbL_check_live(L, 1, "Array:totable"), "Array:totable");
+  return dlbL_call_protected(L, totable_unprotected, "Array:totable");
+}
+
+static int tobytes_unprotected(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:tobytes");
+  size_t nbytes;
+  luaL_Buffer b;
+  dlb_error err;
+  char *out;
+  if (dlb_shape_nbytes(a->numel, dlb_array_itemsize(a), &nbytes, &err) != DLB_OK)
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes", "%lld elements do not fit in memory",
+               (long long)a->numel);
+  out = luaL_buffinitsize(L, &b, nbytes);
+  if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:tobytes");
+  luaL_pushresultsize(&b, nbytes);
   return 1;
 }
 
 /* a:tobytes(): the elements in row-major order, as a string of raw bytes. */
 static int data_tobytes(lua_State *L) {
-  dlb_array *a = dlbL_check_live(L, 1, "Array:tobytes");
-  size_t nbytes = (size_t)a->numel * dlb_array_itemsize(a);
-  luaL_Buffer b;
-  dlb_error err;
-  char *out = luaL_buffinitsize(L, &b, nbytes);
-  if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:tobytes");
-  luaL_pushresultsize(&b, nbytes);
-  return 1;
+  return dlbL_call_protected(L, tobytes_unprotected, "Array:tobytes");
 }
 
 const luaL_Reg dlbL_data_methods[] = {

@@ -51,6 +51,18 @@ int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) {
   __builtin_unreachable();
 }
 
+int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
+  int nargs = lua_gettop(L);
+  lua_pushcfunction(L, f);
+  lua_insert(L, 1);
+  switch (lua_pcall(L, nargs, LUA_MULTRET, 0)) {
+    case LUA_OK: return lua_gettop(L);
+    case LUA_ERRMEM:
+      dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua could not allocate the result");
+    default: return lua_error(L); /* dlbridge errors pass through unchanged */
+  }
+}
+
 /* tostring(err): "dlbridge: CODE: message (hint: ...)". */
 static int error_tostring(lua_State *L) {
   luaL_Buffer b;
@@ -91,6 +103,7 @@ static int error_concat(lua_State *L) {
 /* err:is("SHAPE") */
 static int error_is(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2); /* err:is() compares with nil: never true */
   lua_getfield(L, 1, "code");
   lua_pushboolean(L, lua_rawequal(L, -1, 2));
   return 1;

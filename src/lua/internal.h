@@ -34,6 +34,9 @@ static inline dlb_lua_state *dlbL_state(lua_State *L) {
 /* Raises a dlbridge.Error; message is printf-style (any length is cut). */
 int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...)
     __attribute__((format(printf, 4, 5), noreturn));
+/* Calls f with this function's arguments in protected mode; a Lua memory
+ * error (a huge table or string) becomes an OUT_OF_MEMORY dlbridge.Error. */
+int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op);
 /* Raises the error a core call reported. */
 int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) __attribute__((noreturn));
 /* Pushes Error's metatable and helpers into the module table at -1. */
@@ -57,6 +60,8 @@ void dlbL_device_name(const dlb_array *a, char *out, size_t size);
 void dlbL_open_array(lua_State *L);
 
 /* --- conversions (convert.c) --- */
+/* Whether the value at idx is a complex scalar: a table with re or im. */
+int dlbL_is_complex(lua_State *L, int idx);
 /* Lua value at idx -> scalar; VALUE error (naming op and dtype) otherwise. */
 void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op);
 void dlbL_push_scalar(lua_State *L, const dlb_scalar *v);

@@ -24,12 +24,7 @@ static void infer_shape(lua_State *L, int idx, fill_state *fs) {
   while (lua_type(L, -1) == LUA_TTABLE) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
     if (n == 0) {
-      lua_getfield(L, -1, "re");
-      if (!lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
+      if (dlbL_is_complex(L, -1)) break;
       lua_pushnil(L);
       if (lua_next(L, -2) != 0)
         dlbL_raise(L, DLB_E_ARGUMENT, fs->op,
@@ -57,14 +52,6 @@ static void ints_to_floats(fill_state *fs) {
   }
 }
 
-/* Whether the value on top of the stack is a complex scalar {re=, im=}. */
-static int is_complex_leaf(lua_State *L) {
-  int found;
-  if (lua_type(L, -1) != LUA_TTABLE) return 0;
-  found = lua_getfield(L, -1, "re") != LUA_TNIL;
-  lua_pop(L, 1);
-  return found;
-}
 
 /* Stores the Lua value on top of the stack as the next element. */
 static void put_leaf(lua_State *L, fill_state *fs) {
@@ -101,7 +88,7 @@ static void put_leaf(lua_State *L, fill_state *fs) {
       memcpy(fs->out, &i, 8);
       if (fs->seen == SEEN_NOTHING) fs->seen = SEEN_BOOL;
     }
-  } else if (is_complex_leaf(L)) {
+  } else if (dlbL_is_complex(L, -1)) {
     fs->complex_seen = 1;
   } else {
     dlbL_raise(L, DLB_E_VALUE, fs->op, "a %s is not an element value (numbers, booleans, {re=, im=})",
@@ -119,16 +106,41 @@ static int fill(lua_State *L, int idx, int depth, fill_state *fs) {
                "ragged nested table: dimension %d has %lld entries here and %lld elsewhere",
                depth + 1, (long long)lua_rawlen(L, idx), (long long)n);
   luaL_checkstack(L, 4, "nested table");
+  /* next(t, #t) finds keys stored after the sequence ({1, 2, x = 3}, holes);
+   * O(1), and exact when the sequence lives in the table's array part. */
+  if (n > 0) {
+    lua_pushinteger(L, (lua_Integer)n);
+    if (lua_next(L, idx) != 0)
+      dlbL_raise(L, DLB_E_ARGUMENT, fs->op,
+                 "a table with keys outside 1..%lld is not an array (depth %d)", (long long)n,
+                 depth + 1);
+  }
   for (int64_t i = 1; i <= n; i++) {
-    lua_rawgeti(L, idx, (lua_Integer)i);
+    int type = lua_rawgeti(L, idx, (lua_Integer)i);
+    /* Fast path for the common leaf: a float, or an integer while all are. */
+    if (type == LUA_TNUMBER && depth + 1 == fs->ndim && !fs->has_dtype) {
+      if (fs->seen != SEEN_FLOAT && lua_isinteger(L, -1)) {
+        int64_t v = (int64_t)lua_tointeger(L, -1);
+        memcpy(fs->out, &v, 8);
+        fs->seen = SEEN_INT;
+      } else {
+        double d = (double)lua_tonumber(L, -1);
+        if (fs->seen != SEEN_FLOAT) ints_to_floats(fs);
+        memcpy(fs->out, &d, 8);
+        fs->seen = SEEN_FLOAT;
+      }
+      fs->out += 8;
+      lua_pop(L, 1);
+      continue;
+    }
     if (depth + 1 < fs->ndim) {
-      if (lua_type(L, -1) != LUA_TTABLE || is_complex_leaf(L))
+      if (lua_type(L, -1) != LUA_TTABLE || dlbL_is_complex(L, -1))
         dlbL_raise(L, DLB_E_SHAPE, fs->op,
                    "ragged nested table: expected a table at depth %d, got %s", depth + 2,
                    luaL_typename(L, -1));
       if (!fill(L, lua_gettop(L), depth + 1, fs)) return 0;
     } else {
-      if (lua_type(L, -1) == LUA_TTABLE && !is_complex_leaf(L))
+      if (lua_type(L, -1) == LUA_TTABLE && !dlbL_is_complex(L, -1))
         dlbL_raise(L, DLB_E_SHAPE, fs->op, "ragged nested table: unexpected table at depth %d",
                    depth + 2);
       put_leaf(L, fs);
@@ -163,7 +175,7 @@ dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype d
   fs.op = op;
   fs.has_dtype = has_dtype;
   fs.dtype = dtype;
-  if (lua_type(L, idx) == LUA_TTABLE && !(lua_pushvalue(L, idx), is_complex_leaf(L))) {
+  if (lua_type(L, idx) == LUA_TTABLE && !(lua_pushvalue(L, idx), dlbL_is_complex(L, -1))) {
     lua_pop(L, 1);
     infer_shape(L, idx, &fs);
   } else if (lua_type(L, idx) == LUA_TTABLE) {

@@ -118,7 +118,10 @@ static int view_narrow(lua_State *L) {
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:narrow");
   int64_t len = check_count(L, 4, "length", "Array:narrow"), start, extent = a->shape[dim];
   /* start may be one past the end when len is 0 (an empty narrow at the end). */
-  start = dlbL_check_index(L, 3, len == 0 ? extent + 1 : extent, "Array:narrow");
+  if (len == 0 && lua_isinteger(L, 3) && lua_tointeger(L, 3) == extent + 1)
+    start = extent;
+  else
+    start = dlbL_check_index(L, 3, extent, "Array:narrow");
   if (len > extent - start)
     dlbL_raise(L, DLB_E_INDEX, "Array:narrow", "narrow(%d, %lld, %lld) runs past extent %lld",
                dim + 1, (long long)start + 1, (long long)len, (long long)extent);

@@ -1,0 +1,74 @@
+-- bench/elements.lua: element access and table conversion, as ratios to plain Lua tables.
+-- Run: lua5.4 bench/elements.lua   (with LUA_PATH/LUA_CPATH set; bench/run does that)
+-- Prints the median of several rounds, in ns per element, and the ratio to the
+-- baseline measured in the same run. Targets (issue 2): a[i] read/write <= 3x a
+-- plain table; dl.array(t) and a:totable() <= 2x a plain loop that reads t.
+-- The "floor" rows time an empty C metamethod: no userdata __index can beat it.
+local dl = require "dlbridge"
+
+local N = tonumber(os.getenv("BENCH_N")) or 1000000
+local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
+
+-- Median seconds of ROUNDS calls of f.
+local function median_time(f)
+  local times = {}
+  for r = 1, ROUNDS do
+    collectgarbage("collect")
+    local t0 = os.clock()
+    f()
+    times[r] = os.clock() - t0
+  end
+  table.sort(times)
+  return times[(ROUNDS + 1) // 2]
+end
+
+local function report(name, seconds, baseline_name, baseline_seconds, target)
+  local ns = seconds / N * 1e9
+  local base_ns = baseline_seconds / N * 1e9
+  local ratio = seconds / baseline_seconds
+  print(string.format("%-28s %7.2f ns/elem   %-26s %7.2f ns/elem   ratio %5.2fx  (target <= %gx)",
+                      name, ns, baseline_name, base_ns, ratio, target))
+end
+
+local t = {}
+for i = 1, N do t[i] = i * 0.5 end
+local a = dl.array(t)
+local sink = 0.0
+
+local table_read = median_time(function()
+  local s = 0.0
+  for i = 1, N do s = s + t[i] end
+  sink = sink + s
+end)
+local array_read = median_time(function()
+  local s = 0.0
+  for i = 1, N do s = s + a[i] end
+  sink = sink + s
+end)
+local table_write = median_time(function()
+  for i = 1, N do t[i] = i * 0.25 end
+end)
+local array_write = median_time(function()
+  for i = 1, N do a[i] = i * 0.25 end
+end)
+-- The floor: the same loops through an empty C __index / __newindex.
+local floor = require("bench_floor")()
+local floor_read = median_time(function()
+  local s = 0.0
+  for i = 1, N do s = s + floor[i] end
+  sink = sink + s
+end)
+local floor_write = median_time(function()
+  for i = 1, N do floor[i] = i * 0.25 end
+end)
+local from_table = median_time(function() dl.array(t):delete() end)
+local to_table = median_time(function() local _ = a:totable() end)
+
+print(string.format("dlbridge %s, %s, N = %d, median of %d rounds", dl.version, _VERSION, N, ROUNDS))
+report("a[i] read (float64)", array_read, "t[i] read", table_read, 3)
+report("a[i] = v write (float64)", array_write, "t[i] = v write", table_write, 3)
+report("empty C __index (floor)", floor_read, "t[i] read", table_read, 3)
+report("empty C __newindex (floor)", floor_write, "t[i] = v write", table_write, 3)
+report("dl.array(t)", from_table, "loop reading t", table_read, 2)
+report("a:totable()", to_table, "loop reading t", table_read, 2)
+assert(sink ~= 0)

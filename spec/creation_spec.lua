@@ -1,0 +1,445 @@
+-- Creating arrays.
+--
+-- This file documents every way to make a new array:
+--   dl.array(data, opts)          nested tables, a scalar, or another array (copied)
+--   dl.zeros/ones/empty(shape, opts)
+--   dl.full(shape, value, opts)
+--   dl.arange([start,] stop [, step] [, opts])   half-open, like NumPy
+--   dl.linspace(start, stop [, num = 50] [, opts])  inclusive, like NumPy
+--   dl.frombytes(s, dtype [, shape])            raw row-major bytes
+--
+-- `shape` is a table of integers ({2, 3}; {} is a 0-d array) or one integer.
+-- `opts` is {dtype = "float32", device = "cpu"}; every option is optional,
+-- the default dtype is "float64" and the default device is "cpu" ("cpu:0").
+-- Without opts.dtype, dl.array infers the dtype as NumPy does: all integers
+-- give int64, any float gives float64, all booleans give bool, booleans mixed
+-- with numbers count as 0/1, and any {re=, im=} table gives complex128.
+local dl = require "dlbridge"
+
+-- The error code a failing call raises.
+local function code_of(f, ...)
+  local ok, e = pcall(f, ...)
+  assert.is_false(ok, "expected an error")
+  assert.is_true(dl.is_error(e), "expected a dlbridge.Error")
+  return e.code
+end
+
+describe("dl.array", function()
+  it("turns nested tables into an n-dimensional array, row-major", function()
+    local a = dl.array{{1, 2, 3}, {4, 5, 6}}
+    assert.same({2, 3}, a.shape)
+    assert.equal(2, a.ndim)
+    assert.equal(6, a.size)
+    assert.equal(3, a:get(1, 3))
+    assert.equal(4, a:get(2, 1))
+    assert.same({{1, 2, 3}, {4, 5, 6}}, a:totable())
+  end)
+
+  it("nests as deep as the tables go", function()
+    local a = dl.array{{{1, 2}}, {{3, 4}}}
+    assert.same({2, 1, 2}, a.shape)
+    assert.equal(4, a:get(2, 1, 2))
+  end)
+
+  it("infers int64 when every element is an integer", function()
+    local a = dl.array{1, 2, 3}
+    assert.equal("int64", a.dtype)
+    assert.equal("integer", math.type(a[1]))
+  end)
+
+  it("infers float64 as soon as one element is a float (1.0 counts as a float)", function()
+    assert.equal("float64", dl.array{1, 2.5}.dtype)
+    assert.equal("float64", dl.array{1, 2, 3.0}.dtype)
+    assert.equal("float64", dl.array{{1, 2}, {3, 0.5}}.dtype)
+    local a = dl.array{1, 2.5}
+    assert.equal(1.0, a[1])
+    assert.equal("float", math.type(a[1]))
+  end)
+
+  it("infers bool when every element is a boolean", function()
+    local a = dl.array{true, false, true}
+    assert.equal("bool", a.dtype)
+    assert.same({true, false, true}, a:totable())
+  end)
+
+  it("counts booleans mixed with integers as 0 and 1 in an int64 array", function()
+    local a = dl.array{true, 2, false}
+    assert.equal("int64", a.dtype)
+    assert.same({1, 2, 0}, a:totable())
+    assert.equal("int64", dl.array{2, true}.dtype)
+  end)
+
+  it("counts booleans mixed with floats as 0.0 and 1.0 in a float64 array", function()
+    local a = dl.array{true, 2.5}
+    assert.equal("float64", a.dtype)
+    assert.same({1.0, 2.5}, a:totable())
+  end)
+
+  it("reads {re=, im=} tables as complex128 elements", function()
+    local a = dl.array{1, {re = 1, im = 2}}
+    assert.equal("complex128", a.dtype)
+    assert.same({re = 1.0, im = 0.0}, a[1])
+    assert.same({re = 1.0, im = 2.0}, a[2])
+  end)
+
+  it("makes a 0-d array from a single number, boolean or complex table", function()
+    local i = dl.array(5)
+    assert.equal(0, i.ndim)
+    assert.same({}, i.shape)
+    assert.equal(1, i.size)
+    assert.equal("int64", i.dtype)
+    assert.equal(5, i:get())
+    assert.equal("float64", dl.array(5.5).dtype)
+    assert.equal("bool", dl.array(true).dtype)
+    local c = dl.array{re = 1, im = 2}
+    assert.equal(0, c.ndim)
+    assert.equal("complex128", c.dtype)
+    assert.same({re = 1.0, im = 2.0}, c:get())
+  end)
+
+  it("makes an empty float64 array of shape {0} from {}, like np.array([])", function()
+    local a = dl.array{}
+    assert.same({0}, a.shape)
+    assert.equal(0, a.size)
+    assert.equal("float64", a.dtype)
+  end)
+
+  it("keeps empty inner tables as a zero-length dimension", function()
+    local a = dl.array{{}, {}}
+    assert.same({2, 0}, a.shape)
+    assert.equal(0, a.size)
+  end)
+
+  it("uses opts.dtype instead of inference", function()
+    local a = dl.array({1, 2, 3}, {dtype = "float32"})
+    assert.equal("float32", a.dtype)
+    assert.same({1.0, 2.0, 3.0}, a:totable())
+    assert.equal("uint8", dl.array({{1, 2}, {3, 4}}, {dtype = "uint8"}).dtype)
+  end)
+
+  it("checks every element against opts.dtype (VALUE when it does not fit)", function()
+    assert.equal("VALUE", code_of(dl.array, {1, 300}, {dtype = "uint8"}))
+    assert.equal("VALUE", code_of(dl.array, {1, 2.5}, {dtype = "int32"}))
+  end)
+
+  it("copies another array: same shape and dtype, separate memory", function()
+    local a = dl.array{1, 2, 3}
+    local b = dl.array(a)
+    assert.equal("int64", b.dtype)
+    assert.same({3}, b.shape)
+    b[1] = 99
+    assert.equal(1, a[1])
+    assert.equal(99, b[1])
+  end)
+
+  it("copies a view into a new contiguous array", function()
+    local a = dl.array{{1, 2}, {3, 4}}
+    local t = dl.array(a:transpose(1, 2))
+    assert.is_true(t:is_contiguous())
+    assert.same({{1, 3}, {2, 4}}, t:totable())
+  end)
+
+  it("converts a copied array to opts.dtype", function()
+    local b = dl.array(dl.array{1, 2, 3}, {dtype = "float32"})
+    assert.equal("float32", b.dtype)
+    assert.same({1.0, 2.0, 3.0}, b:totable())
+  end)
+
+  it("rejects ragged nested tables with SHAPE", function()
+    assert.equal("SHAPE", code_of(dl.array, {{1, 2}, {3}}))
+    assert.equal("SHAPE", code_of(dl.array, {{1, 2}, 3}))
+    assert.equal("SHAPE", code_of(dl.array, {1, {2}}))
+  end)
+
+  it("rejects strings and other values that are not elements with VALUE", function()
+    assert.equal("VALUE", code_of(dl.array, {"1"}))
+    assert.equal("VALUE", code_of(dl.array, "1"))
+    assert.equal("VALUE", code_of(dl.array, {1, print}))
+  end)
+
+  it("needs data: dl.array() is an ARGUMENT error", function()
+    assert.equal("ARGUMENT", code_of(dl.array))
+  end)
+
+  it("accepts the cpu device and rejects unknown devices and options", function()
+    assert.equal("cpu:0", dl.array({1}, {device = "cpu"}).device)
+    assert.equal("UNKNOWN_DEVICE", code_of(dl.array, {1}, {device = "nope"}))
+    assert.equal("ARGUMENT", code_of(dl.array, {1}, {dtpye = "int32"}))
+  end)
+end)
+
+describe("dl.zeros, dl.ones and dl.empty", function()
+  it("take the shape as a table of integers", function()
+    local a = dl.zeros{2, 3}
+    assert.same({2, 3}, a.shape)
+    assert.same({{0, 0, 0}, {0, 0, 0}}, a:totable())
+  end)
+
+  it("take a single integer as the shape of a 1-D array", function()
+    local a = dl.ones(4)
+    assert.same({4}, a.shape)
+    assert.same({1, 1, 1, 1}, a:totable())
+  end)
+
+  it("make a 0-d array (one element, no dimensions) from the shape {}", function()
+    local a = dl.zeros{}
+    assert.equal(0, a.ndim)
+    assert.equal(1, a.size)
+    assert.equal(0.0, a:get())
+  end)
+
+  it("allow dimensions of length 0", function()
+    assert.equal(0, dl.zeros(0).size)
+    local a = dl.zeros{2, 0}
+    assert.same({2, 0}, a.shape)
+    assert.equal(0, a.size)
+  end)
+
+  it("default to float64 on the cpu", function()
+    local a = dl.ones{2}
+    assert.equal("float64", a.dtype)
+    assert.equal("float", math.type(a[1]))
+    assert.equal("cpu:0", a.device)
+    assert.equal("cpu", a.backend)
+  end)
+
+  it("use opts.dtype", function()
+    assert.same({1, 1}, dl.ones(2, {dtype = "int8"}):totable())
+    assert.same({true, true}, dl.ones(2, {dtype = "bool"}):totable())
+    assert.same({false, false}, dl.zeros(2, {dtype = "bool"}):totable())
+    assert.same({re = 1.0, im = 0.0}, dl.ones(2, {dtype = "complex64"})[2])
+  end)
+
+  it("dl.empty allocates without setting the elements", function()
+    local a = dl.empty({2, 3}, {dtype = "int16"})
+    assert.same({2, 3}, a.shape)
+    assert.equal("int16", a.dtype)
+    assert.equal(12, a.nbytes)
+  end)
+
+  it("accept the device names \"cpu\" and \"cpu:0\"", function()
+    assert.equal("cpu:0", dl.zeros(2, {device = "cpu"}).device)
+    assert.equal("cpu:0", dl.zeros(2, {device = "cpu:0"}).device)
+  end)
+
+  it("raise UNKNOWN_DEVICE for a device that does not exist", function()
+    assert.equal("UNKNOWN_DEVICE", code_of(dl.zeros, 2, {device = "nope"}))
+    assert.equal("UNKNOWN_DEVICE", code_of(dl.ones, 2, {device = "cpu:5"}))
+    assert.equal("UNKNOWN_DEVICE", code_of(dl.empty, 2, {device = "nope:0"}))
+  end)
+
+  it("raise ARGUMENT for an unknown option key or options that are not a table", function()
+    assert.equal("ARGUMENT", code_of(dl.zeros, 2, {dtyp = "int32"}))
+    assert.equal("ARGUMENT", code_of(dl.zeros, 2, "int32"))
+  end)
+
+  it("raise DTYPE for an unknown dtype name", function()
+    assert.equal("DTYPE", code_of(dl.zeros, 2, {dtype = "int33"}))
+  end)
+
+  it("raise SHAPE for negative or fractional sizes and for sizes that overflow", function()
+    assert.equal("SHAPE", code_of(dl.zeros, {-1}))
+    assert.equal("SHAPE", code_of(dl.zeros, -1))
+    assert.equal("SHAPE", code_of(dl.ones, {2.5}))
+    assert.equal("SHAPE", code_of(dl.empty, {2 ^ 31, 2 ^ 31, 2 ^ 31}))
+  end)
+
+  it("raise ARGUMENT for a shape that is not a table or integer", function()
+    assert.equal("ARGUMENT", code_of(dl.zeros, "3"))
+    assert.equal("ARGUMENT", code_of(dl.zeros, {"3"}))
+    assert.equal("ARGUMENT", code_of(dl.zeros))
+  end)
+end)
+
+describe("dl.full", function()
+  it("fills a new array with one value", function()
+    assert.same({{7, 7}, {7, 7}}, dl.full({2, 2}, 7):totable())
+    assert.same({1.5, 1.5, 1.5}, dl.full(3, 1.5):totable())
+    assert.equal(3, dl.full({}, 3):get())
+  end)
+
+  it("infers the dtype from the value", function()
+    assert.equal("int64", dl.full(2, 7).dtype)
+    assert.equal("float64", dl.full(2, 7.5).dtype)
+    assert.equal("float64", dl.full(2, 7.0).dtype)
+    assert.equal("bool", dl.full(2, true).dtype)
+    assert.equal("complex128", dl.full(2, {re = 1, im = 1}).dtype)
+  end)
+
+  it("uses opts.dtype when given", function()
+    local a = dl.full(2, 7, {dtype = "float32"})
+    assert.equal("float32", a.dtype)
+    assert.equal(7.0, a[1])
+  end)
+
+  it("raises VALUE when the dtype cannot hold the value", function()
+    assert.equal("VALUE", code_of(dl.full, 2, 7.5, {dtype = "int32"}))
+    assert.equal("VALUE", code_of(dl.full, 2, 256, {dtype = "uint8"}))
+    assert.equal("VALUE", code_of(dl.full, 2, "x"))
+  end)
+end)
+
+describe("dl.arange", function()
+  it("counts from 0 up to, but not including, stop", function()
+    assert.same({0, 1, 2, 3, 4}, dl.arange(5):totable())
+  end)
+
+  it("counts from start up to, but not including, stop", function()
+    assert.same({2, 3, 4}, dl.arange(2, 5):totable())
+  end)
+
+  it("takes a step, and stops before passing stop", function()
+    assert.same({0, 3, 6, 9}, dl.arange(0, 10, 3):totable())
+  end)
+
+  it("counts down with a negative step", function()
+    assert.same({5, 3, 1}, dl.arange(5, 0, -2):totable())
+    assert.same({10, 7, 4, 1}, dl.arange(10, 0, -3):totable())
+  end)
+
+  it("is empty when stop cannot be reached", function()
+    assert.same({0}, dl.arange(5, 2).shape)
+    assert.same({0}, dl.arange(-3).shape)
+    assert.same({0}, dl.arange(0, 5, -1).shape)
+  end)
+
+  it("gives int64 for integer arguments and float64 when any argument is a float", function()
+    assert.equal("int64", dl.arange(5).dtype)
+    assert.equal("int64", dl.arange(1, 5, 2).dtype)
+    local f = dl.arange(0.0, 3)
+    assert.equal("float64", f.dtype)
+    assert.same({0.0, 1.0, 2.0}, f:totable())
+    assert.same({0, 1, 2, 3}, dl.arange(3.5):totable())
+  end)
+
+  it("takes float steps, each value being start + i * step", function()
+    assert.same({0, 0.25, 0.5, 0.75}, dl.arange(0, 1, 0.25):totable())
+    assert.same({1, 0.75, 0.5, 0.25}, dl.arange(1.0, 0, -0.25):totable())
+    local a = dl.arange(0, 1, 0.1)
+    assert.equal(10, a.size)
+    assert.equal(9 * 0.1, a[10])
+  end)
+
+  it("takes opts after the numbers", function()
+    local a = dl.arange(3, {dtype = "float32"})
+    assert.equal("float32", a.dtype)
+    assert.same({0, 1, 2}, a:totable())
+    assert.equal("uint8", dl.arange(1, 4, 1, {dtype = "uint8"}).dtype)
+  end)
+
+  it("raises VALUE when a value does not fit opts.dtype", function()
+    assert.equal("VALUE", code_of(dl.arange, 250, 260, {dtype = "uint8"}))
+  end)
+
+  it("raises ARGUMENT for a step of 0", function()
+    assert.equal("ARGUMENT", code_of(dl.arange, 0, 5, 0))
+    assert.equal("ARGUMENT", code_of(dl.arange, 0, 5, 0.0))
+  end)
+
+  it("raises ARGUMENT for arguments that are not numbers, or too many", function()
+    assert.equal("ARGUMENT", code_of(dl.arange, "5"))
+    assert.equal("ARGUMENT", code_of(dl.arange, 1, 2, 3, 4))
+  end)
+
+  it("raises VALUE for NaN or infinite bounds and SHAPE for a range that overflows", function()
+    assert.equal("VALUE", code_of(dl.arange, 0 / 0))
+    assert.equal("VALUE", code_of(dl.arange, 0, math.huge))
+    assert.equal("SHAPE", code_of(dl.arange, math.mininteger, math.maxinteger))
+  end)
+end)
+
+describe("dl.linspace", function()
+  it("gives num evenly spaced values from start to stop, both included", function()
+    assert.same({0, 0.25, 0.5, 0.75, 1}, dl.linspace(0, 1, 5):totable())
+  end)
+
+  it("makes 50 values by default", function()
+    local a = dl.linspace(0, 49)
+    assert.same({50}, a.shape)
+    assert.equal(0, a[1])
+    assert.equal(1, a[2])
+    assert.equal(49, a[50])
+  end)
+
+  it("ends exactly at stop", function()
+    assert.equal(0.3, dl.linspace(0, 0.3, 4)[4])
+  end)
+
+  it("counts down when stop is below start", function()
+    assert.same({1, 0.5, 0}, dl.linspace(1, 0, 3):totable())
+  end)
+
+  it("gives just start for num = 1 and an empty array for num = 0", function()
+    assert.same({2}, dl.linspace(2, 3, 1):totable())
+    assert.same({0}, dl.linspace(2, 3, 0).shape)
+  end)
+
+  it("gives float64 even for integer arguments, unless opts.dtype says otherwise", function()
+    local a = dl.linspace(0, 10, 6)
+    assert.equal("float64", a.dtype)
+    assert.equal("float", math.type(a[2]))
+    local b = dl.linspace(0, 10, 6, {dtype = "int32"})
+    assert.equal("int32", b.dtype)
+    assert.same({0, 2, 4, 6, 8, 10}, b:totable())
+    assert.equal("float32", dl.linspace(0, 1, {dtype = "float32"}).dtype)
+  end)
+
+  it("raises VALUE when a value does not fit opts.dtype", function()
+    assert.equal("VALUE", code_of(dl.linspace, 0, 1, 3, {dtype = "int32"}))
+  end)
+
+  it("raises SHAPE for a negative or fractional num", function()
+    assert.equal("SHAPE", code_of(dl.linspace, 0, 1, -1))
+    assert.equal("SHAPE", code_of(dl.linspace, 0, 1, 2.5))
+  end)
+
+  it("raises ARGUMENT without both start and stop", function()
+    assert.equal("ARGUMENT", code_of(dl.linspace, 0))
+  end)
+end)
+
+describe("dl.frombytes", function()
+  it("reads raw bytes, for example from string.pack, as elements of a dtype", function()
+    local a = dl.frombytes(string.pack("=i4i4i4", 1, 2, 3), "int32", {3})
+    assert.equal("int32", a.dtype)
+    assert.same({1, 2, 3}, a:totable())
+  end)
+
+  it("fills the shape in row-major order", function()
+    local a = dl.frombytes(string.pack("=i2i2i2i2i2i2", 1, 2, 3, 4, 5, 6), "int16", {2, 3})
+    assert.same({{1, 2, 3}, {4, 5, 6}}, a:totable())
+  end)
+
+  it("makes a 1-D array when the shape is left out", function()
+    local a = dl.frombytes(string.pack("=dd", 1.5, 2), "float64")
+    assert.same({2}, a.shape)
+    assert.same({1.5, 2.0}, a:totable())
+  end)
+
+  it("takes the shape as one integer, or {} for a 0-d array", function()
+    assert.same({2}, dl.frombytes(string.pack("=i8i8", 1, 2), "int64", 2).shape)
+    local s = dl.frombytes(string.pack("=i8", 7), "int64", {})
+    assert.equal(0, s.ndim)
+    assert.equal(7, s:get())
+  end)
+
+  it("reads complex elements as (re, im) pairs", function()
+    local a = dl.frombytes(string.pack("=dd", 1, 2), "complex128")
+    assert.same({re = 1.0, im = 2.0}, a[1])
+  end)
+
+  it("accepts an empty string for a size-0 shape", function()
+    assert.equal(0, dl.frombytes("", "int32", {0}).size)
+  end)
+
+  it("raises SHAPE when the byte count does not match the shape and dtype", function()
+    assert.equal("SHAPE", code_of(dl.frombytes, string.pack("=i4i4", 1, 2), "int32", {3}))
+    assert.equal("SHAPE", code_of(dl.frombytes, "abc", "int32"))
+    assert.equal("SHAPE", code_of(dl.frombytes, "abcdefgh", "int32", {1}))
+  end)
+
+  it("raises DTYPE for an unknown dtype and ARGUMENT when s is not a string", function()
+    assert.equal("DTYPE", code_of(dl.frombytes, "abcd", "int33"))
+    assert.equal("ARGUMENT", code_of(dl.frombytes, 12, "int32"))
+  end)
+end)

@@ -1,0 +1,338 @@
+-- Indexing: reading and writing single elements and rows.
+--
+-- Indices are 1-based, as everywhere in Lua. A negative index counts from
+-- the end (-1 is the last element); 0 and anything past either end raise an
+-- INDEX error.
+--
+--   a[i]                    1-D: the element i.  n-D: a view of row i.
+--   a[i] = v                1-D: writes element i.  n-D: writes row i (a
+--                           scalar fills it; a table or an array is copied
+--                           and broadcast into it).
+--   a:get(i, j, ...)        one element; exactly a.ndim indices.
+--   a:set(i, j, ..., v)     writes one element; exactly a.ndim indices.
+--
+-- A 0-d array (shape {}) has no rows: use a:get() and a:set(v).
+-- Loop with a numeric for (`for i = 1, #a do ... end`); see the last section
+-- for why ipairs is not the way.
+local dl = require "dlbridge"
+
+-- The dlbridge.Error code that f raises (fails the test if f succeeds).
+local function error_code(f, ...)
+  local ok, err = pcall(f, ...)
+  assert.is_false(ok, "expected an error")
+  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
+  return err.code
+end
+
+describe("indexing a 1-D array", function()
+  it("is 1-based: a[1] is the first element", function()
+    local a = dl.array{10, 20, 30}
+    assert.equal(10, a[1])
+    assert.equal(20, a[2])
+    assert.equal(30, a[3])
+  end)
+
+  it("a negative index counts from the end: a[-1] is the last element", function()
+    local a = dl.array{10, 20, 30}
+    assert.equal(30, a[-1])
+    assert.equal(20, a[-2])
+    assert.equal(10, a[-3])
+  end)
+
+  it("index 0 raises INDEX", function()
+    local a = dl.array{10, 20, 30}
+    local ok, err = pcall(function() return a[0] end)
+    assert.is_false(ok)
+    assert.equal("INDEX", err.code)
+  end)
+
+  it("an index past either end raises INDEX", function()
+    local a = dl.array{10, 20, 30}
+    assert.equal("INDEX", error_code(function() return a[4] end))
+    assert.equal("INDEX", error_code(function() return a[-4] end))
+    assert.equal("INDEX", error_code(function() return a[math.maxinteger] end))
+    assert.equal("INDEX", error_code(function() return a[math.mininteger] end))
+  end)
+
+  it("returns Lua integers for integer dtypes and floats for float dtypes", function()
+    local ints = dl.array{1, 2, 3}
+    local floats = dl.array{1.5, 2.5}
+    assert.equal("integer", math.type(ints[1]))
+    assert.equal("float", math.type(floats[1]))
+    assert.equal(1.5, floats[1])
+    assert.equal(true, dl.array{true, false}[1])
+    assert.equal(false, dl.array{true, false}[2])
+  end)
+
+  it("a[i] = v writes element i, negative indices included", function()
+    local a = dl.zeros{3}
+    a[1] = 1.5
+    a[-1] = 7
+    assert.same({1.5, 0, 7}, a:totable())
+  end)
+
+  it("a[i] = v converts v to the array's dtype", function()
+    local a = dl.zeros({3}, {dtype = "int8"})
+    a[2] = 5
+    assert.equal(5, a[2])
+    assert.equal("integer", math.type(a[2]))
+  end)
+
+  it("writing at index 0 or past the end raises INDEX", function()
+    local a = dl.zeros{3}
+    assert.equal("INDEX", error_code(function() a[0] = 1 end))
+    assert.equal("INDEX", error_code(function() a[4] = 1 end))
+    assert.equal("INDEX", error_code(function() a[-4] = 1 end))
+    assert.same({0, 0, 0}, a:totable())
+  end)
+
+  it("writing a value that is not an element (a string) raises VALUE", function()
+    local a = dl.zeros{3}
+    assert.equal("VALUE", error_code(function() a[1] = "x" end))
+  end)
+end)
+
+describe("index values", function()
+  it("a float with an integer value works as an index: a[3.0] is a[3]", function()
+    local a = dl.array{10, 20, 30}
+    assert.equal(30, a[3.0])
+    assert.equal(30, a[-1.0])
+    a[2.0] = 99
+    assert.equal(99, a[2])
+  end)
+
+  it("a float with a fraction raises INDEX", function()
+    local a = dl.array{10, 20, 30}
+    assert.equal("INDEX", error_code(function() return a[1.5] end))
+    assert.equal("INDEX", error_code(function() a[1.5] = 0 end))
+    assert.equal("INDEX", error_code(function() return a[math.huge] end))
+    assert.equal("INDEX", error_code(function() return a[0 / 0] end))
+  end)
+
+  it("a string key reads a method or attribute, and unknown names read nil", function()
+    local a = dl.array{10, 20, 30}
+    assert.is_function(a.get)
+    assert.equal(1, a.ndim)
+    assert.is_nil(a["x"])
+    assert.is_nil(a.no_such_name)
+    -- a numeric string is a name, not an index
+    assert.is_nil(a["1"])
+  end)
+
+  it("a key that is neither a number nor a string raises ARGUMENT", function()
+    local a = dl.array{10, 20, 30}
+    assert.equal("ARGUMENT", error_code(function() return a[true] end))
+    assert.equal("ARGUMENT", error_code(function() return a[{}] end))
+    assert.equal("ARGUMENT", error_code(function() a[true] = 1 end))
+  end)
+
+  it("arrays have no assignable fields: a.foo = 1 raises ARGUMENT", function()
+    local a = dl.array{10, 20, 30}
+    local ok, err = pcall(function() a.foo = 1 end)
+    assert.is_false(ok)
+    assert.equal("ARGUMENT", err.code)
+    assert.is_nil(a.foo)
+  end)
+end)
+
+describe("indexing an n-D array", function()
+  it("a[i] is a view of row i", function()
+    local m = dl.array{{1, 2, 3}, {4, 5, 6}}
+    local row = m[2]
+    assert.is_true(dl.is_array(row))
+    assert.same({3}, row.shape)
+    assert.same({4, 5, 6}, row:totable())
+    assert.same({1, 2, 3}, m[-2]:totable())
+  end)
+
+  it("chained indexing reaches an element: m[i][j]", function()
+    local m = dl.array{{1, 2, 3}, {4, 5, 6}}
+    assert.equal(6, m[2][3])
+    assert.equal(4, m[-1][1])
+  end)
+
+  it("a row of a 3-D array is a 2-D view", function()
+    local t = dl.arange(24):view{2, 3, 4}
+    assert.same({3, 4}, t[2].shape)
+    assert.equal(12, t[2][1][1])
+  end)
+
+  it("writes through a row view are seen in the base array", function()
+    local m = dl.zeros{2, 3}
+    local row = m[2]
+    row[3] = 9
+    m[1][1] = 4
+    assert.same({{4, 0, 0}, {0, 0, 9}}, m:totable())
+  end)
+
+  it("a row view sees later writes to the base", function()
+    local m = dl.zeros{2, 3}
+    local row = m[1]
+    m:set(1, 2, 5)
+    assert.equal(5, row[2])
+  end)
+
+  it("a[i] = scalar fills row i", function()
+    local m = dl.zeros{2, 3}
+    m[2] = 7
+    assert.same({{0, 0, 0}, {7, 7, 7}}, m:totable())
+  end)
+
+  it("a[i] = {...} copies a table into row i", function()
+    local m = dl.zeros{2, 3}
+    m[1] = {1, 2, 3}
+    m[-1] = {4, 5, 6}
+    assert.same({{1, 2, 3}, {4, 5, 6}}, m:totable())
+  end)
+
+  it("a[i] = array copies (and casts) an array into row i", function()
+    local m = dl.zeros{2, 3}
+    m[2] = dl.array{7, 8, 9}
+    assert.same({{0, 0, 0}, {7, 8, 9}}, m:totable())
+    assert.equal("float64", m.dtype)
+  end)
+
+  it("a[i] = value broadcasts the value to the row's shape", function()
+    local m = dl.zeros{2, 2, 3}
+    m[1] = {1, 2, 3}          -- each of the 2 rows of m[1] gets {1, 2, 3}
+    m[2] = dl.array{{5}, {6}} -- shape {2, 1} spreads along the last dim
+    assert.same({{{1, 2, 3}, {1, 2, 3}}, {{5, 5, 5}, {6, 6, 6}}}, m:totable())
+  end)
+
+  it("a value that does not broadcast to the row raises SHAPE and writes nothing", function()
+    local m = dl.zeros{2, 3}
+    assert.equal("SHAPE", error_code(function() m[1] = {1, 2} end))
+    assert.equal("SHAPE", error_code(function() m[1] = dl.array{1, 2, 3, 4} end))
+    assert.same({{0, 0, 0}, {0, 0, 0}}, m:totable())
+  end)
+
+  it("row index 0 or out of range raises INDEX, for reads and writes", function()
+    local m = dl.zeros{2, 3}
+    assert.equal("INDEX", error_code(function() return m[0] end))
+    assert.equal("INDEX", error_code(function() return m[3] end))
+    assert.equal("INDEX", error_code(function() return m[-3] end))
+    assert.equal("INDEX", error_code(function() m[3] = 1 end))
+  end)
+end)
+
+describe("a:get and a:set", function()
+  it("a:get(i, j, ...) takes one index per dimension", function()
+    local m = dl.array{{1, 2, 3}, {4, 5, 6}}
+    assert.equal(2, m:get(1, 2))
+    assert.equal(6, m:get(-1, -1))
+    assert.equal(4, m:get(2.0, 1))
+  end)
+
+  it("a:set(i, j, ..., v) writes one element", function()
+    local m = dl.zeros{2, 3}
+    m:set(2, 3, 9)
+    m:set(-2, 1, 1.5)
+    assert.same({{1.5, 0, 0}, {0, 0, 9}}, m:totable())
+  end)
+
+  it("works on 1-D arrays with a single index", function()
+    local a = dl.array{10, 20, 30}
+    a:set(-1, 33)
+    assert.equal(33, a:get(3))
+  end)
+
+  it("follows the strides of views", function()
+    local t = dl.array{{1, 2, 3}, {4, 5, 6}}:transpose()
+    assert.equal(4, t:get(1, 2))
+    t:set(3, 1, 30)
+    assert.equal(30, t:get(3, 1))
+  end)
+
+  it("needs exactly ndim indices, else INDEX", function()
+    local m = dl.zeros{2, 3}
+    assert.equal("INDEX", error_code(function() return m:get(1) end))
+    assert.equal("INDEX", error_code(function() return m:get(1, 1, 1) end))
+    assert.equal("INDEX", error_code(function() return m:get() end))
+    assert.equal("INDEX", error_code(function() m:set(1, 5) end))
+    assert.equal("INDEX", error_code(function() m:set(1, 1, 1, 5) end))
+  end)
+
+  it("an index 0, out of range or with a fraction raises INDEX", function()
+    local m = dl.zeros{2, 3}
+    assert.equal("INDEX", error_code(function() return m:get(0, 1) end))
+    assert.equal("INDEX", error_code(function() return m:get(1, 4) end))
+    assert.equal("INDEX", error_code(function() return m:get(1, 1.5) end))
+    assert.equal("INDEX", error_code(function() m:set(3, 1, 5) end))
+  end)
+
+  it("a non-number index raises ARGUMENT", function()
+    local m = dl.zeros{2, 3}
+    assert.equal("ARGUMENT", error_code(function() return m:get(1, "2") end))
+  end)
+
+  it("a:set without a value raises ARGUMENT", function()
+    local a = dl.zeros{3}
+    assert.equal("ARGUMENT", error_code(function() a:set() end))
+  end)
+end)
+
+describe("a 0-d array", function()
+  it("is read with a:get() and written with a:set(v)", function()
+    local z = dl.array(5)
+    assert.equal(0, z.ndim)
+    assert.equal(5, z:get())
+    z:set(7)
+    assert.equal(7, z:get())
+  end)
+
+  it("cannot be indexed: a[1] raises INDEX", function()
+    local z = dl.array(5)
+    assert.equal("INDEX", error_code(function() return z[1] end))
+    assert.equal("INDEX", error_code(function() z[1] = 0 end))
+    assert.equal("INDEX", error_code(function() return z:get(1) end))
+  end)
+
+  it("is what selecting the last dimension of a 1-D array gives", function()
+    local a = dl.array{10, 20, 30}
+    local z = a:select(1, 2)
+    assert.equal(0, z.ndim)
+    z:set(21)
+    assert.equal(21, a[2])
+  end)
+end)
+
+describe("writing to a read-only array", function()
+  it("raises READ_ONLY for a[i] = v, a:set and row writes", function()
+    local e = dl.zeros{1}:expand{3}
+    assert.equal("READ_ONLY", error_code(function() e[1] = 5 end))
+    assert.equal("READ_ONLY", error_code(function() e:set(2, 5) end))
+    local m = dl.zeros{1, 3}:expand{2, 3}
+    assert.equal("READ_ONLY", error_code(function() m[1] = 5 end))
+    assert.equal("READ_ONLY", error_code(function() m[1][1] = 5 end))
+    assert.same({0, 0, 0}, e:totable())
+  end)
+end)
+
+describe("looping over an array", function()
+  it("use a numeric for from 1 to #a", function()
+    local a = dl.array{10, 20, 30}
+    local sum = 0
+    for i = 1, #a do sum = sum + a[i] end
+    assert.equal(60, sum)
+  end)
+
+  it("a numeric for over an n-D array visits its rows", function()
+    local m = dl.array{{1, 2}, {3, 4}, {5, 6}}
+    local firsts = {}
+    for i = 1, #m do firsts[i] = m[i][1] end
+    assert.same({1, 3, 5}, firsts)
+  end)
+
+  it("ipairs is not the way: it reads past the end and raises INDEX", function()
+    -- ipairs stops at the first nil, but an array never answers nil for an
+    -- integer: the index after the last one raises INDEX instead.
+    local a = dl.array{10, 20, 30}
+    local seen = {}
+    local ok, err = pcall(function()
+      for i, v in ipairs(a) do seen[i] = v end
+    end)
+    assert.is_false(ok)
+    assert.equal("INDEX", err.code)
+    assert.same({10, 20, 30}, seen)
+  end)
+end)
