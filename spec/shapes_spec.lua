@@ -233,8 +233,12 @@ describe("sizes that overflow", function()
     assert.equal("SHAPE", error_code(function() return dl.zeros{1, 1}:expand{2^62, 4} end))
   end)
 
-  it("are fine when an extent is 0: the array is just empty", function()
-    local a = dl.zeros{0, 2^62, 2^62}
+  it("still raise SHAPE when another extent is 0 (the strides would overflow), as NumPy does", function()
+    assert.equal("SHAPE", error_code(function() return dl.zeros{0, 2^62, 2^62} end))
+  end)
+
+  it("are fine when an extent is 0 and the other extents multiply without overflow", function()
+    local a = dl.zeros{0, 2^31, 2^31}
     assert.equal(0, a.size)
     assert.equal(0, a.nbytes)
   end)

@@ -93,13 +93,31 @@ static void strbuf_spaces(dlb_strbuf *sb, size_t n) {
 /* Room for the longest element text: two reals ("-1.2345678e-308.") and "+j". */
 #define ELEM_CAP 64
 
-/* A real as "%.8g", with '.' appended when the text would read as an integer. */
-static size_t format_real(char *buf, size_t cap, double x) {
+/* x rounded to dtype's precision (the identity for float64). */
+static double round_to(dlb_dtype dtype, double x) {
+  switch (dtype) {
+  case DLB_FLOAT16: return dlb_float16_to_double(dlb_float16_from_double(x));
+  case DLB_BFLOAT16: return dlb_bfloat16_to_double(dlb_bfloat16_from_double(x));
+  case DLB_FLOAT32:
+  case DLB_COMPLEX64: return (double)(float)x;
+  default: return x;
+  }
+}
+
+/* A real with at most 8 significant digits (NumPy's precision), and for the
+ * narrower dtypes the fewest digits that read back as the same value
+ * (float16 0.001 prints "0.001", not "0.0010004044"); '.' is appended when
+ * the text would read as an integer. */
+static size_t format_real(char *buf, size_t cap, double x, dlb_dtype dtype) {
+  int n = 0;
   if (isnan(x))
     return (size_t)snprintf(buf, cap, "nan"); /* never glibc's "-nan" */
   if (isinf(x))
     return (size_t)snprintf(buf, cap, "%s", x < 0 ? "-inf" : "inf");
-  int n = snprintf(buf, cap, "%.8g", x);
+  for (int digits = dtype == DLB_FLOAT64 || dtype == DLB_COMPLEX128 ? 8 : 1; digits <= 8; digits++) {
+    n = snprintf(buf, cap, "%.*g", digits, x);
+    if (digits == 8 || round_to(dtype, strtod(buf, NULL)) == x) break;
+  }
   if (n < 0 || (size_t)n >= cap - 1)
     return n < 0 ? 0 : cap - 1; /* cannot happen with ELEM_CAP */
   if (strchr(buf, '.') == NULL && strchr(buf, 'e') == NULL) {
@@ -110,7 +128,7 @@ static size_t format_real(char *buf, size_t cap, double x) {
 }
 
 /* Writes one element's text into buf (ELEM_CAP bytes) and returns its length. */
-static size_t format_element(char *buf, const dlb_scalar *v) {
+static size_t format_element(char *buf, const dlb_scalar *v, dlb_dtype dtype) {
   int n;
   switch (v->kind) {
   case DLB_SCALAR_BOOL:
@@ -123,13 +141,13 @@ static size_t format_element(char *buf, const dlb_scalar *v) {
     n = snprintf(buf, ELEM_CAP, "%llu", (unsigned long long)v->v.u);
     break;
   case DLB_SCALAR_FLOAT:
-    return format_real(buf, ELEM_CAP, v->v.f);
+    return format_real(buf, ELEM_CAP, v->v.f, dtype);
   case DLB_SCALAR_COMPLEX: {
     /* NumPy style: "1.+2.j", "0.-1.5j", "nan+nanj". */
     double im = v->v.c.im;
-    size_t len = format_real(buf, ELEM_CAP / 2, v->v.c.re);
+    size_t len = format_real(buf, ELEM_CAP / 2, v->v.c.re, dtype);
     buf[len++] = signbit(im) && !isnan(im) ? '-' : '+';
-    len += format_real(buf + len, ELEM_CAP / 2 - 2, fabs(im));
+    len += format_real(buf + len, ELEM_CAP / 2 - 2, fabs(im), dtype);
     buf[len++] = 'j';
     buf[len] = '\0';
     return len;
@@ -143,8 +161,7 @@ static size_t format_element(char *buf, const dlb_scalar *v) {
 
 void dlb_format_scalar(dlb_strbuf *out, dlb_dtype dtype, const dlb_scalar *v) {
   char buf[ELEM_CAP];
-  (void)dtype; /* the scalar's kind decides the text; every float dtype prints alike */
-  dlb_strbuf_add(out, buf, format_element(buf, v));
+  dlb_strbuf_add(out, buf, format_element(buf, v, dtype));
 }
 
 /* ---- the array ----------------------------------------------------------- */
@@ -190,7 +207,7 @@ static void put_element(fmt_ctx *c, int64_t offset, int pad) {
   char buf[ELEM_CAP];
   dlb_scalar v;
   dlb_scalar_load(c->a->dtype, c->base + (ptrdiff_t)offset * (ptrdiff_t)c->itemsize, &v);
-  size_t len = format_element(buf, &v);
+  size_t len = format_element(buf, &v, c->a->dtype);
   if (c->measuring) {
     if (len > c->width)
       c->width = len;

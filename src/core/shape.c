@@ -3,21 +3,24 @@
 #include "shape.h"
 
 dlb_status dlb_shape_numel(int ndim, const int64_t *shape, int64_t *numel, dlb_error *err) {
-  int64_t n = 1;
-  int overflow = 0;
+  int64_t product = 1;
+  int has_zero = 0;
   if (ndim < 0 || ndim > DLB_MAX_NDIM)
     return dlb_fail(err, DLB_E_SHAPE, "%d dimensions (at most %d)", ndim, DLB_MAX_NDIM);
   for (int d = 0; d < ndim; d++) {
     if (shape[d] < 0)
       return dlb_fail(err, DLB_E_SHAPE, "dimension %d has negative extent %lld", d + 1,
                       (long long)shape[d]);
-    if (__builtin_mul_overflow(n, shape[d], &n)) overflow = 1;
+    if (shape[d] == 0) {
+      has_zero = 1;
+      continue;
+    }
+    /* The product of the nonzero extents must fit even when another extent
+     * is 0: it bounds the row-major strides, which must not overflow. */
+    if (__builtin_mul_overflow(product, shape[d], &product))
+      return dlb_fail(err, DLB_E_SHAPE, "the element count overflows");
   }
-  /* A zero extent anywhere makes the count 0, whatever overflowed before it. */
-  for (int d = 0; d < ndim; d++)
-    if (shape[d] == 0) overflow = 0, n = 0;
-  if (overflow) return dlb_fail(err, DLB_E_SHAPE, "the element count overflows");
-  *numel = n;
+  *numel = has_zero ? 0 : product;
   return DLB_OK;
 }
 

@@ -52,7 +52,7 @@ void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op) {
     default:
       break;
   }
-  dlbL_raise(L, DLB_E_VALUE, op, "a %s is not an element value (numbers, booleans, {re=, im=})",
+  dlbL_raise(L, DLB_E_VALUE, op, "expected an element value (number, boolean, {re=, im=}), got %s",
              luaL_typename(L, idx));
 }
 

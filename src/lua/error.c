@@ -59,7 +59,17 @@ int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
     case LUA_OK: return lua_gettop(L);
     case LUA_ERRMEM:
       dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua could not allocate the result");
-    default: return lua_error(L); /* dlbridge errors pass through unchanged */
+    default:
+      /* A dlbridge error raised inside f saw f's pcall as its caller: give it
+       * the position of the code that called us instead. */
+      if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "where") == LUA_TSTRING) {
+        lua_pop(L, 1);
+        luaL_where(L, 1);
+        lua_setfield(L, -2, "where");
+      } else {
+        lua_pop(L, 1);
+      }
+      return lua_error(L);
   }
 }
 

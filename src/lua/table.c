@@ -91,7 +91,8 @@ static void put_leaf(lua_State *L, fill_state *fs) {
   } else if (dlbL_is_complex(L, -1)) {
     fs->complex_seen = 1;
   } else {
-    dlbL_raise(L, DLB_E_VALUE, fs->op, "a %s is not an element value (numbers, booleans, {re=, im=})",
+    dlbL_raise(L, DLB_E_VALUE, fs->op,
+               "expected an element value (number, boolean, {re=, im=}), got %s",
                luaL_typename(L, -1));
   }
   fs->out += 8;
