@@ -106,6 +106,57 @@ typedef struct dlb_backend_ops {
   void (*release)(void *ctx);
 } dlb_backend_ops;
 
+/*
+ * DLPack exchange. Each function below that can fail pushes a dlbridge.Error
+ * onto the stack on failure and returns its code: a host's lua_CFunction
+ * raises it with `return lua_error(L);`, other callers drop it with
+ * lua_pop(L, 1). On success nothing is left on the stack unless stated.
+ */
+
+/* The options of an export, as a:to_dlpack(opts) takes them. */
+typedef struct dlb_export_options {
+  int32_t max_version_major; /* < 0: not given (versioned); 0: legacy; >= 1: versioned */
+  int32_t max_version_minor;
+  int has_dl_device;         /* dl_device: the device the consumer wants */
+  DLDevice dl_device;
+  int copy;                  /* -1: copy only if needed (nil); 0: never (false); 1: always (true) */
+  int has_stream;            /* stream: CUDA devices only */
+  int64_t stream;
+  int fallback_cpu;          /* export a host copy when the backend cannot export */
+} dlb_export_options;
+
+/* Sets the defaults: versioned, no dl_device, copy only if needed. */
+DLB_API void dlb_export_options_init(dlb_export_options *opts);
+
+/* Exports the array at idx. The caller owns *out and must call its deleter
+ * exactly once (on any thread, even after lua_close). With the legacy form a
+ * read-only array needs copy = 1. */
+DLB_API dlb_status dlb_export_versioned(lua_State *L, int idx, const dlb_export_options *opts,
+                                        DLManagedTensorVersioned **out);
+DLB_API dlb_status dlb_export_legacy(lua_State *L, int idx, const dlb_export_options *opts,
+                                     DLManagedTensor **out);
+
+/* Takes ownership of a producer's tensor and pushes it as an array (zero
+ * copy for host-reachable memory). On failure the tensor's deleter has
+ * already been called, exactly once. */
+DLB_API dlb_status dlb_push_versioned(lua_State *L, DLManagedTensorVersioned *tensor);
+DLB_API dlb_status dlb_push_legacy(lua_State *L, DLManagedTensor *tensor);
+
+/* Pushes a capsule owning the tensor, for Lua code to dl.from_dlpack. An
+ * unconsumed capsule calls the deleter when collected. */
+DLB_API void dlb_push_capsule_versioned(lua_State *L, DLManagedTensorVersioned *tensor);
+DLB_API void dlb_push_capsule_legacy(lua_State *L, DLManagedTensor *tensor);
+
+/* Takes the tensor out of the capsule at idx and marks it consumed. The
+ * caller owns *tensor (a DLManagedTensorVersioned* when *versioned, else a
+ * DLManagedTensor*). CAPSULE_CONSUMED the second time. */
+DLB_API dlb_status dlb_capsule_take(lua_State *L, int idx, void **tensor, int *versioned);
+
+/* Raises a dlbridge.Error from a host's C function: code, the API call's name
+ * (op), an optional hint (NULL: the code's default) and a printf message. */
+DLB_API int dlb_raise(lua_State *L, dlb_status code, const char *op, const char *hint,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6), noreturn));
+
 /* Opens the module as `require "dlbridge.core"` would (pushes its table). */
 DLB_API int luaopen_dlbridge_core(lua_State *L);
 

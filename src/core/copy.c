@@ -126,12 +126,22 @@ dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
   return cast_strided(dst->dtype, &d, dst->dtype, &s, dst->ndim, dst->shape, err);
 }
 
-dlb_status dlb_array_clone(dlb_array *out, const dlb_array *src, dlb_dtype dtype, dlb_error *err) {
-  dlb_status st = dlb_array_allocate(out, src->buffer->backend, src->buffer->device_id, dtype,
-                                     src->ndim, src->shape, 0, err);
+/* Allocates out on (backend, device_id) and copies src into it. */
+static dlb_status clone_onto(dlb_array *out, const dlb_array *src, dlb_backend *backend,
+                             int device_id, dlb_dtype dtype, dlb_error *err) {
+  dlb_status st = dlb_array_allocate(out, backend, device_id, dtype, src->ndim, src->shape, 0, err);
   if (st != DLB_OK) return st;
   if ((st = dlb_array_copy_into(out, src, err)) != DLB_OK) dlb_array_release(out);
   return st;
+}
+
+dlb_status dlb_array_clone(dlb_array *out, const dlb_array *src, dlb_dtype dtype, dlb_error *err) {
+  return clone_onto(out, src, src->buffer->backend, src->buffer->device_id, dtype, err);
+}
+
+dlb_status dlb_array_clone_to(dlb_array *out, const dlb_array *src, dlb_backend *backend,
+                              int device_id, dlb_error *err) {
+  return clone_onto(out, src, backend, device_id, src->dtype, err);
 }
 
 /* Host address of the element at a 0-based index, or NULL when out of range. */

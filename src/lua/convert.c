@@ -166,13 +166,26 @@ int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op) 
   return i - 1;
 }
 
+void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op) {
+  size_t len;
+  dlb_error err;
+  const char *name;
+  if (lua_type(L, idx) != LUA_TSTRING)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "device must be a string such as \"cpu\", got %s",
+               luaL_typename(L, idx));
+  name = lua_tolstring(L, idx, &len);
+  if (dlb_registry_parse_device(dlbL_state(L)->registry, name, len, &opts->backend,
+                                &opts->device_id, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+}
+
 void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op) {
   dlb_lua_state *state = dlbL_state(L);
   opts->has_dtype = 0;
   opts->dtype = DLB_FLOAT64;
   opts->backend = state->cpu;
   opts->device_id = 0;
-  if (lua_isnoneornil(L, idx)) return;
+  if (idx == 0 || lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE)
     dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
   idx = lua_absindex(L, idx);
@@ -183,16 +196,7 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
       opts->dtype = dlbL_check_dtype(L, -1, op);
       opts->has_dtype = 1;
     } else if (strcmp(key, "device") == 0) {
-      size_t len;
-      dlb_error err;
-      const char *name;
-      if (lua_type(L, -1) != LUA_TSTRING)
-        dlbL_raise(L, DLB_E_ARGUMENT, op, "device must be a string such as \"cpu\", got %s",
-                   luaL_typename(L, -1));
-      name = lua_tolstring(L, -1, &len);
-      if (dlb_registry_parse_device(state->registry, name, len, &opts->backend, &opts->device_id,
-                                    &err) != DLB_OK)
-        dlbL_raise_error(L, &err, op);
+      dlbL_check_device(L, -1, opts, op);
     } else {
       lua_pushvalue(L, -2);
       dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected dtype, device)",

@@ -4,9 +4,9 @@
 #include <string.h>
 #include "internal.h"
 
-/* Builds the error table and raises it. message is copied before anything
- * can longjmp, so callers may pass stack buffers. */
-static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message,
+/* Pushes the error table. message is copied before anything can longjmp,
+ * so callers may pass stack buffers. */
+static void push_table(lua_State *L, dlb_status code, const char *op, const char *message,
                        const char *hint, const char *backend, int has_native, int64_t native) {
   lua_createtable(L, 0, 8);
   lua_pushstring(L, dlb_status_name(code));
@@ -31,8 +31,17 @@ static int raise_table(lua_State *L, dlb_status code, const char *op, const char
   luaL_where(L, 1);
   lua_setfield(L, -2, "where");
   luaL_setmetatable(L, DLB_ERROR_MT);
-  lua_error(L);
-  return 0;
+}
+
+void dlbL_push_error(lua_State *L, const dlb_error *err, const char *op) {
+  push_table(L, err->code, op, err->message, err->hint, err->backend, err->has_native,
+             err->native_status);
+}
+
+static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message,
+                       const char *hint, const char *backend, int has_native, int64_t native) {
+  push_table(L, code, op, message, hint, backend, has_native, native);
+  return lua_error(L);
 }
 
 int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...) {
@@ -119,14 +128,19 @@ static int error_is(lua_State *L) {
   return 1;
 }
 
-/* dl.is_error(v): whether v is a dlbridge.Error. */
-static int error_is_error(lua_State *L) {
-  int ok = lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1);
+int dlbL_is_error(lua_State *L, int idx) {
+  int ok = lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx);
   if (ok) {
     luaL_getmetatable(L, DLB_ERROR_MT);
     ok = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
   }
-  lua_pushboolean(L, ok);
+  return ok;
+}
+
+/* dl.is_error(v): whether v is a dlbridge.Error. */
+static int error_is_error(lua_State *L) {
+  lua_pushboolean(L, dlbL_is_error(L, 1));
   return 1;
 }
 

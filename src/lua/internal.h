@@ -7,6 +7,7 @@
 #include "../core/array.h"
 #include "../core/backend.h"
 #include "../core/copy.h"
+#include "../core/dlpack.h"
 #include "../core/dtype.h"
 
 #define DLB_ARRAY_MT "dlbridge.Array"
@@ -26,8 +27,18 @@ typedef struct dlb_lua_state {
   dlb_backend *cpu;
 } dlb_lua_state;
 
+#define DLB_STATE_KEY "dlbridge.state"
+
+/* The module state: the upvalue in module functions, else (a host's C
+ * function calling the C API) the registry. NULL before luaopen. */
 static inline dlb_lua_state *dlbL_state(lua_State *L) {
-  return (dlb_lua_state *)lua_touserdata(L, DLB_UV_STATE);
+  dlb_lua_state *state = (dlb_lua_state *)lua_touserdata(L, DLB_UV_STATE);
+  if (!state) {
+    lua_getfield(L, LUA_REGISTRYINDEX, DLB_STATE_KEY);
+    state = (dlb_lua_state *)lua_touserdata(L, -1);
+    lua_pop(L, 1);
+  }
+  return state;
 }
 
 /* --- errors (error.c) --- */
@@ -37,6 +48,10 @@ int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, .
 /* Calls f with this function's arguments in protected mode; a Lua memory
  * error (a huge table or string) becomes an OUT_OF_MEMORY dlbridge.Error. */
 int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op);
+/* Whether the value at idx is a dlbridge.Error. */
+int dlbL_is_error(lua_State *L, int idx);
+/* Pushes (does not raise) the error object for err. */
+void dlbL_push_error(lua_State *L, const dlb_error *err, const char *op);
 /* Raises the error a core call reported. */
 int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) __attribute__((noreturn));
 /* Pushes Error's metatable and helpers into the module table at -1. */
@@ -85,16 +100,34 @@ typedef struct dlbL_options {
   dlb_backend *backend;
   int device_id;
 } dlbL_options;
-/* Reads opts at idx (nil or a table); unknown keys raise ARGUMENT. */
+/* Reads opts at idx (nil or a table; idx 0 only sets the defaults);
+ * unknown keys raise ARGUMENT. */
 void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op);
+/* Parses the device string at idx ("cpu", "cpu:0") into opts. */
+void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op);
 
 /* Writes the Lua value at vidx into every element of dst: a scalar fills;
  * an array, or nested tables, is broadcast to dst's shape and copied. */
 void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op);
 
+/* --- DLPack (dlpack.c) --- */
+/* Exports the array at idx (no Lua error: a status in err). */
+dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_exported *out,
+                       dlb_error *err);
+/* Pushes a capsule owning t. */
+void dlbL_push_capsule(lua_State *L, dlb_exported t);
+/* Takes the tensor of the capsule at idx, marking it consumed first. */
+dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error *err);
+/* Imports t (owning it) and pushes the array; on failure pushes nothing. */
+dlb_status dlbL_import(lua_State *L, dlb_exported t, dlb_error *err);
+
 /* --- module parts --- */
 extern const luaL_Reg dlbL_create_functions[]; /* create.c */
 extern const luaL_Reg dlbL_view_methods[]; /* views.c */
 extern const luaL_Reg dlbL_data_methods[]; /* data.c */
+extern const luaL_Reg dlbL_dlpack_methods[]; /* dlpack.c: to_dlpack, __dlpack, __dlpack_device */
+extern const luaL_Reg dlbL_dlpack_functions[]; /* dlpack.c: from_dlpack */
+/* dlpack.c: creates the Capsule metatable (once per state). */
+void dlbL_open_capsule(lua_State *L);
 
 #endif

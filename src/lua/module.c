@@ -4,7 +4,6 @@
 #include "internal.h"
 
 #define DLB_MODULE_KEY "dlbridge.core"
-#define DLB_STATE_KEY "dlbridge.state"
 
 /* __gc of the State userdata: drops the registry's backend references
  * (buffers still exported keep their backends alive). */
@@ -80,6 +79,8 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   dlbL_open_array(L);
   set_functions(L, module, dlbL_create_functions);
   set_functions(L, module, module_functions);
+  set_functions(L, module, dlbL_dlpack_functions);
+  dlbL_open_capsule(L);
   lua_settop(L, module);
   dlbL_open_errors(L);
   lua_pushliteral(L, DLB_VERSION_STRING);

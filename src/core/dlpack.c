@@ -1,0 +1,331 @@
+/* dlpack.c -- DLPack export and import of core arrays, both ABIs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "copy.h"
+#include "dlpack.h"
+#include "shape.h"
+
+/* ---- export ---------------------------------------------------------------- */
+
+/* The manager_ctx of every tensor dlbridge exports: the tensor itself, its
+ * shape and strides, and the buffer reference that keeps the memory alive. */
+typedef struct export_ctx {
+  union {
+    DLManagedTensorVersioned versioned;
+    DLManagedTensor legacy;
+  } tensor;
+  dlb_buffer *buffer;
+  int64_t shape[DLB_MAX_NDIM];
+  int64_t strides[DLB_MAX_NDIM];
+} export_ctx;
+
+/* Deleters: drop the buffer reference (atomic, any thread, no Lua). */
+static void delete_versioned(DLManagedTensorVersioned *self) {
+  export_ctx *ctx = self->manager_ctx;
+  dlb_buffer_release(ctx->buffer);
+  free(ctx);
+}
+
+static void delete_legacy(DLManagedTensor *self) {
+  export_ctx *ctx = self->manager_ctx;
+  dlb_buffer_release(ctx->buffer);
+  free(ctx);
+}
+
+void dlb_dlpack_delete(dlb_exported t) {
+  if (!t.tensor) return;
+  if (t.versioned) {
+    DLManagedTensorVersioned *v = t.tensor;
+    if (v->deleter) v->deleter(v);
+  } else {
+    DLManagedTensor *l = t.tensor;
+    if (l->deleter) l->deleter(l);
+  }
+}
+
+int dlb_dlpack_host_reachable(int32_t device_type) {
+  return device_type == kDLCPU || device_type == kDLCUDAHost || device_type == kDLCUDAManaged ||
+         device_type == kDLROCMHost;
+}
+
+/* Device types whose pointers allow arithmetic (data + offset); the others
+ * (OpenCL, Vulkan, Metal, ...) get the offset in byte_offset. */
+static int pointer_arithmetic_ok(int32_t device_type) {
+  return dlb_dlpack_host_reachable(device_type) || device_type == kDLCUDA || device_type == kDLROCM;
+}
+
+/* Fills ctx's DLTensor from a (whose buffer ctx already holds). */
+static dlb_status fill_tensor(DLTensor *t, export_ctx *ctx, const dlb_array *a, dlb_error *err) {
+  dlb_buffer *b = a->buffer;
+  int32_t device_type = b->backend->ops.device_type;
+  void *base = b->host;
+  if (!base && b->handle) {
+    dlb_status st = b->backend->ops.export_pointer(b->backend->ctx, b->device_id, b->handle, &base);
+    if (st != DLB_OK) return dlb_backend_failed(b->backend, st, "export a device pointer", err);
+  }
+  memcpy(ctx->shape, a->shape, (size_t)a->ndim * sizeof a->shape[0]);
+  memcpy(ctx->strides, a->strides, (size_t)a->ndim * sizeof a->strides[0]);
+  t->device.device_type = (DLDeviceType)device_type;
+  t->device.device_id = b->device_id;
+  t->ndim = a->ndim;
+  t->dtype = dlb_dtype_to_dl(a->dtype);
+  t->shape = a->ndim ? ctx->shape : NULL;
+  t->strides = a->ndim ? ctx->strides : NULL;
+  if (!base) { /* size 0: no memory at all */
+    t->data = NULL;
+    t->byte_offset = 0;
+  } else if (pointer_arithmetic_ok(device_type)) {
+    t->data = (char *)base + a->offset;
+    t->byte_offset = 0;
+  } else {
+    t->data = base;
+    t->byte_offset = a->offset;
+  }
+  return DLB_OK;
+}
+
+/* Wraps a (sharing its buffer) as a managed tensor of the requested ABI. */
+static dlb_status wrap(const dlb_array *a, int versioned, uint64_t flags, dlb_exported *out,
+                       dlb_error *err) {
+  export_ctx *ctx = malloc(sizeof *ctx);
+  dlb_status st;
+  if (!ctx) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a DLPack tensor");
+  ctx->buffer = a->buffer;
+  if (versioned) {
+    DLManagedTensorVersioned *v = &ctx->tensor.versioned;
+    v->version.major = DLB_DLPACK_MAJOR;
+    v->version.minor = DLB_DLPACK_MINOR;
+    v->manager_ctx = ctx;
+    v->deleter = delete_versioned;
+    v->flags = flags;
+    st = fill_tensor(&v->dl_tensor, ctx, a, err);
+  } else {
+    DLManagedTensor *l = &ctx->tensor.legacy;
+    l->manager_ctx = ctx;
+    l->deleter = delete_legacy;
+    st = fill_tensor(&l->dl_tensor, ctx, a, err);
+  }
+  if (st != DLB_OK) {
+    free(ctx);
+    return st;
+  }
+  dlb_buffer_retain(a->buffer);
+  out->versioned = versioned;
+  out->tensor = ctx;
+  return DLB_OK;
+}
+
+/* Where a copy must go: the dl_device the consumer named, the host for a
+ * fallback, else the array's own device. */
+static dlb_status copy_target(const dlb_array *a, const dlb_export_request *req, int host_copy,
+                              dlb_backend **backend, int *device_id, dlb_error *err) {
+  dlb_buffer *b = a->buffer;
+  *backend = b->backend;
+  *device_id = b->device_id;
+  if (req->has_dl_device) {
+    if ((int32_t)req->dl_device.device_type == b->backend->ops.device_type &&
+        req->dl_device.device_id == b->device_id)
+      return DLB_OK;
+    if (req->dl_device.device_type == kDLCPU && req->dl_device.device_id == 0 && req->host) {
+      *backend = req->host;
+      *device_id = 0;
+      return DLB_OK;
+    }
+    return dlb_fail(err, DLB_E_UNSUPPORTED, "cannot export to DLPack device (%d, %d)",
+                    (int)req->dl_device.device_type, (int)req->dl_device.device_id);
+  }
+  if (host_copy) {
+    *backend = req->host;
+    *device_id = 0;
+  }
+  return DLB_OK;
+}
+
+dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, dlb_exported *out,
+                             dlb_error *err) {
+  dlb_buffer *b = a->buffer;
+  int readonly = a->readonly || b->readonly;
+  int can_export = b->host || b->backend->ops.export_pointer || a->numel == 0;
+  int host_copy = !can_export && req->fallback_host;
+  int other_device = req->has_dl_device &&
+                     ((int32_t)req->dl_device.device_type != b->backend->ops.device_type ||
+                      req->dl_device.device_id != b->device_id);
+  int must_copy = host_copy || other_device || req->copy == DLB_COPY_ALWAYS;
+  dlb_backend *target;
+  int target_id;
+  dlb_array copy;
+  dlb_status st;
+  out->tensor = NULL;
+  if (!can_export && !req->fallback_host && !other_device) {
+    dlb_fail(err, DLB_E_BACKEND_INCOMPATIBLE,
+             "backend '%s' cannot hand out a device pointer, so %s:%d memory cannot be exported "
+             "to DLPack", b->backend->name, b->backend->name, b->device_id);
+    strcpy(err->backend, b->backend->name);
+    return DLB_E_BACKEND_INCOMPATIBLE;
+  }
+  if (must_copy && req->copy == DLB_COPY_NEVER)
+    return dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this %s",
+                    host_copy ? "export (the backend cannot export; fallback copies)" : "export");
+  if (readonly && !req->versioned && !must_copy) {
+    dlb_fail(err, DLB_E_READ_ONLY,
+             "a read-only array cannot be exported as a legacy (0.x) tensor, which has no "
+             "read-only flag");
+    dlb_error_hint(err, "ask for max_version = {1, 0} or later, or pass copy = true");
+    return DLB_E_READ_ONLY;
+  }
+  if (!must_copy) return wrap(a, req->versioned, readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, out, err);
+  if ((st = copy_target(a, req, host_copy, &target, &target_id, err)) != DLB_OK) return st;
+  if ((st = dlb_array_clone_to(&copy, a, target, target_id, err)) != DLB_OK) return st;
+  st = wrap(&copy, req->versioned, DLPACK_FLAG_BITMASK_IS_COPIED, out, err);
+  dlb_array_release(&copy); /* the tensor holds the only reference now */
+  return st;
+}
+
+/* ---- import ---------------------------------------------------------------- */
+
+/* Buffer release hooks: hand the tensor back to its producer. */
+static void release_versioned(void *owner) {
+  DLManagedTensorVersioned *v = owner;
+  if (v->deleter) v->deleter(v);
+}
+
+static void release_legacy(void *owner) {
+  DLManagedTensor *l = owner;
+  if (l->deleter) l->deleter(l);
+}
+
+/* Fails an import: the producer gets its tensor back (deleter, exactly once). */
+static dlb_status reject(dlb_exported t, dlb_status code, const char *what, dlb_error *err) {
+  dlb_dlpack_delete(t);
+  return dlb_fail(err, code, "%s", what);
+}
+
+/* Our own export coming back: its context, so the import can take the
+ * buffer directly instead of wrapping a wrapper. NULL for foreign tensors. */
+static export_ctx *own_export(dlb_exported t) {
+  if (t.versioned) {
+    DLManagedTensorVersioned *v = t.tensor;
+    return v->deleter == delete_versioned ? v->manager_ctx : NULL;
+  }
+  DLManagedTensor *l = t.tensor;
+  return l->deleter == delete_legacy ? l->manager_ctx : NULL;
+}
+
+/* The checks of one tensor; fills the geometry of out (not its buffer). */
+static dlb_status validate(const DLTensor *t, dlb_array *out, int64_t *lo, int64_t *hi,
+                           dlb_error *err) {
+  dlb_dtype dtype;
+  int64_t numel;
+  if (t->ndim < 0 || t->ndim > DLB_MAX_NDIM)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "ndim %d outside 0..%d", t->ndim, DLB_MAX_NDIM);
+  if (t->ndim > 0 && !t->shape)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "shape is NULL for a %d-D tensor", t->ndim);
+  if (dlb_dtype_from_dl(t->dtype, &dtype) != 0)
+    return dlb_fail(err, DLB_E_DTYPE, "no dtype for DLPack type {code %u, bits %u, lanes %u}",
+                    t->dtype.code, t->dtype.bits, t->dtype.lanes);
+  for (int d = 0; d < t->ndim; d++)
+    if (t->shape[d] < 0)
+      return dlb_fail(err, DLB_E_DLPACK_INVALID, "dimension %d has negative extent %lld", d + 1,
+                      (long long)t->shape[d]);
+  if (dlb_shape_numel(t->ndim, t->shape, &numel, err) != DLB_OK)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "the element count overflows");
+  if (t->byte_offset > (uint64_t)PTRDIFF_MAX)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "byte_offset %llu is out of range",
+                    (unsigned long long)t->byte_offset);
+  out->dtype = dtype;
+  out->ndim = t->ndim;
+  out->numel = numel;
+  out->readonly = 0;
+  if (t->ndim) memcpy(out->shape, t->shape, (size_t)t->ndim * sizeof out->shape[0]);
+  if (t->strides) {
+    if (t->ndim) memcpy(out->strides, t->strides, (size_t)t->ndim * sizeof out->strides[0]);
+  } else {
+    dlb_shape_contiguous_strides(t->ndim, out->shape, out->strides); /* NULL: compact row-major */
+  }
+  if (numel > 0 && !t->data)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "data is NULL for %lld elements", (long long)numel);
+  if (dlb_shape_reach(out->ndim, out->shape, out->strides, lo, hi, err) != DLB_OK)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "the strides reach beyond any addressable range");
+  return DLB_OK;
+}
+
+/* Byte range [first, last) of the memory the tensor reaches, from data. */
+static dlb_status byte_range(const DLTensor *t, const dlb_array *a, int64_t lo, int64_t hi,
+                             int64_t *first, int64_t *last, dlb_error *err) {
+  int64_t item = (int64_t)dlb_dtype_get(a->dtype)->itemsize, offset = (int64_t)t->byte_offset;
+  uintptr_t data = (uintptr_t)t->data;
+  if (__builtin_mul_overflow(lo, item, first) || __builtin_add_overflow(*first, offset, first) ||
+      __builtin_add_overflow(hi, 1, last) || __builtin_mul_overflow(*last, item, last) ||
+      __builtin_add_overflow(*last, offset, last))
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "the tensor's byte range overflows");
+  /* The range must not wrap around the address space. */
+  if ((*first < 0 && data < (uintptr_t)(-(*first + 1)) + 1) ||
+      (*last > 0 && (uintptr_t)*last > UINTPTR_MAX - data))
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "the tensor's memory wraps around the address space");
+  return DLB_OK;
+}
+
+dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, dlb_error *err) {
+  const DLTensor *dl;
+  uint64_t flags = 0;
+  int64_t lo = 0, hi = 0, first = 0, last = 0;
+  dlb_buffer *buf;
+  out->buffer = NULL;
+  if (!t.tensor) return dlb_fail(err, DLB_E_DLPACK_INVALID, "the managed tensor is NULL");
+  if (t.versioned) {
+    DLManagedTensorVersioned *v = t.tensor;
+    if (v->version.major != DLB_DLPACK_MAJOR) {
+      dlb_dlpack_delete(t); /* touch nothing else */
+      return dlb_fail(err, DLB_E_DLPACK_VERSION, "DLPack version %u.%u (dlbridge reads major %d)",
+                      v->version.major, v->version.minor, DLB_DLPACK_MAJOR);
+    }
+    dl = &v->dl_tensor;
+    flags = v->flags;
+  } else {
+    dl = &((DLManagedTensor *)t.tensor)->dl_tensor;
+  }
+  if (!dlb_dlpack_host_reachable(dl->device.device_type)) {
+    int gpu = dl->device.device_type == kDLCUDA || dl->device.device_type == kDLROCM;
+    char what[96];
+    snprintf(what, sizeof what, "no backend here for DLPack device type %d",
+             (int)dl->device.device_type);
+    return reject(t, gpu ? DLB_E_DEVICE_UNAVAILABLE : DLB_E_UNSUPPORTED, what, err);
+  }
+  if (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)
+    return reject(t, DLB_E_DTYPE, "sub-byte dtypes are not supported", err);
+  if (validate(dl, out, &lo, &hi, err) != DLB_OK ||
+      (out->numel > 0 && byte_range(dl, out, lo, hi, &first, &last, err) != DLB_OK)) {
+    dlb_status code = err->code;
+    char message[sizeof err->message];
+    memcpy(message, err->message, sizeof message);
+    return reject(t, code, message, err);
+  }
+  export_ctx *ctx = own_export(t);
+  if (ctx && ctx->buffer->host) {
+    buf = ctx->buffer;
+    dlb_buffer_retain(buf);
+    if (out->numel > 0)
+      out->offset = (size_t)((char *)dl->data + dl->byte_offset - (char *)buf->host);
+    else
+      out->offset = 0;
+    dlb_dlpack_delete(t);
+  } else {
+    buf = calloc(1, sizeof *buf);
+    if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
+    atomic_init(&buf->refs, 1);
+    dlb_backend_retain(host);
+    buf->backend = host;
+    buf->device_id = 0;
+    buf->host = out->numel > 0 ? (char *)dl->data + first : NULL;
+    buf->nbytes = (size_t)(last - first);
+    buf->external_release = t.versioned ? release_versioned : release_legacy;
+    buf->owner = t.tensor;
+    /* element 0...0 sits at data + byte_offset, and the buffer starts at data + first */
+    out->offset = (size_t)(dl->byte_offset - (uint64_t)first);
+  }
+  /* Per array, not per buffer: our own buffer may have writable views elsewhere. */
+  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  out->buffer = buf;
+  return DLB_OK;
+}

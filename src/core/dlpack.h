@@ -1,0 +1,57 @@
+/* dlpack.h -- DLPack export and import of core arrays, both ABIs. No Lua here. */
+#ifndef DLB_CORE_DLPACK_H
+#define DLB_CORE_DLPACK_H
+
+#include "array.h"
+
+/* The Python array API's copy argument. */
+typedef enum dlb_copy_mode { DLB_COPY_IF_NEEDED = -1, DLB_COPY_NEVER = 0, DLB_COPY_ALWAYS = 1 } dlb_copy_mode;
+
+/* What a consumer asks of an export (to_dlpack's options). */
+typedef struct dlb_export_request {
+  int versioned;           /* 1: DLManagedTensorVersioned, 0: legacy DLManagedTensor */
+  dlb_copy_mode copy;
+  int has_dl_device;       /* dl_device names the device the consumer wants */
+  DLDevice dl_device;
+  int fallback_host;       /* export a host copy when the backend has no export hook */
+  dlb_backend *host;       /* the backend that holds host copies (cpu) */
+} dlb_export_request;
+
+/* An exported tensor: a DLManagedTensorVersioned* or a DLManagedTensor*. */
+typedef struct dlb_exported {
+  int versioned;
+  void *tensor;
+} dlb_exported;
+
+/*
+ * Exports a (which keeps its own hold): the tensor shares a's buffer unless a
+ * copy is needed or asked for (then IS_COPIED). Strides are always filled and
+ * never normalised; bool goes out as {6, 8, 1}; a read-only array gets
+ * READ_ONLY, and as a legacy tensor it needs copy = ALWAYS (DLB_E_READ_ONLY
+ * otherwise). A backend without export_pointer raises
+ * DLB_E_BACKEND_INCOMPATIBLE unless fallback_host. COPY_NEVER where only a
+ * copy would do: DLB_E_COPY_REQUIRED. The deleter drops the buffer reference
+ * on any thread and never touches Lua.
+ */
+dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, dlb_exported *out,
+                             dlb_error *err);
+
+/* Calls the tensor's deleter, if it has one (either ABI). */
+void dlb_dlpack_delete(dlb_exported tensor);
+
+/*
+ * Takes ownership of a producer's tensor and makes out a zero-copy array of
+ * host-reachable memory (CPU, CUDAHost, CUDAManaged, ROCMHost) on the host
+ * backend. Validates everything a hostile producer could send. On failure
+ * the deleter has been called exactly once and out is released:
+ * DLB_E_DLPACK_VERSION (major != 1), DLB_E_DLPACK_INVALID (malformed),
+ * DLB_E_DTYPE (a type dlbridge has no dtype for), DLB_E_DEVICE_UNAVAILABLE
+ * (CUDA/ROCm memory without a backend), DLB_E_UNSUPPORTED (other devices).
+ */
+dlb_status dlb_dlpack_import(dlb_exported tensor, dlb_backend *host, dlb_array *out,
+                             dlb_error *err);
+
+/* Whether a device type's memory can be read by the CPU. */
+int dlb_dlpack_host_reachable(int32_t device_type);
+
+#endif

@@ -1,0 +1,343 @@
+/* dlpack.c -- capsules, a:to_dlpack / __dlpack / __dlpack_device, dl.from_dlpack. */
+#include <string.h>
+#include "../core/dlpack.h"
+#include "internal.h"
+
+#define DLB_CAPSULE_MT "dlbridge.Capsule"
+
+/* A capsule owns one exported tensor until a consumer takes it. Version and
+ * device are copied at creation: the tensor may be gone once consumed. */
+typedef struct dlb_capsule {
+  void *tensor; /* NULL: empty or consumed */
+  int versioned;
+  int consumed;
+  uint32_t major, minor;
+  DLDevice device;
+} dlb_capsule;
+
+static dlb_capsule *to_capsule(lua_State *L, int idx) {
+  return (dlb_capsule *)luaL_testudata(L, idx, DLB_CAPSULE_MT);
+}
+
+void dlbL_push_capsule(lua_State *L, dlb_exported t) {
+  dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
+  const DLTensor *dl;
+  memset(c, 0, sizeof *c);
+  luaL_setmetatable(L, DLB_CAPSULE_MT);
+  c->tensor = t.tensor;
+  c->versioned = t.versioned;
+  if (t.versioned) {
+    DLManagedTensorVersioned *v = t.tensor;
+    c->major = v->version.major;
+    c->minor = v->version.minor;
+    dl = &v->dl_tensor;
+  } else {
+    dl = &((DLManagedTensor *)t.tensor)->dl_tensor;
+  }
+  c->device = dl->device;
+}
+
+/* __gc: an unconsumed capsule gives the tensor back to its producer, once. */
+static int capsule_gc(lua_State *L) {
+  dlb_capsule *c = to_capsule(L, 1);
+  if (c && c->tensor && !c->consumed) {
+    dlb_exported t = {c->versioned, c->tensor};
+    c->tensor = NULL;
+    c->consumed = 1;
+    dlb_dlpack_delete(t);
+  }
+  return 0;
+}
+
+/* capsule.versioned, .version ({major, minor}, nil for legacy), .consumed, .device ({type, id}) */
+static int capsule_index(lua_State *L) {
+  dlb_capsule *c = to_capsule(L, 1);
+  const char *k = lua_tostring(L, 2);
+  if (!c || !k) return 0;
+  if (strcmp(k, "versioned") == 0) {
+    lua_pushboolean(L, c->versioned);
+  } else if (strcmp(k, "consumed") == 0) {
+    lua_pushboolean(L, c->consumed);
+  } else if (strcmp(k, "version") == 0) {
+    if (!c->versioned) return 0;
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, c->major);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, c->minor);
+    lua_rawseti(L, -2, 2);
+  } else if (strcmp(k, "device") == 0) {
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, c->device.device_type);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, c->device.device_id);
+    lua_rawseti(L, -2, 2);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static int capsule_tostring(lua_State *L) {
+  dlb_capsule *c = to_capsule(L, 1);
+  if (!c) return 0;
+  if (c->versioned)
+    lua_pushfstring(L, "dlbridge.Capsule (DLPack %d.%d, device (%d, %d), %s)", (int)c->major,
+                    (int)c->minor, (int)c->device.device_type, (int)c->device.device_id,
+                    c->consumed ? "consumed" : "unconsumed");
+  else
+    lua_pushfstring(L, "dlbridge.Capsule (legacy DLPack, device (%d, %d), %s)",
+                    (int)c->device.device_type, (int)c->device.device_id,
+                    c->consumed ? "consumed" : "unconsumed");
+  return 1;
+}
+
+void dlbL_open_capsule(lua_State *L) {
+  static const luaL_Reg meta[] = {{"__gc", capsule_gc},
+                                  {"__index", capsule_index},
+                                  {"__tostring", capsule_tostring},
+                                  {NULL, NULL}};
+  if (luaL_newmetatable(L, DLB_CAPSULE_MT)) luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
+}
+
+dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error *err) {
+  dlb_capsule *c = to_capsule(L, idx);
+  if (!c) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Capsule expected, got %s",
+                          luaL_typename(L, idx));
+  if (c->consumed || !c->tensor) {
+    dlb_fail(err, DLB_E_CAPSULE_CONSUMED, "the capsule was already consumed");
+    dlb_error_hint(err, "a capsule can be consumed once; export the array again");
+    return DLB_E_CAPSULE_CONSUMED;
+  }
+  /* Marked used before anything that can fail (pytorch #56789). */
+  out->tensor = c->tensor;
+  out->versioned = c->versioned;
+  c->tensor = NULL;
+  c->consumed = 1;
+  return DLB_OK;
+}
+
+/* ---- export ---------------------------------------------------------------- */
+
+dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_exported *out,
+                       dlb_error *err) {
+  dlb_array *a = dlbL_to_array(L, idx);
+  dlb_lua_state *state = dlbL_state(L);
+  dlb_export_request req;
+  int32_t type;
+  if (!a) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
+  if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
+  type = a->buffer->backend->ops.device_type;
+  if (o->has_stream && type != kDLCUDA && type != kDLROCM && type != kDLCUDAManaged) {
+    dlb_fail(err, DLB_E_ARGUMENT, "stream is only for CUDA and ROCm devices; this array is on %s",
+             a->buffer->backend->name);
+    dlb_error_hint(err, "leave stream nil for host memory");
+    return DLB_E_ARGUMENT;
+  }
+  req.versioned = o->max_version_major != 0;
+  req.copy = o->copy < 0 ? DLB_COPY_IF_NEEDED : o->copy ? DLB_COPY_ALWAYS : DLB_COPY_NEVER;
+  req.has_dl_device = o->has_dl_device;
+  req.dl_device = o->dl_device;
+  req.fallback_host = o->fallback_cpu;
+  req.host = state ? state->cpu : NULL;
+  return dlb_dlpack_export(a, &req, out, err);
+}
+
+/* An integer pair {a, b} from the table field at the top of the stack. */
+static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, const char *op) {
+  int ok1 = 0, ok2 = 0;
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_rawgeti(L, -1, 1);
+    *a = (int64_t)lua_tointegerx(L, -1, &ok1);
+    lua_rawgeti(L, -2, 2);
+    *b = (int64_t)lua_tointegerx(L, -1, &ok2);
+    lua_pop(L, 2);
+  }
+  if (!ok1 || !ok2 || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be a pair of integers {a, b} >= 0", key);
+}
+
+/* Reads to_dlpack's options table at idx into o. */
+static void check_export_options(lua_State *L, int idx, dlb_export_options *o, const char *op) {
+  dlb_export_options_init(o);
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    int64_t x, y;
+    if (strcmp(key, "max_version") == 0) {
+      int_pair(L, key, &x, &y, op);
+      o->max_version_major = (int32_t)x;
+      o->max_version_minor = (int32_t)y;
+    } else if (strcmp(key, "dl_device") == 0) {
+      int_pair(L, key, &x, &y, op);
+      o->has_dl_device = 1;
+      o->dl_device.device_type = (DLDeviceType)x;
+      o->dl_device.device_id = (int32_t)y;
+    } else if (strcmp(key, "copy") == 0) {
+      if (lua_type(L, -1) != LUA_TBOOLEAN)
+        dlbL_raise(L, DLB_E_ARGUMENT, op, "copy must be nil, true or false");
+      o->copy = lua_toboolean(L, -1);
+    } else if (strcmp(key, "stream") == 0) {
+      int isint;
+      o->stream = (int64_t)lua_tointegerx(L, -1, &isint);
+      if (!isint || lua_type(L, -1) != LUA_TNUMBER)
+        dlbL_raise(L, DLB_E_ARGUMENT, op, "stream must be an integer");
+      o->has_stream = 1;
+    } else if (strcmp(key, "fallback") == 0) {
+      if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "cpu") != 0)
+        dlbL_raise(L, DLB_E_ARGUMENT, op, "fallback must be \"cpu\"");
+      o->fallback_cpu = 1;
+    } else {
+      lua_pushvalue(L, -2);
+      dlbL_raise(L, DLB_E_ARGUMENT, op,
+                 "unknown option '%.40s' (expected max_version, dl_device, copy, stream, fallback)",
+                 luaL_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* a:to_dlpack(opts) and a:__dlpack(opts): a capsule owning the tensor. */
+static int dlpack_export(lua_State *L, const char *op) {
+  dlb_export_options o;
+  dlb_exported t;
+  dlb_error err;
+  dlbL_check_live(L, 1, op);
+  check_export_options(L, 2, &o, op);
+  lua_settop(L, 1);
+  luaL_checkstack(L, 4, NULL);
+  if (dlbL_export(L, 1, &o, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+  dlbL_push_capsule(L, t); /* a memory error here leaks t: Lua is out of memory anyway */
+  return 1;
+}
+
+static int dlpack_to_dlpack(lua_State *L) { return dlpack_export(L, "Array:to_dlpack"); }
+static int dlpack_dunder(lua_State *L) { return dlpack_export(L, "Array:__dlpack"); }
+
+/* a:__dlpack_device() -> device_type, device_id (DLPack numbering). */
+static int dlpack_device(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:__dlpack_device");
+  lua_pushinteger(L, a->buffer->backend->ops.device_type);
+  lua_pushinteger(L, a->buffer->device_id);
+  return 2;
+}
+
+const luaL_Reg dlbL_dlpack_methods[] = {{"to_dlpack", dlpack_to_dlpack},
+                                        {"__dlpack", dlpack_dunder},
+                                        {"__dlpack_device", dlpack_device},
+                                        {NULL, NULL}};
+
+/* ---- import ---------------------------------------------------------------- */
+
+dlb_status dlbL_import(lua_State *L, dlb_exported t, dlb_error *err) {
+  dlb_lua_state *state = dlbL_state(L);
+  dlb_array *a;
+  dlb_status st;
+  if (!state) {
+    dlb_dlpack_delete(t);
+    return dlb_fail(err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
+  }
+  a = dlbL_push_empty(L);
+  st = dlb_dlpack_import(t, state->cpu, a, err);
+  if (st != DLB_OK) lua_pop(L, 1);
+  return st;
+}
+
+/* Calls x:__dlpack(opts) (opts at the stack top, popped) and leaves the result. */
+static int call_dunder(lua_State *L, int x) {
+  int with_opts = !lua_isnil(L, -1);
+  lua_getfield(L, x, "__dlpack");
+  lua_pushvalue(L, x);
+  lua_rotate(L, -3, 2); /* ... __dlpack x opts */
+  if (!with_opts) lua_pop(L, 1);
+  return lua_pcall(L, with_opts ? 2 : 1, 1, 0);
+}
+
+/* Asks a producer for a capsule through its __dlpack method: versioned
+ * first, then (only when the producer rejects the options with an error of
+ * its own) legacy. Leaves the capsule on the stack. */
+static void capsule_from_protocol(lua_State *L, int x, const char *op) {
+  lua_createtable(L, 0, 1);
+  lua_createtable(L, 2, 0);
+  lua_pushinteger(L, DLB_DLPACK_MAJOR);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, DLB_DLPACK_MINOR);
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, -2, "max_version");
+  if (call_dunder(L, x) != LUA_OK) {
+    if (dlbL_is_error(L, -1)) lua_error(L); /* the producer's own dlbridge error: as is */
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    if (call_dunder(L, x) != LUA_OK) lua_error(L);
+  }
+  if (!to_capsule(L, -1))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "__dlpack returned %s, not a dlbridge.Capsule",
+               luaL_typename(L, -1));
+}
+
+/* dl.from_dlpack(x, opts): an array over the producer's memory. x is a
+ * capsule or any value with a __dlpack method. opts = {device=, copy=}. */
+static int dlpack_from_dlpack(lua_State *L) {
+  dlb_exported t;
+  dlb_error err;
+  int copy = -1, x = 1;
+  dlbL_options opts;
+  dlbL_check_options(L, 0, &opts, "dl.from_dlpack"); /* defaults: cpu */
+  if (!lua_isnoneornil(L, 2)) {
+    if (lua_type(L, 2) != LUA_TTABLE)
+      dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack", "options must be a table, got %s",
+                 luaL_typename(L, 2));
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      if (strcmp(key, "copy") == 0) {
+        if (lua_type(L, -1) != LUA_TBOOLEAN)
+          dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack", "copy must be nil, true or false");
+        copy = lua_toboolean(L, -1);
+      } else if (strcmp(key, "device") == 0) {
+        dlbL_check_device(L, -1, &opts, "dl.from_dlpack");
+      } else {
+        lua_pushvalue(L, -2);
+        dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                   "unknown option '%.40s' (expected device, copy)", luaL_tolstring(L, -1, NULL));
+      }
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, 1);
+  if (!to_capsule(L, x)) {
+    int has_method = lua_type(L, x) == LUA_TTABLE || lua_type(L, x) == LUA_TUSERDATA;
+    if (has_method) {
+      lua_getfield(L, x, "__dlpack");
+      has_method = !lua_isnil(L, -1);
+      lua_pop(L, 1);
+    }
+    if (!has_method)
+      dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                 "expected a capsule or a value with a __dlpack method, got %s", luaL_typename(L, x));
+    capsule_from_protocol(L, x, "dl.from_dlpack");
+    x = lua_gettop(L);
+  }
+  if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+  if (dlbL_import(L, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+  if (opts.backend != dlbL_state(L)->cpu) {
+    if (copy == 0)
+      dlbL_raise(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack",
+                 "the tensor is host memory; another device needs a copy");
+    dlbL_raise(L, DLB_E_UNSUPPORTED, "dl.from_dlpack", "importing onto '%s' is not supported yet",
+               opts.backend->name);
+  }
+  if (copy == 1) {
+    dlb_array *src = dlbL_to_array(L, -1), *c = dlbL_push_empty(L);
+    if (dlb_array_clone(c, src, src->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+    c->readonly = 0;
+    dlb_array_release(src); /* the producer gets its tensor back now */
+  }
+  return 1;
+}
+
+const luaL_Reg dlbL_dlpack_functions[] = {{"from_dlpack", dlpack_from_dlpack}, {NULL, NULL}};
