@@ -20,7 +20,7 @@ dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_i
   out->readonly = 0;
   out->offset = 0;
   out->numel = numel;
-  memcpy(out->shape, shape, (size_t)ndim * sizeof *shape);
+  if (ndim > 0) memcpy(out->shape, shape, (size_t)ndim * sizeof *shape);
   dlb_shape_contiguous_strides(ndim, shape, out->strides);
   return DLB_OK;
 }
@@ -55,10 +55,11 @@ dlb_status dlb_array_check_bounds(const dlb_array *a, dlb_error *err) {
   if (st != DLB_OK) return st;
   if (a->numel == 0) return DLB_OK;
   /* Byte range [first, last + itemsize) must lie inside the buffer. */
-  if (__builtin_mul_overflow(lo, item, &first) || __builtin_mul_overflow(hi, item, &last) ||
+  if (a->offset > (size_t)INT64_MAX || __builtin_mul_overflow(lo, item, &first) ||
+      __builtin_mul_overflow(hi, item, &last) ||
       __builtin_add_overflow(first, (int64_t)a->offset, &first) ||
-      __builtin_add_overflow(last, (int64_t)a->offset + item, &last) || first < 0 ||
-      (uint64_t)last > a->buffer->nbytes)
+      __builtin_add_overflow(last, (int64_t)a->offset, &last) ||
+      __builtin_add_overflow(last, item, &last) || first < 0 || (uint64_t)last > a->buffer->nbytes)
     return dlb_fail(err, DLB_E_SHAPE, "the view reaches outside its buffer");
   return DLB_OK;
 }
@@ -70,8 +71,8 @@ static void shift_offset(dlb_array *v, int64_t delta) {
 
 static dlb_status check_dim(const dlb_array *v, int dim, dlb_error *err) {
   if (dim < 0 || dim >= v->ndim)
-    return dlb_fail(err, DLB_E_INDEX, "dimension %d out of range for a %d-D array", dim + 1,
-                    v->ndim);
+    return dlb_fail(err, DLB_E_INDEX, "dimension %lld out of range for a %d-D array",
+                    dlb_one_based(dim), v->ndim);
   return DLB_OK;
 }
 
@@ -80,7 +81,7 @@ dlb_status dlb_view_select(dlb_array *v, int dim, int64_t index, dlb_error *err)
   if (st != DLB_OK) return st;
   if (index < 0 || index >= v->shape[dim])
     return dlb_fail(err, DLB_E_INDEX, "index %lld out of range for dimension %d of extent %lld",
-                    (long long)index + 1, dim + 1, (long long)v->shape[dim]);
+                    dlb_one_based(index), dim + 1, (long long)v->shape[dim]);
   shift_offset(v, index * v->strides[dim]);
   v->numel = v->shape[dim] ? v->numel / v->shape[dim] : 0;
   memmove(v->shape + dim, v->shape + dim + 1, (size_t)(v->ndim - dim - 1) * sizeof v->shape[0]);
@@ -102,11 +103,11 @@ dlb_status dlb_view_slice(dlb_array *v, int dim, int64_t start, int64_t count, i
         __builtin_add_overflow(start, last, &last) || last < 0 || last >= v->shape[dim])
       return dlb_fail(err, DLB_E_INDEX, "slice out of range for dimension %d of extent %lld",
                       dim + 1, (long long)v->shape[dim]);
-    /* |step| <= extent here, so stride * step stays within the buffer's reach. */
-    if (__builtin_mul_overflow(v->strides[dim], step, &stride))
+    /* One element: the step is irrelevant (NumPy's a[1:2:huge]). */
+    if (count > 1 && __builtin_mul_overflow(v->strides[dim], step, &stride))
       return dlb_fail(err, DLB_E_SHAPE, "slice stride overflows");
     shift_offset(v, start * v->strides[dim]);
-    v->strides[dim] = count > 1 ? stride : v->strides[dim];
+    if (count > 1) v->strides[dim] = stride;
   }
   v->numel = v->shape[dim] ? v->numel / v->shape[dim] * count : 0;
   v->shape[dim] = count;
@@ -133,7 +134,7 @@ dlb_status dlb_view_permute(dlb_array *v, const int *perm, dlb_error *err) {
 }
 
 dlb_status dlb_view_expand(dlb_array *v, int ndim, const int64_t *shape, dlb_error *err) {
-  int64_t new_shape[DLB_MAX_NDIM], new_strides[DLB_MAX_NDIM], numel;
+  int64_t new_shape[DLB_MAX_NDIM] = {0}, new_strides[DLB_MAX_NDIM] = {0}, numel;
   int lead = ndim - v->ndim;
   dlb_status st;
   if (ndim > DLB_MAX_NDIM || lead < 0)
@@ -161,8 +162,10 @@ dlb_status dlb_view_expand(dlb_array *v, int ndim, const int64_t *shape, dlb_err
   if ((st = dlb_shape_numel(ndim, new_shape, &numel, err)) != DLB_OK) return st;
   v->ndim = ndim;
   v->numel = numel;
-  memcpy(v->shape, new_shape, (size_t)ndim * sizeof new_shape[0]);
-  memcpy(v->strides, new_strides, (size_t)ndim * sizeof new_strides[0]);
+  if (ndim > 0) {
+    memcpy(v->shape, new_shape, (size_t)ndim * sizeof new_shape[0]);
+    memcpy(v->strides, new_strides, (size_t)ndim * sizeof new_strides[0]);
+  }
   return DLB_OK;
 }
 
@@ -172,7 +175,7 @@ dlb_status dlb_view_squeeze(dlb_array *v, int dim, dlb_error *err) {
     dlb_status st = check_dim(v, dim, err);
     if (st != DLB_OK) return st;
     if (v->shape[dim] != 1)
-      return dlb_fail(err, DLB_E_SHAPE, "cannot squeeze dimension %d of extent %lld", dim + 1,
+      return dlb_fail(err, DLB_E_SHAPE, "cannot squeeze dimension %lld of extent %lld", dlb_one_based(dim),
                       (long long)v->shape[dim]);
   }
   for (int d = 0; d < v->ndim; d++) {
@@ -189,8 +192,8 @@ dlb_status dlb_view_unsqueeze(dlb_array *v, int dim, dlb_error *err) {
   if (v->ndim >= DLB_MAX_NDIM)
     return dlb_fail(err, DLB_E_SHAPE, "an array has at most %d dimensions", DLB_MAX_NDIM);
   if (dim < 0 || dim > v->ndim)
-    return dlb_fail(err, DLB_E_INDEX, "position %d out of range for unsqueeze of a %d-D array",
-                    dim + 1, v->ndim);
+    return dlb_fail(err, DLB_E_INDEX, "position %lld out of range for unsqueeze of a %d-D array",
+                    dlb_one_based(dim), v->ndim);
   memmove(v->shape + dim + 1, v->shape + dim, (size_t)(v->ndim - dim) * sizeof v->shape[0]);
   memmove(v->strides + dim + 1, v->strides + dim, (size_t)(v->ndim - dim) * sizeof v->strides[0]);
   v->shape[dim] = 1;
@@ -212,7 +215,9 @@ dlb_status dlb_view_reshape(dlb_array *v, int ndim, const int64_t *shape, dlb_er
   if (!dlb_shape_reshape_strides(v->ndim, v->shape, v->strides, ndim, shape, strides))
     return dlb_fail(err, DLB_E_COPY_REQUIRED, "this layout cannot be viewed with the new shape");
   v->ndim = ndim;
-  memcpy(v->shape, shape, (size_t)ndim * sizeof shape[0]);
-  memcpy(v->strides, strides, (size_t)ndim * sizeof strides[0]);
+  if (ndim > 0) {
+    memcpy(v->shape, shape, (size_t)ndim * sizeof shape[0]);
+    memcpy(v->strides, strides, (size_t)ndim * sizeof strides[0]);
+  }
   return DLB_OK;
 }

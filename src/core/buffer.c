@@ -12,11 +12,11 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
     dlb_status st = backend->ops.allocate(backend->ctx, device_id, nbytes, zeroed, &buf->handle);
     if (st != DLB_OK) {
       free(buf);
-      if (st != DLB_E_OUT_OF_MEMORY) return dlb_backend_failed(backend, st, "allocate", err);
-      dlb_fail(err, DLB_E_OUT_OF_MEMORY, "cannot allocate %zu bytes on %s:%d", nbytes,
-               backend->name, device_id);
-      if (err) strcpy(err->backend, backend->name);
-      return DLB_E_OUT_OF_MEMORY;
+      st = dlb_backend_failed(backend, st, "allocate", err);
+      if (st == DLB_E_OUT_OF_MEMORY && err)
+        snprintf(err->message, sizeof err->message, "cannot allocate %zu bytes on %s:%d", nbytes,
+                 backend->name, device_id);
+      return st;
     }
     if (backend->ops.host_pointer)
       buf->host = backend->ops.host_pointer(backend->ctx, device_id, buf->handle);

@@ -159,7 +159,7 @@ static dlb_status index_error(const dlb_array *a, const int64_t *index, dlb_erro
   for (int d = 0; d < a->ndim; d++)
     if (index[d] < 0 || index[d] >= a->shape[d])
       return dlb_fail(err, DLB_E_INDEX, "index %lld out of range for dimension %d of extent %lld",
-                      (long long)index[d] + 1, d + 1, (long long)a->shape[d]);
+                      dlb_one_based(index[d]), d + 1, (long long)a->shape[d]);
   return require_host(a, err);
 }
 

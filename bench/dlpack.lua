@@ -1,0 +1,57 @@
+-- bench/dlpack.lua: the DLPack round trip dl.from_dlpack(a:to_dlpack()), in ns per call,
+-- against NumPy's np.from_dlpack(x) round trip measured in the same run
+-- (bench/dlpack_numpy.py under /usr/bin/python3). Targets (issue 3): <= 130 ns and
+-- <= 0.5x NumPy. Baseline inside Lua: creating and dropping a 2-entry table (the
+-- cheapest allocation a Lua call can make), to show what the interpreter itself costs.
+local dl = require "dlbridge"
+
+local N = tonumber(os.getenv("BENCH_N")) or 200000
+local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
+
+local function median_ns(f)
+  local times = {}
+  for r = 1, ROUNDS do
+    collectgarbage("collect")
+    local t0 = os.clock()
+    f()
+    times[r] = (os.clock() - t0) / N * 1e9
+  end
+  table.sort(times)
+  return times[(ROUNDS + 1) // 2]
+end
+
+local a = dl.zeros(16)
+local from_dlpack = dl.from_dlpack
+local round_trip = median_ns(function()
+  for _ = 1, N do from_dlpack(a:to_dlpack()) end
+end)
+local legacy = { max_version = { 0, 0 } }
+local round_trip_legacy = median_ns(function()
+  for _ = 1, N do from_dlpack(a:to_dlpack(legacy)) end
+end)
+local protocol = median_ns(function()
+  for _ = 1, N do from_dlpack(a) end
+end)
+local table_pair = median_ns(function()
+  for i = 1, N do local _ = { i, i } end
+end)
+
+local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "bench"
+local py = io.popen("/usr/bin/python3 " .. here .. "/dlpack_numpy.py 2>/dev/null")
+local numpy_ns = py and tonumber(py:read("l") or "")
+if py then py:close() end
+
+print(string.format("dlbridge %s, %s, N = %d, median of %d rounds", dl.version, _VERSION, N, ROUNDS))
+print(string.format("%-44s %7.1f ns/call", "Lua {i, i} (interpreter baseline)", table_pair))
+print(string.format("%-44s %7.1f ns/call   %5.2fx baseline   (target <= 130 ns)",
+                    "dl.from_dlpack(a:to_dlpack())", round_trip, round_trip / table_pair))
+print(string.format("%-44s %7.1f ns/call   %5.2fx baseline",
+                    "dl.from_dlpack(a:to_dlpack{legacy})", round_trip_legacy, round_trip_legacy / table_pair))
+print(string.format("%-44s %7.1f ns/call   %5.2fx baseline",
+                    "dl.from_dlpack(a) (protocol)", protocol, protocol / table_pair))
+if numpy_ns then
+  print(string.format("%-44s %7.1f ns/call   dlbridge/NumPy = %.2fx   (target <= 0.5x)",
+                      "NumPy np.from_dlpack(x) (python3-numpy)", numpy_ns, round_trip / numpy_ns))
+else
+  print("NumPy round trip: /usr/bin/python3 with numpy not available, no ratio")
+end

@@ -1,0 +1,700 @@
+/* test_buffer.c -- backends, buffers and the registry (backend.c, buffer.c):
+ * a counting backend proves that memory and backends are freed exactly once
+ * and in order, that failures carry the backend's name and native status,
+ * that bad vtables and device strings are refused, and that the refcounts
+ * hold under threads (run it under ThreadSanitizer too: -DDLB_TSAN=ON). */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/array.h"
+#include "core/backend.h"
+#include "core/buffer.h"
+
+/* ------------------------------------------------------------------------ */
+/* The counting backend */
+
+typedef struct counting {
+  atomic_int allocate_calls;  /* every call, failed ones too */
+  atomic_int allocations;     /* live allocations */
+  atomic_int deallocations;
+  atomic_int releases;
+  atomic_int live_at_release; /* allocations still live when release ran */
+  dlb_status fail_with;       /* DLB_OK: allocate succeeds */
+  int devices;
+  int last_device;            /* device_id of the last allocate */
+} counting;
+
+static int c_device_count(void *ctx) { return ((counting *)ctx)->devices; }
+
+static dlb_status c_allocate(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle) {
+  counting *c = ctx;
+  atomic_fetch_add(&c->allocate_calls, 1);
+  c->last_device = device_id;
+  if (nbytes == 0) return DLB_E_ARGUMENT; /* the core never asks for 0 bytes */
+  if (c->fail_with != DLB_OK) return c->fail_with;
+  *handle = zeroed ? calloc(1, nbytes) : malloc(nbytes);
+  if (!*handle) return DLB_E_OUT_OF_MEMORY;
+  atomic_fetch_add(&c->allocations, 1);
+  return DLB_OK;
+}
+
+static void c_deallocate(void *ctx, int device_id, void *handle) {
+  counting *c = ctx;
+  free(handle);
+  atomic_fetch_sub(&c->allocations, 1);
+  atomic_fetch_add(&c->deallocations, 1);
+}
+
+static dlb_status c_copy_to_host(void *ctx, int device_id, const void *handle, size_t offset,
+                                 void *dst, size_t nbytes) {
+  memcpy(dst, (const char *)handle + offset, nbytes);
+  return DLB_OK;
+}
+
+static dlb_status c_copy_from_host(void *ctx, int device_id, void *handle, size_t offset,
+                                   const void *src, size_t nbytes) {
+  memcpy((char *)handle + offset, src, nbytes);
+  return DLB_OK;
+}
+
+static void *c_host_pointer(void *ctx, int device_id, void *handle) { return handle; }
+
+static int64_t c_last_status(void *ctx) { return 700; }
+
+static void c_release(void *ctx) {
+  counting *c = ctx;
+  atomic_store(&c->live_at_release, atomic_load(&c->allocations));
+  atomic_fetch_add(&c->releases, 1);
+}
+
+static dlb_backend_ops counting_ops(void) {
+  dlb_backend_ops ops;
+  memset(&ops, 0, sizeof ops);
+  ops.version = DLB_BACKEND_OPS_VERSION;
+  ops.name = "counting";
+  ops.device_type = kDLExtDev;
+  ops.device_count = c_device_count;
+  ops.allocate = c_allocate;
+  ops.deallocate = c_deallocate;
+  ops.copy_to_host = c_copy_to_host;
+  ops.copy_from_host = c_copy_from_host;
+  ops.host_pointer = c_host_pointer;
+  ops.last_status = c_last_status;
+  ops.release = c_release;
+  return ops;
+}
+
+static void counting_init(counting *c) {
+  memset(c, 0, sizeof *c);
+  atomic_init(&c->allocate_calls, 0);
+  atomic_init(&c->allocations, 0);
+  atomic_init(&c->deallocations, 0);
+  atomic_init(&c->releases, 0);
+  atomic_init(&c->live_at_release, -1);
+  c->fail_with = DLB_OK;
+  c->devices = 2;
+}
+
+static dlb_backend *make_counting(counting *c) {
+  dlb_backend_ops ops = counting_ops();
+  dlb_backend *b = NULL;
+  dlb_error err;
+  counting_init(c);
+  CHECK_EQ_INT(dlb_backend_create(&ops, c, &b, &err), DLB_OK);
+  return b;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_zero_bytes(void) {
+  counting c;
+  dlb_backend *b = make_counting(&c);
+  dlb_buffer *buf = NULL;
+  dlb_error err;
+  CHECK_EQ_INT(dlb_buffer_allocate(b, 1, 0, 1, &buf, &err), DLB_OK);
+  CHECK_EQ_INT(atomic_load(&c.allocate_calls), 0);
+  CHECK(buf != NULL);
+  CHECK(buf->handle == NULL);
+  CHECK(buf->host == NULL);
+  CHECK_EQ_INT(buf->nbytes, 0);
+  CHECK_EQ_INT(buf->device_id, 1);
+  CHECK(buf->backend == b);
+  CHECK_EQ_INT(atomic_load(&buf->refs), 1);
+  CHECK_EQ_INT(atomic_load(&b->refs), 2);
+  dlb_buffer_release(buf);
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 0); /* nothing to free */
+  CHECK_EQ_INT(atomic_load(&b->refs), 1);
+  { /* a size-0 array too */
+    dlb_array a;
+    const int64_t shape[] = {4, 0, 3};
+    CHECK_EQ_INT(dlb_array_allocate(&a, b, 0, DLB_FLOAT64, 3, shape, 0, &err), DLB_OK);
+    CHECK_EQ_INT(atomic_load(&c.allocate_calls), 0);
+    dlb_array_release(&a);
+  }
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 0);
+  CHECK_EQ_INT(atomic_load(&c.releases), 0);
+  dlb_backend_release(b);
+  CHECK_EQ_INT(atomic_load(&c.releases), 1);
+}
+
+static void test_each_freed_once(void) {
+  counting c;
+  dlb_backend *b = make_counting(&c);
+  dlb_buffer *bufs[20];
+  dlb_error err;
+  for (int k = 0; k < 20; k++) {
+    CHECK_EQ_INT(dlb_buffer_allocate(b, k % 2, (size_t)(k + 1) * 24, k % 3 == 0, &bufs[k], &err),
+                 DLB_OK);
+    CHECK(bufs[k]->host == bufs[k]->handle); /* from host_pointer */
+    CHECK_EQ_INT(bufs[k]->device_id, k % 2);
+    CHECK_EQ_INT(c.last_device, k % 2);
+    CHECK_EQ_INT(bufs[k]->nbytes, (k + 1) * 24);
+    if (k % 3 == 0) {
+      int zero = 1;
+      for (int i = 0; i < (k + 1) * 24; i++) zero &= ((unsigned char *)bufs[k]->host)[i] == 0;
+      CHECK(zero);
+    }
+  }
+  CHECK_EQ_INT(atomic_load(&c.allocate_calls), 20);
+  CHECK_EQ_INT(atomic_load(&c.allocations), 20);
+  CHECK_EQ_INT(atomic_load(&b->refs), 21);
+  /* extra references on some: each buffer is still freed once, by its last release */
+  for (int k = 0; k < 20; k += 2) {
+    dlb_buffer_retain(bufs[k]);
+    dlb_buffer_retain(bufs[k]);
+  }
+  for (int k = 19; k >= 0; k--) dlb_buffer_release(bufs[k]);
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 10);
+  for (int k = 0; k < 20; k += 2) {
+    CHECK_EQ_INT(atomic_load(&bufs[k]->refs), 2);
+    dlb_buffer_release(bufs[k]);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 10 + k / 2);
+    dlb_buffer_release(bufs[k]);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 11 + k / 2);
+  }
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 20);
+  CHECK_EQ_INT(atomic_load(&c.allocations), 0);
+  CHECK_EQ_INT(atomic_load(&b->refs), 1);
+  { /* arrays and their views share one buffer: freed once, with the last view */
+    dlb_array a, v;
+    const int64_t shape[] = {3, 4};
+    CHECK_EQ_INT(dlb_array_allocate(&a, b, 1, DLB_INT32, 2, shape, 1, &err), DLB_OK);
+    dlb_array_share(&v, &a);
+    CHECK_EQ_INT(dlb_view_select(&v, 0, 2, &err), DLB_OK);
+    dlb_array_release(&a);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 20);
+    dlb_array_release(&v);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 21);
+  }
+  CHECK_EQ_INT(atomic_load(&c.allocate_calls), 21);
+  CHECK_EQ_INT(atomic_load(&c.releases), 0);
+  dlb_backend_release(b);
+  CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
+}
+
+/* The backend's release runs once, after the registry and every buffer
+ * have let go of it, in whatever order they do. */
+static void test_release_order(void) {
+  dlb_error err;
+  for (int order = 0; order < 2; order++) {
+    counting c;
+    dlb_backend *b = make_counting(&c);
+    dlb_registry *r = dlb_registry_new();
+    dlb_buffer *x = NULL, *y = NULL;
+    CHECK(r != NULL);
+    CHECK_EQ_INT(dlb_registry_add(r, b, &err), DLB_OK);
+    CHECK_EQ_INT(atomic_load(&b->refs), 2);
+    dlb_backend_release(b); /* the creator's reference: the registry holds it now */
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 64, 0, &x, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 1, 32, 0, &y, &err), DLB_OK);
+    CHECK_EQ_INT(atomic_load(&b->refs), 3);
+    dlb_registry_free(r); /* as at lua_close: the buffers are still out */
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 0);
+    CHECK_EQ_INT(atomic_load(&b->refs), 2);
+    dlb_buffer_release(order ? x : y);
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 1);
+    dlb_buffer_release(order ? y : x); /* the last one: frees, then releases the backend */
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 2);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+    CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
+  }
+  { /* no buffers out: the registry's release is the last */
+    counting c;
+    dlb_backend *b = make_counting(&c);
+    dlb_registry *r = dlb_registry_new();
+    CHECK_EQ_INT(dlb_registry_add(r, b, &err), DLB_OK);
+    dlb_backend_release(b);
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    dlb_registry_free(r);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  }
+  dlb_registry_free(NULL); /* fine */
+  { /* a backend without release: nothing to call */
+    counting c;
+    dlb_backend_ops ops = counting_ops();
+    dlb_backend *b = NULL;
+    dlb_buffer *x = NULL;
+    counting_init(&c);
+    ops.release = NULL;
+    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 8, 0, &x, &err), DLB_OK);
+    dlb_backend_release(b);
+    dlb_buffer_release(x);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 1);
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+  }
+}
+
+static void test_failures(void) {
+  static const struct {
+    dlb_status returned, expected;
+  } cases[] = {
+      {DLB_E_OUT_OF_MEMORY, DLB_E_OUT_OF_MEMORY},
+      {DLB_E_BACKEND_FAILURE, DLB_E_BACKEND_FAILURE},
+      {DLB_E_ARGUMENT, DLB_E_BACKEND_FAILURE}, /* anything else is a backend failure */
+      {DLB_E_SHAPE, DLB_E_BACKEND_FAILURE},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    counting c;
+    dlb_backend *b = make_counting(&c);
+    dlb_buffer *buf = (dlb_buffer *)&c; /* must not be touched */
+    dlb_error err;
+    c.fail_with = cases[k].returned;
+    memset(&err, 0, sizeof err);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 1, 100, 0, &buf, &err), cases[k].expected);
+    CHECK(buf == (dlb_buffer *)&c);
+    CHECK_EQ_INT(err.code, cases[k].expected);
+    CHECK_EQ_STR(err.backend, "counting");
+    CHECK_EQ_INT(err.has_native, 1);
+    CHECK_EQ_INT(err.native_status, 700);
+    CHECK(err.message[0] != '\0');
+    CHECK_EQ_INT(atomic_load(&c.allocate_calls), 1);
+    CHECK_EQ_INT(atomic_load(&b->refs), 1); /* no reference leaked */
+    { /* through an array */
+      dlb_array a;
+      const int64_t shape[] = {5, 5};
+      memset(&a, 0xff, sizeof a);
+      memset(&err, 0, sizeof err);
+      CHECK_EQ_INT(dlb_array_allocate(&a, b, 0, DLB_INT32, 2, shape, 1, &err),
+                   cases[k].expected);
+      CHECK(a.buffer == NULL);
+      CHECK_EQ_STR(err.backend, "counting");
+      CHECK_EQ_INT(err.has_native, 1);
+      CHECK_EQ_INT(err.native_status, 700);
+    }
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 0);
+    /* it recovers */
+    c.fail_with = DLB_OK;
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 1, 100, 0, &buf, &err), DLB_OK);
+    dlb_buffer_release(buf);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 1);
+    dlb_backend_release(b);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  }
+  { /* without last_status there is no native status */
+    counting c;
+    dlb_backend_ops ops = counting_ops();
+    dlb_backend *b = NULL;
+    dlb_buffer *buf = NULL;
+    dlb_error err;
+    counting_init(&c);
+    ops.last_status = NULL;
+    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    c.fail_with = DLB_E_BACKEND_FAILURE;
+    memset(&err, 0xff, sizeof err);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 10, 0, &buf, &err), DLB_E_BACKEND_FAILURE);
+    CHECK_EQ_INT(err.has_native, 0);
+    CHECK_EQ_STR(err.backend, "counting");
+    c.fail_with = DLB_E_OUT_OF_MEMORY;
+    memset(&err, 0xff, sizeof err);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 10, 0, &buf, &err), DLB_E_OUT_OF_MEMORY);
+    CHECK_EQ_INT(err.has_native, 0);
+    CHECK_EQ_STR(err.backend, "counting");
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 10, 0, &buf, NULL), DLB_E_OUT_OF_MEMORY);
+    dlb_backend_release(b);
+  }
+  { /* without host_pointer the buffer has no host address */
+    counting c;
+    dlb_backend_ops ops = counting_ops();
+    dlb_backend *b = NULL;
+    dlb_buffer *buf = NULL;
+    dlb_error err;
+    counting_init(&c);
+    ops.host_pointer = NULL;
+    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 10, 0, &buf, &err), DLB_OK);
+    CHECK(buf->handle != NULL);
+    CHECK(buf->host == NULL);
+    dlb_buffer_release(buf);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 1);
+    dlb_backend_release(b);
+  }
+}
+
+static void test_create_validation(void) {
+  counting c;
+  dlb_error err;
+  dlb_backend *b;
+  dlb_backend *const untouched = (dlb_backend *)&c;
+  counting_init(&c);
+#define REJECT(ops_ptr)                                                 \
+  do {                                                                  \
+    b = untouched;                                                      \
+    memset(&err, 0, sizeof err);                                        \
+    CHECK_EQ_INT(dlb_backend_create((ops_ptr), &c, &b, &err), DLB_E_ARGUMENT); \
+    CHECK_EQ_INT(err.code, DLB_E_ARGUMENT);                             \
+    CHECK(b == untouched);                                              \
+  } while (0)
+
+  REJECT(NULL);
+  {
+    dlb_backend_ops ops = counting_ops();
+    ops.version = 0;
+    REJECT(&ops);
+    ops.version = DLB_BACKEND_OPS_VERSION + 1;
+    REJECT(&ops);
+  }
+  {
+    static const char *const bad_names[] = {
+        "",     "Cpu",  "cpU", "a-b", "1abc", "_x", "a b", "a.b", "cpu:0", "é",
+        "abcdefghijklmnopqrstuvwxyz012345", /* 32 chars */
+        "abcdefghijklmnopqrstuvwxyz0123456789"};
+    for (size_t k = 0; k < sizeof bad_names / sizeof bad_names[0]; k++) {
+      dlb_backend_ops ops = counting_ops();
+      ops.name = bad_names[k];
+      REJECT(&ops);
+    }
+    dlb_backend_ops ops = counting_ops();
+    ops.name = NULL;
+    REJECT(&ops);
+  }
+  { /* each required function */
+    for (int k = 0; k < 5; k++) {
+      dlb_backend_ops ops = counting_ops();
+      switch (k) {
+      case 0: ops.device_count = NULL; break;
+      case 1: ops.allocate = NULL; break;
+      case 2: ops.deallocate = NULL; break;
+      case 3: ops.copy_to_host = NULL; break;
+      default: ops.copy_from_host = NULL; break;
+      }
+      REJECT(&ops);
+    }
+  }
+#undef REJECT
+  { /* good names, and only the required functions */
+    static const char *const good[] = {"a", "a_1", "x9", "abcdefghijklmnopqrstuvwxyz01234",
+                                       "z__"};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+      dlb_backend_ops ops = counting_ops();
+      ops.name = good[k];
+      ops.copy_within = NULL;
+      ops.host_pointer = NULL;
+      ops.export_pointer = NULL;
+      ops.last_status = NULL;
+      ops.release = NULL;
+      b = NULL;
+      CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+      CHECK(b != NULL);
+      if (b) {
+        CHECK_EQ_STR(b->name, good[k]);
+        CHECK_EQ_INT(atomic_load(&b->refs), 1);
+        dlb_backend_release(b);
+      }
+    }
+  }
+  { /* the name and the vtable are copied */
+    char name[32];
+    dlb_backend_ops ops = counting_ops();
+    strcpy(name, "mine");
+    ops.name = name;
+    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    strcpy(name, "XXXX");
+    ops.allocate = NULL;
+    CHECK_EQ_STR(b->name, "mine");
+    CHECK(b->ops.name == b->name);
+    CHECK(b->ops.allocate == c_allocate);
+    CHECK(b->ctx == &c);
+    CHECK_EQ_INT(dlb_backend_device_count(b), 2);
+    dlb_backend_release(b);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  }
+}
+
+static int neg_devices(void *ctx) { return -3; }
+
+static void test_registry(void) {
+  dlb_registry *r = dlb_registry_new();
+  dlb_backend *cpu = NULL, *cnt, *none, *dup = NULL, *got;
+  counting c, cz, cd;
+  dlb_error err;
+  int id;
+  CHECK_EQ_INT(dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &err), DLB_OK);
+  cnt = make_counting(&c);
+  c.devices = 3;
+  CHECK_EQ_INT(dlb_registry_add(r, cpu, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_registry_add(r, cnt, &err), DLB_OK);
+  CHECK_EQ_INT(r->count, 2);
+  CHECK_EQ_INT(atomic_load(&cpu->refs), 2);
+  { /* a second backend under a taken name */
+    dlb_backend_ops ops = counting_ops();
+    ops.name = "cpu";
+    counting_init(&cd);
+    CHECK_EQ_INT(dlb_backend_create(&ops, &cd, &dup, &err), DLB_OK);
+    memset(&err, 0, sizeof err);
+    CHECK_EQ_INT(dlb_registry_add(r, dup, &err), DLB_E_ARGUMENT);
+    CHECK_EQ_INT(err.code, DLB_E_ARGUMENT);
+    CHECK_EQ_INT(dlb_registry_add(r, cpu, &err), DLB_E_ARGUMENT); /* the same one again */
+    CHECK_EQ_INT(r->count, 2);
+    CHECK_EQ_INT(atomic_load(&dup->refs), 1); /* not retained */
+    CHECK_EQ_INT(atomic_load(&cpu->refs), 2);
+    dlb_backend_release(dup);
+    CHECK_EQ_INT(atomic_load(&cd.releases), 1);
+  }
+  /* find, with lengths (names need not be NUL-terminated) */
+  CHECK(dlb_registry_find(r, "cpu", 3) == cpu);
+  CHECK(dlb_registry_find(r, "cpuX", 3) == cpu);
+  CHECK(dlb_registry_find(r, "cpu", 2) == NULL);
+  CHECK(dlb_registry_find(r, "cpux", 4) == NULL);
+  CHECK(dlb_registry_find(r, "counting", 8) == cnt);
+  CHECK(dlb_registry_find(r, "", 0) == NULL);
+
+#define PARSE(text, want)                                                                    \
+  do {                                                                                       \
+    got = (dlb_backend *)&c;                                                                 \
+    id = -99;                                                                                \
+    memset(&err, 0, sizeof err);                                                             \
+    CHECK_EQ_INT(dlb_registry_parse_device(r, (text), strlen(text), &got, &id, &err), (want)); \
+    if ((want) != DLB_OK) {                                                                  \
+      CHECK_EQ_INT(err.code, (want));                                                        \
+      CHECK(got == (dlb_backend *)&c);                                                       \
+      CHECK_EQ_INT(id, -99);                                                                 \
+    }                                                                                        \
+  } while (0)
+
+  PARSE("cpu", DLB_OK);
+  CHECK(got == cpu);
+  CHECK_EQ_INT(id, 0);
+  PARSE("cpu:0", DLB_OK);
+  CHECK(got == cpu);
+  CHECK_EQ_INT(id, 0);
+  PARSE("cpu:00", DLB_OK);
+  CHECK_EQ_INT(id, 0);
+  PARSE("counting:2", DLB_OK);
+  CHECK(got == cnt);
+  CHECK_EQ_INT(id, 2);
+  PARSE("counting", DLB_OK);
+  CHECK_EQ_INT(id, 0);
+  PARSE("cpu:1", DLB_E_UNKNOWN_DEVICE);
+  PARSE("counting:3", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:x", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:0x", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:-1", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:+0", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu: 0", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:0:0", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:99999999999999999999", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu:4294967296", DLB_E_UNKNOWN_DEVICE);
+  PARSE("gpu", DLB_E_UNKNOWN_DEVICE);
+  PARSE("gpu:0", DLB_E_UNKNOWN_DEVICE);
+  PARSE("CPU", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cpu ", DLB_E_UNKNOWN_DEVICE);
+  PARSE("", DLB_E_UNKNOWN_DEVICE);
+  PARSE(":0", DLB_E_UNKNOWN_DEVICE);
+  PARSE("cp", DLB_E_UNKNOWN_DEVICE);
+  { /* the length bounds the text */
+    got = NULL;
+    CHECK_EQ_INT(dlb_registry_parse_device(r, "cpu:0junk", 5, &got, &id, &err), DLB_OK);
+    CHECK(got == cpu);
+    CHECK_EQ_INT(dlb_registry_parse_device(r, "cpu:1", 3, &got, &id, &err), DLB_OK);
+    CHECK_EQ_INT(id, 0);
+    CHECK_EQ_INT(dlb_registry_parse_device(r, "cpu:9", 4, &got, &id, &err),
+                 DLB_E_UNKNOWN_DEVICE);
+    CHECK_EQ_INT(dlb_registry_parse_device(r, "gpu", 3, &got, &id, NULL), DLB_E_UNKNOWN_DEVICE);
+  }
+  { /* registered, but no devices here */
+    dlb_backend_ops ops = counting_ops();
+    ops.name = "nodev";
+    counting_init(&cz);
+    cz.devices = 0;
+    CHECK_EQ_INT(dlb_backend_create(&ops, &cz, &none, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_registry_add(r, none, &err), DLB_OK);
+    dlb_backend_release(none);
+    PARSE("nodev", DLB_E_DEVICE_UNAVAILABLE);
+    CHECK_EQ_STR(err.backend, "nodev");
+    PARSE("nodev:0", DLB_E_DEVICE_UNAVAILABLE);
+    PARSE("nodev:5", DLB_E_DEVICE_UNAVAILABLE);
+    CHECK_EQ_INT(dlb_backend_device_count(none), 0);
+    ops.name = "negdev";
+    ops.device_count = neg_devices;
+    CHECK_EQ_INT(dlb_backend_create(&ops, &cz, &none, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_registry_add(r, none, &err), DLB_OK);
+    dlb_backend_release(none);
+    CHECK_EQ_INT(dlb_backend_device_count(none), 0); /* the registry still holds it */
+    PARSE("negdev", DLB_E_DEVICE_UNAVAILABLE);
+  }
+#undef PARSE
+  { /* the registry grows */
+    counting many;
+    counting_init(&many);
+    for (int k = 0; k < 40; k++) {
+      char name[16];
+      dlb_backend_ops ops = counting_ops();
+      dlb_backend *x = NULL;
+      snprintf(name, sizeof name, "b%d", k);
+      ops.name = name;
+      CHECK_EQ_INT(dlb_backend_create(&ops, &many, &x, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_registry_add(r, x, &err), DLB_OK);
+      dlb_backend_release(x);
+    }
+    CHECK_EQ_INT(r->count, 44);
+    CHECK(dlb_registry_find(r, "b39", 3) != NULL);
+    CHECK(dlb_registry_find(r, "cpu", 3) == cpu);
+    CHECK_EQ_INT(atomic_load(&many.releases), 0);
+    dlb_registry_free(r);
+    CHECK_EQ_INT(atomic_load(&many.releases), 40);
+  }
+  CHECK_EQ_INT(atomic_load(&cz.releases), 2);
+  CHECK_EQ_INT(atomic_load(&cpu->refs), 1);
+  CHECK_EQ_INT(atomic_load(&c.releases), 0);
+  dlb_backend_release(cnt);
+  CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  dlb_backend_release(cpu);
+}
+
+/* Wrapped memory: freed by external_release, never by the backend. */
+static int external_calls;
+static void external_free(void *owner) {
+  external_calls++;
+  free(owner);
+}
+
+static void test_external(void) {
+  counting c;
+  dlb_backend *b = make_counting(&c);
+  { /* no backend at all */
+    dlb_buffer *buf = calloc(1, sizeof *buf);
+    void *mem = malloc(16);
+    atomic_init(&buf->refs, 1);
+    buf->handle = buf->host = mem;
+    buf->nbytes = 16;
+    buf->owner = mem;
+    buf->external_release = external_free;
+    dlb_buffer_retain(buf);
+    dlb_buffer_release(buf);
+    CHECK_EQ_INT(external_calls, 0);
+    dlb_buffer_release(buf);
+    CHECK_EQ_INT(external_calls, 1);
+  }
+  { /* on a backend: the backend is released, its deallocate is not called */
+    dlb_buffer *buf = calloc(1, sizeof *buf);
+    void *mem = malloc(16);
+    atomic_init(&buf->refs, 1);
+    dlb_backend_retain(b);
+    buf->backend = b;
+    buf->handle = buf->host = mem;
+    buf->nbytes = 16;
+    buf->owner = mem;
+    buf->external_release = external_free;
+    dlb_backend_release(b);
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    dlb_buffer_release(buf);
+    CHECK_EQ_INT(external_calls, 2);
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 0);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  }
+  dlb_buffer_release(NULL); /* fine */
+  dlb_backend_release(NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Threads */
+
+#define THREADS 8
+#define ROUNDS 100000
+
+typedef struct worker {
+  dlb_buffer *buf;
+  dlb_backend *backend;
+  int drop_own; /* release one reference of its own at the end */
+  pthread_barrier_t *start;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  pthread_barrier_wait(w->start);
+  for (int k = 0; k < ROUNDS; k++) {
+    dlb_buffer_retain(w->buf);
+    if (k % 7 == 0) dlb_buffer_retain(w->buf);
+    dlb_backend_retain(w->backend);
+    dlb_buffer_release(w->buf);
+    if (k % 7 == 0) dlb_buffer_release(w->buf);
+    dlb_backend_release(w->backend);
+  }
+  if (w->drop_own) dlb_buffer_release(w->buf);
+  return NULL;
+}
+
+static void run_workers(dlb_buffer *buf, dlb_backend *backend, int drop_own) {
+  pthread_t th[THREADS];
+  worker w[THREADS];
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, THREADS);
+  for (int k = 0; k < THREADS; k++) {
+    w[k].buf = buf;
+    w[k].backend = backend;
+    w[k].drop_own = drop_own;
+    w[k].start = &start;
+    CHECK_EQ_INT(pthread_create(&th[k], NULL, work, &w[k]), 0);
+  }
+  for (int k = 0; k < THREADS; k++) pthread_join(th[k], NULL);
+  pthread_barrier_destroy(&start);
+}
+
+static void test_threads(void) {
+  counting c;
+  dlb_backend *b = make_counting(&c);
+  dlb_buffer *buf = NULL;
+  dlb_error err;
+  CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 256, 1, &buf, &err), DLB_OK);
+  /* 1: churn while the main thread holds the buffer */
+  run_workers(buf, b, 0);
+  CHECK_EQ_INT(atomic_load(&buf->refs), 1);
+  CHECK_EQ_INT(atomic_load(&b->refs), 2);
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 0);
+  /* 2: every thread holds one reference and drops it at the end; the main
+   * thread lets go first, so some worker frees the buffer -- exactly once */
+  for (int k = 0; k < THREADS; k++) dlb_buffer_retain(buf);
+  dlb_backend_release(b); /* the buffer holds the last backend reference */
+  dlb_buffer_release(buf);
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 0);
+  run_workers(buf, b, 1);
+  /* buf and b are gone now */
+  CHECK_EQ_INT(atomic_load(&c.deallocations), 1);
+  CHECK_EQ_INT(atomic_load(&c.allocations), 0);
+  CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
+}
+
+int main(void) {
+  test_zero_bytes();
+  test_each_freed_once();
+  test_release_order();
+  test_failures();
+  test_create_validation();
+  test_registry();
+  test_external();
+  test_threads();
+  return check_done("test_buffer");
+}
