@@ -1,6 +1,9 @@
-/* metamethod_floor.c -- the cheapest possible userdata __index, for bench/elements.lua:
- * it pushes the key back as a float and does nothing else. Its time over a plain
- * table is the floor that any C __index (dlbridge's a[i] included) pays in Lua 5.4. */
+/* metamethod_floor.c -- floors for the benchmarks: what Lua 5.4 itself costs.
+ * - require("bench_floor")() is a userdata whose __index pushes the key back
+ *   as a float and does nothing else: the floor of any C __index (a[i]).
+ * - require("bench_floor").finalizable(size) makes a userdata whose metatable
+ *   has an empty __gc: a DLPack round trip makes two such objects (the capsule
+ *   and the array), so two of these are its floor. */
 #include <lauxlib.h>
 #include <lua.h>
 
@@ -11,8 +14,18 @@ static int floor_index(lua_State *L) {
 
 static int floor_newindex(lua_State *L) { return 0; }
 
-static int floor_new(lua_State *L) {
+/* module() -> a userdata with the floor __index/__newindex (upvalue 1: their metatable). */
+static int floor_call(lua_State *L) {
   lua_newuserdatauv(L, 8, 0);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+static int floor_gc(lua_State *L) { return 0; }
+
+static int floor_finalizable(lua_State *L) {
+  lua_newuserdatauv(L, (size_t)luaL_checkinteger(L, 1), 0);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_setmetatable(L, -2);
   return 1;
@@ -20,11 +33,20 @@ static int floor_new(lua_State *L) {
 
 __attribute__((visibility("default"))) int luaopen_bench_floor(lua_State *L);
 int luaopen_bench_floor(lua_State *L) {
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 1); /* module */
+  lua_createtable(L, 0, 1); /* its metatable: calling the module makes the __index userdata */
+  lua_createtable(L, 0, 2); /* the __index userdata's metatable */
   lua_pushcfunction(L, floor_index);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, floor_newindex);
   lua_setfield(L, -2, "__newindex");
-  lua_pushcclosure(L, floor_new, 1);
+  lua_pushcclosure(L, floor_call, 1);
+  lua_setfield(L, -2, "__call");
+  lua_setmetatable(L, -2);
+  lua_createtable(L, 0, 1); /* metatable with an empty __gc */
+  lua_pushcfunction(L, floor_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcclosure(L, floor_finalizable, 1);
+  lua_setfield(L, -2, "finalizable");
   return 1;
 }

@@ -43,14 +43,28 @@ int dlb_dtype_from_name(const char *name, size_t len, dlb_dtype *out) {
 }
 
 int dlb_dtype_from_dl(DLDataType type, dlb_dtype *out) {
-  if (type.lanes != 1) return -1;
-  for (int t = 0; t < DLB_DTYPE_COUNT; t++) {
-    if (dtype_table[t].dl_code == type.code && dtype_table[t].dl_bits == type.bits) {
-      if (out) *out = (dlb_dtype)t;
-      return 0;
-    }
+  /* Indexed by DLDataType.code, then log2(bits / 8); -1 where none exists. */
+  static const signed char by_code[7][5] = {
+      /* Int      */ {DLB_INT8, DLB_INT16, DLB_INT32, DLB_INT64, -1},
+      /* UInt     */ {DLB_UINT8, DLB_UINT16, DLB_UINT32, DLB_UINT64, -1},
+      /* Float    */ {-1, DLB_FLOAT16, DLB_FLOAT32, DLB_FLOAT64, -1},
+      /* Opaque   */ {-1, -1, -1, -1, -1},
+      /* Bfloat   */ {-1, DLB_BFLOAT16, -1, -1, -1},
+      /* Complex  */ {-1, -1, -1, DLB_COMPLEX64, DLB_COMPLEX128},
+      /* Bool     */ {DLB_BOOL, -1, -1, -1, -1},
+  };
+  int size;
+  switch (type.bits) {
+  case 8: size = 0; break;
+  case 16: size = 1; break;
+  case 32: size = 2; break;
+  case 64: size = 3; break;
+  case 128: size = 4; break;
+  default: return -1;
   }
-  return -1;
+  if (type.lanes != 1 || type.code > 6 || by_code[type.code][size] < 0) return -1;
+  if (out) *out = (dlb_dtype)by_code[type.code][size];
+  return 0;
 }
 
 DLDataType dlb_dtype_to_dl(dlb_dtype dtype) {

@@ -20,14 +20,21 @@ static void push_array_mt(lua_State *L) {
     luaL_getmetatable(L, DLB_ARRAY_MT);
 }
 
+/* The userdata of an Array: the core array, then a tag. An Array is
+ * recognised by its userdata size and tag, which Lua code cannot forge; this
+ * costs two API calls where a metatable comparison costs about six, and it
+ * runs on every call (a[i] above all). */
+typedef struct lua_array {
+  dlb_array array;
+  uint64_t tag;
+} lua_array;
+
+#define ARRAY_TAG UINT64_C(0x646c627269646765) /* "dlbridge" */
+
 dlb_array *dlbL_to_array(lua_State *L, int idx) {
-  void *p = lua_touserdata(L, idx);
-  int same;
-  if (!p || !lua_getmetatable(L, idx)) return NULL;
-  push_array_mt(L);
-  same = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  return same ? (dlb_array *)p : NULL;
+  lua_array *u = lua_touserdata(L, idx);
+  if (u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG) return &u->array;
+  return NULL;
 }
 
 dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op) {
@@ -42,24 +49,6 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   dlb_array *a = dlbL_check_array(L, idx, op);
   if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   return a;
-}
-
-/* The userdata of an Array: the core array, then a tag. The tag lets the
- * hot metamethods (__index, __newindex) recognise an Array by its size and
- * tag, without the metatable lookups (about 150 instructions) of a full check;
- * Lua code cannot forge a userdata's bytes. */
-typedef struct lua_array {
-  dlb_array array;
-  uint64_t tag;
-} lua_array;
-
-#define ARRAY_TAG UINT64_C(0x646c627269646765) /* "dlbridge" */
-
-/* The array at idx when it is an Array userdata, by size and tag; else NULL. */
-static dlb_array *fast_array(lua_State *L, int idx) {
-  lua_array *u = lua_touserdata(L, idx);
-  if (u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG) return &u->array;
-  return NULL;
 }
 
 dlb_array *dlbL_push_empty(lua_State *L) {
@@ -199,7 +188,7 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
 /* a[k]. The common case, a float64 element of a 1-D host array, stays on
  * this short path: the cost of a[i] is mostly these few API calls. */
 static int array_index(lua_State *L) {
-  dlb_array *a = fast_array(L, 1);
+  dlb_array *a = dlbL_to_array(L, 1);
   if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
       lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
@@ -216,8 +205,7 @@ static int array_index(lua_State *L) {
 }
 
 static int array_newindex(lua_State *L) {
-  dlb_array *a = fast_array(L, 1);
-  if (!a) a = dlbL_check_array(L, 1, "Array:__newindex");
+  dlb_array *a = dlbL_check_array(L, 1, "Array:__newindex");
   /* Fast path: a[i] = number on a 1-D float64 host array. */
   if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
       !a->readonly && !a->buffer->readonly && lua_type(L, 2) == LUA_TNUMBER) {

@@ -13,17 +13,27 @@ typedef struct dlb_capsule {
   int consumed;
   uint32_t major, minor;
   DLDevice device;
+  uint64_t tag; /* recognised by size and tag, as Arrays are (array.c) */
 } dlb_capsule;
 
+#define CAPSULE_TAG UINT64_C(0x63617073756c6521) /* "capsule!" */
+
 static dlb_capsule *to_capsule(lua_State *L, int idx) {
-  return (dlb_capsule *)luaL_testudata(L, idx, DLB_CAPSULE_MT);
+  dlb_capsule *c = lua_touserdata(L, idx);
+  return c && lua_rawlen(L, idx) == sizeof *c && c->tag == CAPSULE_TAG ? c : NULL;
 }
 
 void dlbL_push_capsule(lua_State *L, dlb_exported t) {
   dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
+  dlb_lua_state *state = dlbL_state(L);
   const DLTensor *dl;
   memset(c, 0, sizeof *c);
-  luaL_setmetatable(L, DLB_CAPSULE_MT);
+  c->tag = CAPSULE_TAG;
+  if (state)
+    lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
+  else
+    luaL_getmetatable(L, DLB_CAPSULE_MT);
+  lua_setmetatable(L, -2);
   c->tensor = t.tensor;
   c->versioned = t.versioned;
   if (t.versioned) {
@@ -96,8 +106,9 @@ void dlbL_open_capsule(lua_State *L) {
                                   {"__index", capsule_index},
                                   {"__tostring", capsule_tostring},
                                   {NULL, NULL}};
+  dlb_lua_state *state = dlbL_state(L);
   if (luaL_newmetatable(L, DLB_CAPSULE_MT)) luaL_setfuncs(L, meta, 0);
-  lua_pop(L, 1);
+  state->capsule_mt = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error *err) {
@@ -272,7 +283,17 @@ static void capsule_from_protocol(lua_State *L, int x, const char *op) {
     if (dlbL_is_error(L, -1)) lua_error(L); /* the producer's own dlbridge error: as is */
     lua_pop(L, 1);
     lua_pushnil(L);
-    if (call_dunder(L, x) != LUA_OK) lua_error(L);
+    if (call_dunder(L, x) != LUA_OK) {
+      dlb_error err;
+      if (dlbL_is_error(L, -1)) lua_error(L);
+      /* A plain error from the producer: ARGUMENT, with the original as err.cause. */
+      dlb_fail(&err, DLB_E_ARGUMENT, "the producer's __dlpack failed: %.200s",
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      dlbL_push_error(L, &err, op);
+      lua_rotate(L, -2, 1);
+      lua_setfield(L, -2, "cause");
+      lua_error(L);
+    }
   }
   if (!to_capsule(L, -1))
     dlbL_raise(L, DLB_E_ARGUMENT, op, "__dlpack returned %s, not a dlbridge.Capsule",
@@ -309,20 +330,31 @@ static int dlpack_from_dlpack(lua_State *L) {
     }
   }
   lua_settop(L, 1);
-  if (!to_capsule(L, x)) {
+  if (dlbL_to_array(L, x)) {
+    /* An Array producer: what its __dlpack would do (a versioned export, no
+     * copy unless asked), without the capsule and the protocol's tables. */
+    dlb_export_options o;
+    dlb_export_options_init(&o);
+    if (dlbL_export(L, x, &o, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+  } else if (!to_capsule(L, x)) {
     int has_method = lua_type(L, x) == LUA_TTABLE || lua_type(L, x) == LUA_TUSERDATA;
     if (has_method) {
+      /* A function, or a value whose metatable has __call. */
       lua_getfield(L, x, "__dlpack");
-      has_method = !lua_isnil(L, -1);
+      has_method = lua_isfunction(L, -1) ||
+                   (luaL_getmetafield(L, -1, "__call") != LUA_TNIL && (lua_pop(L, 1), 1));
       lua_pop(L, 1);
     }
     if (!has_method)
       dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                 "expected a capsule or a value with a __dlpack method, got %s", luaL_typename(L, x));
+                 "expected a capsule or a value with a callable __dlpack method, got %s",
+                 luaL_typename(L, x));
     capsule_from_protocol(L, x, "dl.from_dlpack");
     x = lua_gettop(L);
+    if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+  } else if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) {
+    dlbL_raise_error(L, &err, "dl.from_dlpack");
   }
-  if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
   if (dlbL_import(L, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
   if (opts.backend != dlbL_state(L)->cpu) {
     if (copy == 0)

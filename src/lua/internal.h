@@ -25,6 +25,7 @@
 typedef struct dlb_lua_state {
   dlb_registry *registry;
   dlb_backend *cpu;
+  int capsule_mt; /* registry reference of the Capsule metatable */
 } dlb_lua_state;
 
 #define DLB_STATE_KEY "dlbridge.state"
