@@ -3,6 +3,7 @@
 #include <string.h>
 #include "copy.h"
 #include "shape.h"
+#include "staging.h"
 
 /* Geometry of one operand of an element-wise loop, strides in bytes. */
 typedef struct loop_operand {
@@ -63,12 +64,6 @@ static dlb_status cast_strided(dlb_dtype dst_type, loop_operand *dst, dlb_dtype 
   }
 }
 
-static dlb_status require_host(const dlb_array *a, dlb_error *err) {
-  if (dlb_array_host_data(a) || a->numel == 0) return DLB_OK;
-  dlb_fail(err, DLB_E_UNSUPPORTED, "backend '%s' has no host-addressable memory for this operation",
-           a->buffer->backend ? a->buffer->backend->name : "?");
-  return DLB_E_UNSUPPORTED;
-}
 
 static dlb_status require_writable(const dlb_array *a, dlb_error *err) {
   if (!a->readonly && !a->buffer->readonly) return DLB_OK;
@@ -90,15 +85,60 @@ static int overlaps(const dlb_array *a, const dlb_array *b) {
   return alo < bhi && blo < ahi;
 }
 
+/* A host buffer for staging, at most DLB_STAGING_BYTES and at least one element. */
+static void *staging_alloc(size_t item, int64_t numel, int64_t *chunk, dlb_error *err) {
+  int64_t n = (int64_t)(DLB_STAGING_BYTES / item);
+  void *p;
+  if (n > numel) n = numel;
+  if (n < 1) n = 1;
+  p = malloc((size_t)n * item);
+  if (!p) dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a %zu-byte staging buffer", (size_t)n * item);
+  *chunk = n;
+  return p;
+}
+
+/* Whether the backend can copy src into dst itself (same backend, same
+ * dtype, both contiguous): the fast path of a transfer within a backend. */
+static int backend_copy_ok(const dlb_array *dst, const dlb_array *src) {
+  return dst->buffer->backend == src->buffer->backend && dst->buffer->backend->ops.copy_within &&
+         dst->dtype == src->dtype && dlb_array_is_contiguous(dst) && dlb_array_is_contiguous(src);
+}
+
+/* dst = cast(src), element by element in row-major order, through host
+ * staging buffers of at most DLB_STAGING_BYTES each. */
+static dlb_status copy_staged(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+  size_t sitem = dlb_array_itemsize(src), ditem = dlb_array_itemsize(dst);
+  int64_t chunk, chunk2;
+  int same = dst->dtype == src->dtype;
+  char *sbuf = staging_alloc(sitem > ditem ? sitem : ditem, dst->numel, &chunk, err), *dbuf;
+  dlb_status st = DLB_OK;
+  if (!sbuf) return DLB_E_OUT_OF_MEMORY;
+  dbuf = same ? sbuf : staging_alloc(sitem > ditem ? sitem : ditem, dst->numel, &chunk2, err);
+  if (!dbuf) {
+    free(sbuf);
+    return DLB_E_OUT_OF_MEMORY;
+  }
+  for (int64_t pos = 0; pos < dst->numel && st == DLB_OK; pos += chunk) {
+    int64_t n = dst->numel - pos < chunk ? dst->numel - pos : chunk;
+    st = dlb_span_read(src, pos, n, sbuf, err);
+    if (st == DLB_OK && !same)
+      st = dlb_cast(dst->dtype, dbuf, (ptrdiff_t)ditem, src->dtype, sbuf, (ptrdiff_t)sitem,
+                    (size_t)n, err);
+    if (st == DLB_OK) st = dlb_span_write(dst, pos, n, dbuf, err);
+  }
+  if (!same) free(dbuf);
+  free(sbuf);
+  return st;
+}
+
 dlb_status dlb_array_copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
   loop_operand d, s;
   dlb_status st;
-  if (dst->ndim != src->ndim || memcmp(dst->shape, src->shape, (size_t)dst->ndim * 8) != 0)
+  if (dst->ndim != src->ndim ||
+      (dst->ndim > 0 && memcmp(dst->shape, src->shape, (size_t)dst->ndim * sizeof dst->shape[0]) != 0))
     return dlb_fail(err, DLB_E_SHAPE, "copy between different shapes");
   if ((st = require_writable(dst, err)) != DLB_OK) return st;
   if (dst->numel == 0) return DLB_OK;
-  if ((st = require_host(dst, err)) != DLB_OK || (st = require_host(src, err)) != DLB_OK)
-    return st;
   if (overlaps(dst, src)) {
     dlb_array tmp;
     if ((st = dlb_array_clone(&tmp, src, src->dtype, err)) != DLB_OK) return st;
@@ -106,9 +146,19 @@ dlb_status dlb_array_copy_into(dlb_array *dst, const dlb_array *src, dlb_error *
     dlb_array_release(&tmp);
     return st;
   }
-  operand_of(&d, dst);
-  operand_of(&s, src);
-  return cast_strided(dst->dtype, &d, src->dtype, &s, dst->ndim, dst->shape, err);
+  if (dlb_array_host_data(dst) && dlb_array_host_data(src)) {
+    operand_of(&d, dst);
+    operand_of(&s, src);
+    return cast_strided(dst->dtype, &d, src->dtype, &s, dst->ndim, dst->shape, err);
+  }
+  if (backend_copy_ok(dst, src)) {
+    dlb_buffer *db = dst->buffer, *sb = src->buffer;
+    dlb_backend *be = db->backend;
+    st = be->ops.copy_within(be->ctx, db->device_id, db->handle, dst->offset, sb->device_id,
+                             sb->handle, src->offset, (size_t)dst->numel * dlb_array_itemsize(dst));
+    return st == DLB_OK ? DLB_OK : dlb_backend_failed(be, st, "copy within its memory", err);
+  }
+  return copy_staged(dst, src, err);
 }
 
 dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
@@ -118,12 +168,24 @@ dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
   if ((st = dlb_scalar_store(dst->dtype, element, v, err)) != DLB_OK) return st;
   if ((st = require_writable(dst, err)) != DLB_OK) return st;
   if (dst->numel == 0) return DLB_OK;
-  if ((st = require_host(dst, err)) != DLB_OK) return st;
-  operand_of(&d, dst);
-  /* The source is one element repeated: all strides 0. */
-  s.data = (char *)element;
-  memset(s.strides, 0, sizeof s.strides);
-  return cast_strided(dst->dtype, &d, dst->dtype, &s, dst->ndim, dst->shape, err);
+  if (dlb_array_host_data(dst)) {
+    operand_of(&d, dst);
+    /* The source is one element repeated: all strides 0. */
+    s.data = (char *)element;
+    memset(s.strides, 0, sizeof s.strides);
+    return cast_strided(dst->dtype, &d, dst->dtype, &s, dst->ndim, dst->shape, err);
+  }
+  {
+    size_t item = dlb_array_itemsize(dst);
+    int64_t chunk;
+    char *buf = staging_alloc(item, dst->numel, &chunk, err);
+    if (!buf) return DLB_E_OUT_OF_MEMORY;
+    for (int64_t k = 0; k < chunk; k++) memcpy(buf + (size_t)k * item, element, item);
+    for (int64_t pos = 0; pos < dst->numel && st == DLB_OK; pos += chunk)
+      st = dlb_span_write(dst, pos, dst->numel - pos < chunk ? dst->numel - pos : chunk, buf, err);
+    free(buf);
+    return st;
+  }
 }
 
 /* Allocates out on (backend, device_id) and copies src into it. */
@@ -144,39 +206,45 @@ dlb_status dlb_array_clone_to(dlb_array *out, const dlb_array *src, dlb_backend 
   return clone_onto(out, src, backend, device_id, src->dtype, err);
 }
 
-/* Host address of the element at a 0-based index, or NULL when out of range. */
-static char *element_at(const dlb_array *a, const int64_t *index) {
-  char *p = dlb_array_host_data(a);
-  int64_t item = (int64_t)dlb_array_itemsize(a), off = 0;
-  for (int d = 0; d < a->ndim; d++) {
-    if (index[d] < 0 || index[d] >= a->shape[d]) return NULL;
-    off += index[d] * a->strides[d];
-  }
-  return p + off * item;
-}
-
-static dlb_status index_error(const dlb_array *a, const int64_t *index, dlb_error *err) {
+/* DLB_E_INDEX unless every index is within its extent. */
+static dlb_status check_index(const dlb_array *a, const int64_t *index, dlb_error *err) {
   for (int d = 0; d < a->ndim; d++)
     if (index[d] < 0 || index[d] >= a->shape[d])
       return dlb_fail(err, DLB_E_INDEX, "index %lld out of range for dimension %d of extent %lld",
                       dlb_one_based(index[d]), d + 1, (long long)a->shape[d]);
-  return require_host(a, err);
+  return DLB_OK;
+}
+
+/* The element's offset from element 0...0, in elements (by strides). */
+static int64_t element_offset(const dlb_array *a, const int64_t *index) {
+  int64_t off = 0;
+  for (int d = 0; d < a->ndim; d++) off += index[d] * a->strides[d];
+  return off;
 }
 
 dlb_status dlb_array_get(const dlb_array *a, const int64_t *index, dlb_scalar *out, dlb_error *err) {
-  char *p = dlb_array_host_data(a) ? element_at(a, index) : NULL;
-  if (!p) return index_error(a, index, err);
-  dlb_scalar_load(a->dtype, p, out);
+  unsigned char element[16];
+  dlb_status st = check_index(a, index, err);
+  if (st != DLB_OK) return st;
+  if ((st = dlb_element_read(a, element_offset(a, index), element, err)) != DLB_OK) return st;
+  dlb_scalar_load(a->dtype, element, out);
   return DLB_OK;
 }
 
 dlb_status dlb_array_set(dlb_array *a, const int64_t *index, const dlb_scalar *v, dlb_error *err) {
+  unsigned char element[16];
+  dlb_array one;
   dlb_status st = require_writable(a, err);
-  char *p;
-  if (st != DLB_OK) return st;
-  p = dlb_array_host_data(a) ? element_at(a, index) : NULL;
-  if (!p) return index_error(a, index, err);
-  return dlb_scalar_store(a->dtype, p, v, err);
+  if (st != DLB_OK || (st = check_index(a, index, err)) != DLB_OK) return st;
+  if ((st = dlb_scalar_store(a->dtype, element, v, err)) != DLB_OK) return st;
+  /* The element as a 0-d view, written through the staging path. */
+  one.buffer = a->buffer;
+  one.dtype = a->dtype;
+  one.ndim = 0;
+  one.numel = 1;
+  one.readonly = 0;
+  one.offset = (size_t)((int64_t)a->offset + element_offset(a, index) * (int64_t)dlb_array_itemsize(a));
+  return dlb_span_write(&one, 0, 1, element, err);
 }
 
 /* An operand over contiguous host memory with the shape of a. */
@@ -190,9 +258,27 @@ static void contiguous_operand(loop_operand *op, const dlb_array *a, void *data,
 
 dlb_status dlb_array_read_into(const dlb_array *a, void *dst, dlb_dtype dtype, dlb_error *err) {
   loop_operand d, s;
-  dlb_status st;
   if (a->numel == 0) return DLB_OK;
-  if ((st = require_host(a, err)) != DLB_OK) return st;
+  if (!dlb_array_host_data(a)) {
+    /* Staged: dst itself is the staging memory when no cast is needed. */
+    if (dtype == a->dtype) return dlb_span_read(a, 0, a->numel, dst, err);
+    {
+      size_t item = dlb_array_itemsize(a), out_item = dlb_dtype_get(dtype)->itemsize;
+      int64_t chunk;
+      char *buf = staging_alloc(item, a->numel, &chunk, err);
+      dlb_status st = DLB_OK;
+      if (!buf) return DLB_E_OUT_OF_MEMORY;
+      for (int64_t pos = 0; pos < a->numel && st == DLB_OK; pos += chunk) {
+        int64_t n = a->numel - pos < chunk ? a->numel - pos : chunk;
+        st = dlb_span_read(a, pos, n, buf, err);
+        if (st == DLB_OK)
+          st = dlb_cast(dtype, (char *)dst + (size_t)pos * out_item, (ptrdiff_t)out_item, a->dtype,
+                        buf, (ptrdiff_t)item, (size_t)n, err);
+      }
+      free(buf);
+      return st;
+    }
+  }
   contiguous_operand(&d, a, dst, dtype);
   operand_of(&s, a);
   return cast_strided(dtype, &d, a->dtype, &s, a->ndim, a->shape, err);
@@ -203,7 +289,23 @@ dlb_status dlb_array_write_from(dlb_array *a, const void *src, dlb_dtype dtype, 
   dlb_status st;
   if ((st = require_writable(a, err)) != DLB_OK) return st;
   if (a->numel == 0) return DLB_OK;
-  if ((st = require_host(a, err)) != DLB_OK) return st;
+  if (!dlb_array_host_data(a)) {
+    if (dtype == a->dtype) return dlb_span_write(a, 0, a->numel, src, err);
+    {
+      size_t item = dlb_array_itemsize(a), in_item = dlb_dtype_get(dtype)->itemsize;
+      int64_t chunk;
+      char *buf = staging_alloc(item, a->numel, &chunk, err);
+      if (!buf) return DLB_E_OUT_OF_MEMORY;
+      for (int64_t pos = 0; pos < a->numel && st == DLB_OK; pos += chunk) {
+        int64_t n = a->numel - pos < chunk ? a->numel - pos : chunk;
+        st = dlb_cast(a->dtype, buf, (ptrdiff_t)item, dtype, (const char *)src + (size_t)pos * in_item,
+                      (ptrdiff_t)in_item, (size_t)n, err);
+        if (st == DLB_OK) st = dlb_span_write(a, pos, n, buf, err);
+      }
+      free(buf);
+      return st;
+    }
+  }
   operand_of(&d, a);
   contiguous_operand(&s, a, (void *)src, dtype);
   return cast_strided(a->dtype, &d, dtype, &s, a->ndim, a->shape, err);

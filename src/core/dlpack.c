@@ -132,8 +132,10 @@ static dlb_status copy_target(const dlb_array *a, const dlb_export_request *req,
       *device_id = 0;
       return DLB_OK;
     }
-    return dlb_fail(err, DLB_E_UNSUPPORTED, "cannot export to DLPack device (%d, %d)",
-                    (int)req->dl_device.device_type, (int)req->dl_device.device_id);
+    dlb_fail(err, DLB_E_UNSUPPORTED, "cannot export to DLPack device (%d, %d)",
+             (int)req->dl_device.device_type, (int)req->dl_device.device_id);
+    dlb_error_hint(err, "leave dl_device nil, or ask for the array's own device or {1, 0} (host)");
+    return DLB_E_UNSUPPORTED;
   }
   if (host_copy) {
     *backend = req->host;
@@ -164,9 +166,12 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
     strcpy(err->backend, b->backend->name);
     return DLB_E_BACKEND_INCOMPATIBLE;
   }
-  if (must_copy && req->copy == DLB_COPY_NEVER)
-    return dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this %s",
-                    host_copy ? "export (the backend cannot export; fallback copies)" : "export");
+  if (must_copy && req->copy == DLB_COPY_NEVER) {
+    dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this %s",
+             host_copy ? "export (the backend cannot export; fallback copies)" : "export");
+    dlb_error_hint(err, "allow a copy: copy = nil (only if needed) or copy = true");
+    return DLB_E_COPY_REQUIRED;
+  }
   if (readonly && !req->versioned && !must_copy) {
     dlb_fail(err, DLB_E_READ_ONLY,
              "a read-only array cannot be exported as a legacy (0.x) tensor, which has no "

@@ -1,5 +1,6 @@
 /* format.c -- NumPy-like text for an array (tostring), summarised when large. */
 #include "format.h"
+#include "staging.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -172,7 +173,9 @@ void dlb_format_scalar(dlb_strbuf *out, dlb_dtype dtype, const dlb_scalar *v) {
 
 typedef struct fmt_ctx {
   const dlb_array *a;
-  const char *base; /* host address of element 0...0 (NULL when nothing is read) */
+  const char *base; /* host address of element 0...0; NULL: read through the backend */
+  dlb_status status; /* the first failed backend read, else DLB_OK */
+  dlb_error *err;
   size_t itemsize;
   int summarise;    /* long dimensions show only their edge items */
   int empty;        /* some extent is 0: print nested brackets only */
@@ -206,7 +209,16 @@ static void put(fmt_ctx *c, const char *s) {
 static void put_element(fmt_ctx *c, int64_t offset, int pad) {
   char buf[ELEM_CAP];
   dlb_scalar v;
-  dlb_scalar_load(c->a->dtype, c->base + (ptrdiff_t)offset * (ptrdiff_t)c->itemsize, &v);
+  if (c->base) {
+    dlb_scalar_load(c->a->dtype, c->base + (ptrdiff_t)offset * (ptrdiff_t)c->itemsize, &v);
+  } else {
+    /* Memory the host cannot address: one staged read per printed element. */
+    unsigned char element[16];
+    if (c->status != DLB_OK) return;
+    c->status = dlb_element_read(c->a, offset, element, c->err);
+    if (c->status != DLB_OK) return;
+    dlb_scalar_load(c->a->dtype, element, &v);
+  }
   size_t len = format_element(buf, &v, c->a->dtype);
   if (c->measuring) {
     if (len > c->width)
@@ -309,16 +321,10 @@ dlb_status dlb_array_format(const dlb_array *a, const char *device, dlb_strbuf *
     printed *= printed_count(&c, i);
   int capped = printed > FORMAT_MAX_PRINTED;
 
-  if (!capped && !c.empty) {
-    c.base = dlb_array_host_data(a);
-    /* TODO: memory that is not host-addressable (a backend without
-     * host_pointer) will be printed by staging the printed elements through
-     * host copies; until then formatting it is unsupported. */
-    if (c.base == NULL)
-      return dlb_fail(err, DLB_E_UNSUPPORTED,
-                      "cannot format an array on %s: its memory is not host-addressable",
-                      device ? device : "this device");
-  }
+  if (!capped && !c.empty) c.base = dlb_array_host_data(a); /* NULL: staged reads */
+  c.status = DLB_OK;
+  c.err = err;
+  size_t start_len = out->len;
 
   strbuf_puts(out, ARRAY_PREFIX);
   if (capped) {
@@ -331,6 +337,11 @@ dlb_status dlb_array_format(const dlb_array *a, const char *device, dlb_strbuf *
       put_block(&c, 0, 0);
     c.measuring = 0;
     put_block(&c, 0, 0);
+  }
+  if (c.status != DLB_OK) { /* a backend read failed: take back what was appended */
+    out->len = start_len;
+    if (out->data) out->data[start_len] = '\0';
+    return c.status;
   }
   strbuf_puts(out, ", shape=");
   put_shape(out, a);

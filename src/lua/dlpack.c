@@ -158,10 +158,10 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
 static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, const char *op) {
   int ok1 = 0, ok2 = 0;
   if (lua_type(L, -1) == LUA_TTABLE) {
-    lua_rawgeti(L, -1, 1);
-    *a = (int64_t)lua_tointegerx(L, -1, &ok1);
-    lua_rawgeti(L, -2, 2);
-    *b = (int64_t)lua_tointegerx(L, -1, &ok2);
+    ok1 = lua_rawgeti(L, -1, 1) == LUA_TNUMBER; /* numbers only: "1" is not a version */
+    *a = (int64_t)lua_tointegerx(L, -1, ok1 ? &ok1 : NULL);
+    ok2 = lua_rawgeti(L, -2, 2) == LUA_TNUMBER;
+    *b = (int64_t)lua_tointegerx(L, -1, ok2 ? &ok2 : NULL);
     lua_pop(L, 2);
   }
   if (!ok1 || !ok2 || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX)

@@ -250,8 +250,18 @@ static void push_nested(lua_State *L, const dlb_array *a, int depth, const char 
 
 void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op) {
   const char *p = dlb_array_host_data(a);
-  if (!p && a->numel > 0)
-    dlbL_raise(L, DLB_E_UNSUPPORTED, op, "this backend's memory is not host-addressable");
+  if (!p && a->numel > 0) {
+    /* Memory the host cannot address: a host copy (a userdata, so that a Lua
+     * error while building the tables cannot leak it), then its tables. */
+    dlb_error err;
+    dlb_array *copy = dlbL_push_empty(L);
+    if (dlb_array_clone_to(copy, a, dlbL_state(L)->cpu, 0, &err) != DLB_OK)
+      dlbL_raise_error(L, &err, op);
+    dlbL_push_table(L, copy, op);
+    dlb_array_release(copy);
+    lua_remove(L, -2);
+    return;
+  }
   if (a->ndim == 0) {
     dlb_scalar v;
     dlb_scalar_load(a->dtype, p, &v);

@@ -20,6 +20,16 @@ typedef struct host_array {
   dlb_array a;
 } host_array;
 
+/* A device whose memory the host cannot address: reads go through here. */
+static int engine_reads, engine_fail;
+static dlb_status engine_copy_to_host(void *ctx, int device_id, const void *handle, size_t offset,
+                                      void *dst, size_t nbytes) {
+  if (engine_fail) return DLB_E_BACKEND_FAILURE;
+  engine_reads++;
+  memcpy(dst, (const char *)handle + offset, nbytes);
+  return DLB_OK;
+}
+
 /* Wraps mem as an array; strides NULL means C-contiguous; offset in bytes. */
 static dlb_array *wrap(host_array *h, void *mem, size_t nbytes, dlb_dtype dtype, int ndim,
                        const int64_t *shape, const int64_t *strides, size_t offset) {
@@ -494,12 +504,29 @@ static void test_errors_and_appending(void) {
   CHECK(sb.len == 0);
   CHECK_EQ_INT(dlb_array_format(&h.a, "cpu:0", &sb, NULL), DLB_E_DELETED);
 
-  /* Memory that is not host-addressable: nothing is appended. */
-  wrap(&h, NULL, sizeof v, DLB_INT64, 1, (int64_t[]){2}, NULL, 0);
+  /* Memory that is not host-addressable prints through the backend's
+   * copy_to_host, one read per printed element... */
+  int64_t device_mem[2] = {7, -8};
+  dlb_backend engine = {.ops = {.name = "engine", .copy_to_host = engine_copy_to_host}, .ctx = NULL};
+  strcpy(engine.name, "engine");
+  wrap(&h, NULL, sizeof device_mem, DLB_INT64, 1, (int64_t[]){2}, NULL, 0);
+  h.buf.handle = device_mem;
+  h.buf.backend = &engine;
+  engine_reads = 0;
+  dlb_strbuf_init(&sb);
+  CHECK_EQ_INT(dlb_array_format(&h.a, "engine:0", &sb, &err), DLB_OK);
+  CHECK_EQ_STR(sb.data, "array([ 7, -8], shape=(2,), dtype=int64, device=engine:0)");
+  CHECK_EQ_INT(engine_reads, 4); /* two passes: widths, then text */
+  dlb_strbuf_free(&sb);
+  /* ... and when a read fails, the backend's error comes back and nothing is appended. */
+  engine_fail = 1;
+  dlb_strbuf_init(&sb);
   memset(&err, 0, sizeof err);
-  CHECK_EQ_INT(dlb_array_format(&h.a, "engine:0", &sb, &err), DLB_E_UNSUPPORTED);
-  CHECK_EQ_INT(err.code, DLB_E_UNSUPPORTED);
+  CHECK_EQ_INT(dlb_array_format(&h.a, "engine:0", &sb, &err), DLB_E_BACKEND_FAILURE);
+  CHECK_EQ_INT(err.code, DLB_E_BACKEND_FAILURE);
+  CHECK_EQ_STR(err.backend, "engine");
   CHECK(sb.len == 0);
+  engine_fail = 0;
   /* ... but an empty or capped one needs no memory. */
   wrap(&h, NULL, 0, DLB_INT64, 1, (int64_t[]){0}, NULL, 0);
   CHECK_EQ_INT(dlb_array_format(&h.a, "engine:0", &sb, &err), DLB_OK);
