@@ -93,7 +93,7 @@ dlb_status dlb_view_select(dlb_array *v, int dim, int64_t index, dlb_error *err)
 
 dlb_status dlb_view_slice(dlb_array *v, int dim, int64_t start, int64_t count, int64_t step,
                           dlb_error *err) {
-  int64_t last, stride;
+  int64_t last, stride = 0;
   dlb_status st = check_dim(v, dim, err);
   if (st != DLB_OK) return st;
   if (step == 0) return dlb_fail(err, DLB_E_ARGUMENT, "slice step cannot be 0");
