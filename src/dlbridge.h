@@ -157,6 +157,14 @@ DLB_API dlb_status dlb_capsule_take(lua_State *L, int idx, void **tensor, int *v
 DLB_API int dlb_raise(lua_State *L, dlb_status code, const char *op, const char *hint,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6), noreturn));
 
+/* Registers a backend in this lua_State (dlbridge must be open in it: see
+ * dlb_preload). ops is copied; ctx is passed to every call. From then on the
+ * backend is refcounted: ops->release(ctx) runs once, after lua_close and
+ * after the last buffer it allocated is freed (possibly on another thread).
+ * On failure (a bad vtable, a name in use) the error is pushed, release is
+ * not called, and ctx stays the host's. */
+DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx);
+
 /* Opens the module as `require "dlbridge.core"` would (pushes its table). */
 DLB_API int luaopen_dlbridge_core(lua_State *L);
 

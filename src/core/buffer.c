@@ -13,9 +13,12 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
     if (st != DLB_OK) {
       free(buf);
       st = dlb_backend_failed(backend, st, "allocate", err);
-      if (st == DLB_E_OUT_OF_MEMORY && err)
-        snprintf(err->message, sizeof err->message, "cannot allocate %zu bytes on %s:%d", nbytes,
-                 backend->name, device_id);
+      if (err) {
+        snprintf(err->device, sizeof err->device, "%s:%d", backend->name, device_id);
+        if (st == DLB_E_OUT_OF_MEMORY)
+          snprintf(err->message, sizeof err->message, "cannot allocate %zu bytes on %s:%d",
+                   nbytes, backend->name, device_id);
+      }
       return st;
     }
     if (backend->ops.host_pointer)

@@ -163,7 +163,10 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
     dlb_fail(err, DLB_E_BACKEND_INCOMPATIBLE,
              "backend '%s' cannot hand out a device pointer, so %s:%d memory cannot be exported "
              "to DLPack", b->backend->name, b->backend->name, b->device_id);
-    strcpy(err->backend, b->backend->name);
+    if (err) {
+      strcpy(err->backend, b->backend->name);
+      snprintf(err->device, sizeof err->device, "%s:%d", b->backend->name, b->device_id);
+    }
     return DLB_E_BACKEND_INCOMPATIBLE;
   }
   if (must_copy && req->copy == DLB_COPY_NEVER) {

@@ -51,6 +51,7 @@ dlb_status dlb_fail(dlb_error *err, dlb_status code, const char *fmt, ...) {
     err->native_status = 0;
     err->hint = NULL;
     err->backend[0] = '\0';
+    err->device[0] = '\0';
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);

@@ -11,6 +11,7 @@ typedef struct dlb_error {
   int64_t native_status; /* a backend's own error number */
   const char *hint;      /* static text, or NULL for the code's default hint */
   char backend[32];      /* backend name where known, else "" */
+  char device[48];       /* "engine:0" where known, else "" */
   char message[256];
 } dlb_error;
 

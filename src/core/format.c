@@ -115,7 +115,10 @@ static size_t format_real(char *buf, size_t cap, double x, dlb_dtype dtype) {
     return (size_t)snprintf(buf, cap, "nan"); /* never glibc's "-nan" */
   if (isinf(x))
     return (size_t)snprintf(buf, cap, "%s", x < 0 ? "-inf" : "inf");
-  for (int digits = dtype == DLB_FLOAT64 || dtype == DLB_COMPLEX128 ? 8 : 1; digits <= 8; digits++) {
+  /* Never fewer digits than the integer part has (100, not 1e+02). */
+  int first = dtype == DLB_FLOAT64 || dtype == DLB_COMPLEX128 ? 8 : 1;
+  for (double m = fabs(x); m >= 10.0 && first < 8; m /= 10.0) first++;
+  for (int digits = first; digits <= 8; digits++) {
     n = snprintf(buf, cap, "%.*g", digits, x);
     if (digits == 8 || round_to(dtype, strtod(buf, NULL)) == x) break;
   }

@@ -330,7 +330,7 @@ static const luaL_Reg array_methods[] = {
 void dlbL_open_array(lua_State *L) {
   int mt = lua_absindex(L, -3), methods = lua_absindex(L, -1);
   const luaL_Reg *lists[] = {array_methods, dlbL_view_methods, dlbL_data_methods,
-                            dlbL_dlpack_methods};
+                            dlbL_dlpack_methods, dlbL_backend_methods};
   for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
     lua_pushvalue(L, methods);
     lua_pushvalue(L, mt);

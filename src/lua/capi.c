@@ -92,6 +92,7 @@ DLB_API int dlb_raise(lua_State *L, dlb_status code, const char *op, const char 
   err.native_status = 0;
   err.hint = hint;
   err.backend[0] = '\0';
+  err.device[0] = '\0';
   va_start(ap, fmt);
   vsnprintf(err.message, sizeof err.message, fmt, ap);
   va_end(ap);

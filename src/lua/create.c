@@ -16,6 +16,28 @@ static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dty
   return a;
 }
 
+/* The same options on the cpu backend (where tables and sequences are built). */
+static dlbL_options on_cpu(lua_State *L, const dlbL_options *opts) {
+  dlbL_options cpu = *opts;
+  cpu.backend = dlbL_state(L)->cpu;
+  cpu.device_id = 0;
+  return cpu;
+}
+
+/* Replaces the cpu array on top of the stack by a copy on opts' device
+ * (nothing to do when that is the cpu). */
+static void move_to_target(lua_State *L, const dlbL_options *opts, const char *op) {
+  dlb_array *src = dlbL_to_array(L, -1), *dst;
+  dlb_error err;
+  if (src->buffer->backend == opts->backend && src->buffer->device_id == opts->device_id) return;
+  dst = dlbL_push_empty(L);
+  if (dlb_array_clone_to(dst, src, opts->backend, opts->device_id, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  dlbL_account(L, dst->buffer->nbytes);
+  dlb_array_release(src);
+  lua_remove(L, -2);
+}
+
 /* Fills a with v or raises (VALUE for a value the dtype cannot hold). */
 static void fill_or_raise(lua_State *L, dlb_array *a, const dlb_scalar *v, const char *op) {
   dlb_error err;
@@ -84,9 +106,8 @@ static int create_array(lua_State *L) {
     if (dlb_array_copy_into(c, src, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.array");
     return 1;
   }
-  if (opts.backend != dlbL_state(L)->cpu)
-    dlbL_raise(L, DLB_E_UNSUPPORTED, "dl.array", "tables become arrays on \"cpu\" only for now");
   dlbL_array_from_lua(L, 1, opts.has_dtype, opts.dtype, "dl.array");
+  move_to_target(L, &opts, "dl.array");
   return 1;
 }
 
@@ -135,7 +156,8 @@ static int create_arange(lua_State *L) {
       dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range overflows int64");
     if ((span > 0 && step > 0) || (span < 0 && step < 0))
       count = span / step + (span % step != 0);
-    a = push_new(L, &opts, opts.has_dtype ? opts.dtype : DLB_INT64, 1, &count, 0, "dl.arange");
+    dlbL_options cpu = on_cpu(L, &opts);
+    a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_INT64, 1, &count, 0, "dl.arange");
     for (int64_t i = 0; i < count; i++) {
       dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = start + i * step};
       store_generated(L, a, i, &v, "dl.arange");
@@ -149,12 +171,14 @@ static int create_arange(lua_State *L) {
     c = ceil((stop - start) / step);
     if (!(c < 9.0e18)) dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range has too many elements");
     count = c > 0 ? (int64_t)c : 0;
-    a = push_new(L, &opts, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &count, 0, "dl.arange");
+    dlbL_options cpu = on_cpu(L, &opts);
+    a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &count, 0, "dl.arange");
     for (int64_t i = 0; i < count; i++) {
       dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = start + (double)i * step};
       store_generated(L, a, i, &v, "dl.arange");
     }
   }
+  move_to_target(L, &opts, "dl.arange");
   return 1;
 }
 
@@ -175,12 +199,14 @@ static int create_linspace(lua_State *L) {
       dlbL_raise(L, DLB_E_SHAPE, "dl.linspace", "num must be an integer >= 0");
   }
   dlbL_check_options(L, n + 1, &opts, "dl.linspace");
-  a = push_new(L, &opts, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &num, 0, "dl.linspace");
+  dlbL_options cpu = on_cpu(L, &opts);
+  a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &num, 0, "dl.linspace");
   delta = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
   for (int64_t i = 0; i < num; i++) {
     dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = i == num - 1 && num > 1 ? stop : start + (double)i * delta};
     store_generated(L, a, i, &v, "dl.linspace");
   }
+  move_to_target(L, &opts, "dl.linspace");
   return 1;
 }
 

@@ -7,7 +7,8 @@
 /* Pushes the error table. message is copied before anything can longjmp,
  * so callers may pass stack buffers. */
 static void push_table(lua_State *L, dlb_status code, const char *op, const char *message,
-                       const char *hint, const char *backend, int has_native, int64_t native) {
+                       const char *hint, const char *backend, const char *device, int has_native,
+                       int64_t native) {
   lua_createtable(L, 0, 8);
   lua_pushstring(L, dlb_status_name(code));
   lua_setfield(L, -2, "code");
@@ -24,6 +25,10 @@ static void push_table(lua_State *L, dlb_status code, const char *op, const char
     lua_pushstring(L, backend);
     lua_setfield(L, -2, "backend");
   }
+  if (device && device[0]) {
+    lua_pushstring(L, device);
+    lua_setfield(L, -2, "device");
+  }
   if (has_native) {
     lua_pushinteger(L, (lua_Integer)native);
     lua_setfield(L, -2, "status");
@@ -34,13 +39,12 @@ static void push_table(lua_State *L, dlb_status code, const char *op, const char
 }
 
 void dlbL_push_error(lua_State *L, const dlb_error *err, const char *op) {
-  push_table(L, err->code, op, err->message, err->hint, err->backend, err->has_native,
-             err->native_status);
+  push_table(L, err->code, op, err->message, err->hint, err->backend, err->device,
+             err->has_native, err->native_status);
 }
 
-static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message,
-                       const char *hint, const char *backend, int has_native, int64_t native) {
-  push_table(L, code, op, message, hint, backend, has_native, native);
+static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message) {
+  push_table(L, code, op, message, NULL, NULL, NULL, 0, 0);
   return lua_error(L);
 }
 
@@ -50,13 +54,13 @@ int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, .
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  raise_table(L, code, op, message, NULL, NULL, 0, 0);
+  raise_table(L, code, op, message);
   __builtin_unreachable();
 }
 
 int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) {
-  raise_table(L, err->code, op, err->message, err->hint, err->backend, err->has_native,
-              err->native_status);
+  dlbL_push_error(L, err, op);
+  lua_error(L);
   __builtin_unreachable();
 }
 

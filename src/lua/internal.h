@@ -128,6 +128,8 @@ extern const luaL_Reg dlbL_view_methods[]; /* views.c */
 extern const luaL_Reg dlbL_data_methods[]; /* data.c */
 extern const luaL_Reg dlbL_dlpack_methods[]; /* dlpack.c: to_dlpack, __dlpack, __dlpack_device */
 extern const luaL_Reg dlbL_dlpack_functions[]; /* dlpack.c: from_dlpack */
+extern const luaL_Reg dlbL_backend_functions[]; /* backends.c: backends, device_put */
+extern const luaL_Reg dlbL_backend_methods[];   /* backends.c: to */
 /* dlpack.c: creates the Capsule metatable (once per state). */
 void dlbL_open_capsule(lua_State *L);
 

@@ -80,6 +80,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_create_functions);
   set_functions(L, module, module_functions);
   set_functions(L, module, dlbL_dlpack_functions);
+  set_functions(L, module, dlbL_backend_functions);
   dlbL_open_capsule(L);
   lua_settop(L, module);
   dlbL_open_errors(L);

@@ -1,0 +1,110 @@
+/* backends.c -- dlb_register_backend, dl.backends(), dl.device_put and a:to. */
+#include <string.h>
+#include "internal.h"
+
+DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx) {
+  dlb_lua_state *state = dlbL_state(L);
+  dlb_backend *backend;
+  dlb_error err;
+  dlb_status st;
+  if (!state) {
+    dlb_fail(&err, DLB_E_ARGUMENT, "open dlbridge in this lua_State first (dlb_preload + require)");
+    dlbL_push_error(L, &err, "dlb_register_backend");
+    return err.code;
+  }
+  if ((st = dlb_backend_create(ops, ctx, &backend, &err)) != DLB_OK) {
+    dlbL_push_error(L, &err, "dlb_register_backend");
+    return st;
+  }
+  st = dlb_registry_add(state->registry, backend, &err);
+  /* The registry holds its own reference now; on failure nobody does, and
+   * the host keeps ctx: release must not run for a backend never registered. */
+  if (st != DLB_OK) backend->ops.release = NULL;
+  dlb_backend_release(backend);
+  if (st != DLB_OK) dlbL_push_error(L, &err, "dlb_register_backend");
+  return st;
+}
+
+/* Whether a backend's arrays can go out through DLPack without a copy. */
+static int exportable(const dlb_backend *b) {
+  return b->ops.export_pointer != NULL || b->ops.host_pointer != NULL;
+}
+
+/* dl.backends(): {name=, device_type=, exportable=, available=, devices=} for each. */
+static int backends_list(lua_State *L) {
+  const dlb_registry *r = dlbL_state(L)->registry;
+  lua_createtable(L, (int)r->count, 0);
+  for (size_t i = 0; i < r->count; i++) {
+    const dlb_backend *b = r->items[i];
+    int devices = dlb_backend_device_count(b);
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, b->name);
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, b->ops.device_type);
+    lua_setfield(L, -2, "device_type");
+    lua_pushboolean(L, exportable(b));
+    lua_setfield(L, -2, "exportable");
+    lua_pushboolean(L, devices > 0);
+    lua_setfield(L, -2, "available");
+    lua_pushinteger(L, devices);
+    lua_setfield(L, -2, "devices");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* Reads device_put's options {copy=, donate=} at idx. */
+static void transfer_options(lua_State *L, int idx, int *copy, int *donate, const char *op) {
+  *copy = *donate = 0;
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    int *flag = strcmp(key, "copy") == 0 ? copy : strcmp(key, "donate") == 0 ? donate : NULL;
+    if (!flag) {
+      lua_pushvalue(L, -2);
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected copy, donate)",
+                 luaL_tolstring(L, -1, NULL));
+    }
+    if (lua_type(L, -1) != LUA_TBOOLEAN)
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be true or false", key);
+    *flag = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+}
+
+/* dl.device_put(a, device, opts) and a:to(device, opts): a on that device.
+ * The same device returns a itself unless opts.copy; otherwise a new
+ * contiguous array, copied by the backend itself within one backend, else
+ * staged through host memory in chunks. opts.donate deletes a after a copy. */
+static int transfer(lua_State *L, const char *op) {
+  dlb_array *a = dlbL_check_live(L, 1, op), *out;
+  dlbL_options target;
+  int copy, donate;
+  dlb_error err;
+  dlbL_check_options(L, 0, &target, op);
+  if (lua_isnoneornil(L, 2))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "a device is needed, such as \"cpu\" or \"engine:1\"");
+  dlbL_check_device(L, 2, &target, op);
+  transfer_options(L, 3, &copy, &donate, op);
+  lua_settop(L, 3);
+  if (target.backend == a->buffer->backend && target.device_id == a->buffer->device_id && !copy) {
+    lua_settop(L, 1); /* already there: a itself (nothing copied, nothing donated) */
+    return 1;
+  }
+  out = dlbL_push_empty(L);
+  if (dlb_array_clone_to(out, a, target.backend, target.device_id, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  dlbL_account(L, out->buffer->nbytes);
+  if (donate) dlb_array_release(a);
+  return 1;
+}
+
+static int backends_device_put(lua_State *L) { return transfer(L, "dl.device_put"); }
+static int backends_to(lua_State *L) { return transfer(L, "Array:to"); }
+
+const luaL_Reg dlbL_backend_functions[] = {
+    {"backends", backends_list}, {"device_put", backends_device_put}, {NULL, NULL}};
+const luaL_Reg dlbL_backend_methods[] = {{"to", backends_to}, {NULL, NULL}};
