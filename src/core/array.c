@@ -209,9 +209,12 @@ dlb_status dlb_view_reshape(dlb_array *v, int ndim, const int64_t *shape, dlb_er
   int64_t numel, strides[DLB_MAX_NDIM];
   dlb_status st = dlb_shape_numel(ndim, shape, &numel, err);
   if (st != DLB_OK) return st;
-  if (numel != v->numel)
-    return dlb_fail(err, DLB_E_SHAPE, "cannot reshape %lld elements into %lld",
-                    (long long)v->numel, (long long)numel);
+  if (numel != v->numel) {
+    dlb_fail(err, DLB_E_SHAPE, "cannot reshape %lld elements into %lld", (long long)v->numel,
+             (long long)numel);
+    dlb_error_hint(err, "the new shape must hold as many elements; one -1 entry is inferred");
+    return DLB_E_SHAPE;
+  }
   if (!dlb_shape_reshape_strides(v->ndim, v->shape, v->strides, ndim, shape, strides))
     return dlb_fail(err, DLB_E_COPY_REQUIRED, "this layout cannot be viewed with the new shape");
   v->ndim = ndim;

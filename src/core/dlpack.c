@@ -60,7 +60,9 @@ static dlb_status fill_tensor(DLTensor *t, export_ctx *ctx, const dlb_array *a, 
   dlb_buffer *b = a->buffer;
   int32_t device_type = b->backend->ops.device_type;
   void *base = b->host;
-  if (!base && b->handle) {
+  /* A size-0 array has no data to point at (and may sit on a backend without
+   * an export hook: nothing is asked of it). */
+  if (!base && b->handle && a->numel > 0) {
     dlb_status st = b->backend->ops.export_pointer(b->backend->ctx, b->device_id, b->handle, &base);
     if (st != DLB_OK) return dlb_backend_failed(b->backend, st, "export a device pointer", err);
   }
@@ -72,7 +74,7 @@ static dlb_status fill_tensor(DLTensor *t, export_ctx *ctx, const dlb_array *a, 
   t->dtype = dlb_dtype_to_dl(a->dtype);
   t->shape = a->ndim ? ctx->shape : NULL;
   t->strides = a->ndim ? ctx->strides : NULL;
-  if (!base) { /* size 0: no memory at all */
+  if (!base) { /* size 0 with no memory to point at: data may be NULL */
     t->data = NULL;
     t->byte_offset = 0;
   } else if (pointer_arithmetic_ok(device_type)) {
@@ -284,9 +286,10 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
   if (t.versioned) {
     DLManagedTensorVersioned *v = t.tensor;
     if (v->version.major != DLB_DLPACK_MAJOR) {
-      dlb_dlpack_delete(t); /* touch nothing else */
+      uint32_t major = v->version.major, minor = v->version.minor;
+      dlb_dlpack_delete(t); /* touch nothing else, and nothing at all after this */
       return dlb_fail(err, DLB_E_DLPACK_VERSION, "DLPack version %u.%u (dlbridge reads major %d)",
-                      v->version.major, v->version.minor, DLB_DLPACK_MAJOR);
+                      major, minor, DLB_DLPACK_MAJOR);
     }
     dl = &v->dl_tensor;
     flags = v->flags;
