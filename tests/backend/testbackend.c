@@ -132,8 +132,20 @@ static void *engine_host_pointer(void *ctx, int device_id, void *handle) {
 
 static int64_t engine_last_status(void *ctx) { return ((engine *)ctx)->last_status; }
 
-/* The engine stays listed for tb.stats after release: it only stops counting. */
-static void engine_release(void *ctx) { (void)ctx; }
+/* The last reference is gone (after lua_close and the last buffer): unlist
+ * and free the engine. */
+static void engine_release(void *ctx) {
+  engine *e = ctx;
+  pthread_mutex_lock(&engines_lock);
+  for (engine **p = &engines; *p; p = &(*p)->next)
+    if (*p == e) {
+      *p = e->next;
+      break;
+    }
+  pthread_mutex_unlock(&engines_lock);
+  pthread_mutex_destroy(&e->lock);
+  free(e);
+}
 
 static engine *find(lua_State *L, int idx) {
   const char *name = luaL_checkstring(L, idx);
