@@ -34,29 +34,48 @@ static dlb_status run_io(const dlb_array *a, size_t off, int64_t stride, int64_t
   return DLB_OK;
 }
 
+/* a's geometry with extent-1 dims dropped and neighbours merged where one
+ * steps over the other exactly: the same row-major order in fewer, longer
+ * runs (a contiguous array becomes one run). Returns the new ndim. */
+static int coalesce(const dlb_array *a, int64_t *shape, int64_t *strides) {
+  int n = 0;
+  for (int d = 0; d < a->ndim; d++) {
+    if (a->shape[d] == 1) continue;
+    if (n > 0 && strides[n - 1] == a->shape[d] * a->strides[d]) {
+      shape[n - 1] *= a->shape[d];
+      strides[n - 1] = a->strides[d];
+      continue;
+    }
+    shape[n] = a->shape[d];
+    strides[n] = a->strides[d];
+    n++;
+  }
+  return n;
+}
+
 /* Walks elements [first, first + count) in row-major order, run by run. */
 static dlb_status span_io(const dlb_array *a, int64_t first, int64_t count, char *host,
                           int writing, dlb_error *err) {
-  int64_t index[DLB_MAX_NDIM];
+  int64_t index[DLB_MAX_NDIM], shape[DLB_MAX_NDIM], strides[DLB_MAX_NDIM];
   int64_t item = (int64_t)dlb_array_itemsize(a), rest = first;
-  int inner = a->ndim - 1;
+  int ndim = coalesce(a, shape, strides), inner = ndim - 1;
   if (count <= 0) return DLB_OK;
-  if (a->ndim == 0) return run_io(a, a->offset, item, 1, host, writing, err);
+  if (ndim == 0) return run_io(a, a->offset, item, 1, host, writing, err);
   for (int d = inner; d >= 0; d--) { /* unravel first */
-    index[d] = rest % a->shape[d];
-    rest /= a->shape[d];
+    index[d] = rest % shape[d];
+    rest /= shape[d];
   }
   while (count > 0) {
-    int64_t off = (int64_t)a->offset, n = a->shape[inner] - index[inner];
+    int64_t off = (int64_t)a->offset, n = shape[inner] - index[inner];
     dlb_status st;
     if (n > count) n = count;
-    for (int d = 0; d < a->ndim; d++) off += index[d] * a->strides[d] * item;
-    st = run_io(a, (size_t)off, a->strides[inner] * item, n, host, writing, err);
+    for (int d = 0; d < ndim; d++) off += index[d] * strides[d] * item;
+    st = run_io(a, (size_t)off, strides[inner] * item, n, host, writing, err);
     if (st != DLB_OK) return st;
     host += n * item;
     count -= n;
     index[inner] += n;
-    for (int d = inner; d > 0 && index[d] == a->shape[d]; d--) {
+    for (int d = inner; d > 0 && index[d] == shape[d]; d--) {
       index[d] = 0;
       index[d - 1]++;
     }
