@@ -15,14 +15,9 @@
 -- Attributes are read-only: assigning any field raises ARGUMENT.
 -- dl.is_array(v) tells whether v is an array.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The dlbridge.Error code that f raises (fails the test if f succeeds).
-local function error_code(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
-  return err.code
-end
+local error_code = support.code_of
 
 describe("a.shape", function()
   it("lists the extents, first dimension first", function()

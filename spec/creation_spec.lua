@@ -15,14 +15,9 @@
 -- give int64, any float gives float64, all booleans give bool, booleans mixed
 -- with numbers count as 0/1, and any {re=, im=} table gives complex128.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The error code a failing call raises.
-local function code_of(f, ...)
-  local ok, e = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(e), "expected a dlbridge.Error")
-  return e.code
-end
+local code_of = support.code_of
 
 describe("dl.array", function()
   it("turns nested tables into an n-dimensional array, row-major", function()

@@ -11,14 +11,9 @@
 -- Views (a:transpose, a:slice, ...) work everywhere: the methods follow the
 -- logical (row-major) order of the elements, not their order in memory.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The error code a failing call raises.
-local function code_of(f, ...)
-  local ok, e = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(e), "expected a dlbridge.Error")
-  return e.code
-end
+local code_of = support.code_of
 
 describe("a:copy()", function()
   it("makes an array with its own memory", function()

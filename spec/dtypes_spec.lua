@@ -28,14 +28,9 @@
 -- out of the target's range cast to an integer dtype raise VALUE instead of
 -- producing an arbitrary number.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The error code a failing call raises.
-local function code_of(f, ...)
-  local ok, e = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(e), "expected a dlbridge.Error")
-  return e.code
-end
+local code_of = support.code_of
 
 -- Writes v into a one-element array of dtype and reads it back.
 local function roundtrip(dtype, v)

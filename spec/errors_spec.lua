@@ -14,6 +14,7 @@
 -- keep the object and add a stack traceback.
 
 local dl = require "dlbridge"
+local support = require "support"
 
 -- A function defined here, so that err.where points into this file. (It does
 -- not end in a tail call: `return dl.zeros{-1}` would leave no frame to name.)
@@ -22,13 +23,7 @@ local function make_bad_shape()
   return a
 end
 
--- Calls f(...) expecting a failure; returns the error object.
-local function failure(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected the call to fail")
-  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
-  return err
-end
+local failure = support.error_of
 
 describe("an error object", function()
   it("is a table whose metatable is dl.Error (named dlbridge.Error)", function()

@@ -15,14 +15,9 @@
 -- Loop with a numeric for (`for i = 1, #a do ... end`); see the last section
 -- for why ipairs is not the way.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The dlbridge.Error code that f raises (fails the test if f succeeds).
-local function error_code(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
-  return err.code
-end
+local error_code = support.code_of
 
 describe("indexing a 1-D array", function()
   it("is 1-based: a[1] is the first element", function()

@@ -16,17 +16,9 @@
 -- measures AddressSanitizer's shadow memory and quarantine, not dlbridge.
 
 local dl = require "dlbridge"
+local support = require "support"
 
--- Resident memory of this process, in MiB.
-local function rss_mib()
-  local f = io.open("/proc/self/status", "r")
-  assert(f, "cannot open /proc/self/status: these memory checks need Linux's /proc")
-  local status = f:read("a")
-  f:close()
-  local kb = status:match("VmRSS:%s*(%d+)%s*kB")
-  assert(kb, "no VmRSS line in /proc/self/status")
-  return tonumber(kb) / 1024
-end
+local rss_mib = support.rss_mib
 
 -- A 64 MiB float64 array with every page written (ones, not zeros: calloc'd
 -- zero pages would not count as resident).
@@ -34,12 +26,7 @@ local function big_array()
   return dl.ones{8192, 1024}
 end
 
-local function code_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected the call to fail")
-  assert.is_true(dl.is_error(err), tostring(err))
-  return err.code
-end
+local code_of = support.code_of
 
 describe("a:delete()", function()
   it("frees the memory now #rss", function()

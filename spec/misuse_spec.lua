@@ -12,16 +12,9 @@
 -- The last case checks that the Lua state is still fine after all of this.
 
 local dl = require "dlbridge"
+local support = require "support"
 
--- expect_code("SHAPE", f, ...): f(...) must raise a dlbridge.Error with that code.
-local function expect_code(code, f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected " .. code .. ", but the call succeeded")
-  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. type(err) .. ": "
-    .. tostring(err))
-  assert.equal(code, err.code, tostring(err))
-  return err
-end
+local expect_code = support.expect_code
 
 local function deleted_array()
   local a = dl.arange(6):view{2, 3}

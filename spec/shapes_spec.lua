@@ -9,14 +9,9 @@
 --   raises SHAPE: sizes are checked, never wrapped. A size that fits but
 --   cannot be allocated raises OUT_OF_MEMORY.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The dlbridge.Error code that f raises (fails the test if f succeeds).
-local function error_code(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
-  return err.code
-end
+local error_code = support.code_of
 
 -- A table of n ones.
 local function ones_shape(n)

@@ -20,14 +20,9 @@
 -- Dimensions are 1-based; a negative dim counts from the end (-1 is the
 -- last); 0 or a dim out of range raises INDEX.
 local dl = require "dlbridge"
+local support = require "support"
 
--- The dlbridge.Error code that f raises (fails the test if f succeeds).
-local function error_code(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
-  return err.code
-end
+local error_code = support.code_of
 
 -- {1, 2, ..., n} as a float64 array of the given shape.
 local function counting(shape)

@@ -1,0 +1,215 @@
+-- dlpack_protocol_spec.lua -- the DLPack protocol: __dlpack and __dlpack_device.
+--
+-- The Lua twin of Python's __dlpack__ / __dlpack_device__:
+--   a:__dlpack(opts)      the same call as a:to_dlpack(opts), under the protocol name
+--   a:__dlpack_device()   returns device_type, device_id (DLPack numbering: cpu is 1, 0)
+--
+-- dl.from_dlpack(x) accepts any PRODUCER: a value with a __dlpack method
+-- (a dlbridge array, or any table of yours). It asks for a versioned capsule
+-- first, calling x:__dlpack{max_version = {1, 3}}. If the producer rejects
+-- that call with a plain Lua error (an older producer that takes no options),
+-- it calls x:__dlpack() once more, without options, and takes the legacy
+-- capsule. A dlbridge.Error from the producer is raised as is, with no
+-- retry; a plain error from the retry too becomes ARGUMENT, with the
+-- producer's own error in err.cause; a producer returning anything but a
+-- capsule raises ARGUMENT. For a dlbridge array, dl.from_dlpack(a) does what
+-- a:__dlpack() would (a versioned, zero-copy export) without the detour.
+local dl = require "dlbridge"
+local support = require "support"
+
+local failure = support.error_of
+local code_of = support.code_of
+
+-- A producer that wraps an array and records every opts it is called with
+-- (calls[i] is false for a call without options).
+local function recording_producer(inner)
+  local producer = {calls = {}}
+  function producer:__dlpack(opts)
+    self.calls[#self.calls + 1] = opts or false
+    return inner:to_dlpack(opts)
+  end
+  return producer
+end
+
+describe("a:__dlpack(opts)", function()
+  it("returns a capsule, like a:to_dlpack(opts)", function()
+    local a = dl.arange(3)
+    local capsule = a:__dlpack()
+    assert.is_true(capsule.versioned)
+    assert.same({1, 3}, capsule.version)
+    assert.same({1, 0}, capsule.device)
+    dl.from_dlpack(capsule)[1] = 9
+    assert.equal(9, a[1])
+  end)
+
+  it("takes the same options", function()
+    local a = dl.zeros(3)
+    assert.is_false(a:__dlpack{max_version = {0, 8}}.versioned)
+    local copy = dl.from_dlpack(a:__dlpack{copy = true})
+    copy[1] = 1
+    assert.equal(0, a[1])
+    assert.equal("ARGUMENT", code_of(a.__dlpack, a, {stream = 1}))
+    assert.equal("ARGUMENT", code_of(a.__dlpack, a, {nosuch = 1}))
+  end)
+
+  it("names itself Array:__dlpack in errors", function()
+    local a = dl.zeros(3)
+    a:delete()
+    local err = failure(a.__dlpack, a)
+    assert.equal("DELETED", err.code)
+    assert.equal("Array:__dlpack", err.op)
+  end)
+end)
+
+describe("a:__dlpack_device()", function()
+  it("returns 1, 0 for a cpu array", function()
+    local device_type, device_id = dl.zeros(3):__dlpack_device()
+    assert.equal(1, device_type)
+    assert.equal(0, device_id)
+    assert.equal(2, select("#", dl.zeros(3):__dlpack_device()))
+  end)
+
+  it("agrees with the exported capsule's device", function()
+    local a = dl.zeros{2, 2}
+    assert.same({a:__dlpack_device()}, a:to_dlpack().device)
+  end)
+
+  it("raises DELETED for a deleted array", function()
+    local a = dl.zeros(3)
+    a:delete()
+    assert.equal("DELETED", code_of(a.__dlpack_device, a))
+  end)
+end)
+
+describe("dl.from_dlpack(array)", function()
+  it("gives a zero-copy view of the array, as a:__dlpack() would", function()
+    local a = dl.arange(6):view{2, 3}
+    local b = dl.from_dlpack(a)
+    assert.same(a:totable(), b:totable())
+    b:set(2, 2, 40)
+    assert.equal(40, a:get(2, 2))
+  end)
+
+  it("keeps the array's strides and read-only flag (it asks for a versioned capsule)", function()
+    local t = dl.arange(6):view{2, 3}:transpose()
+    assert.same(t.strides, dl.from_dlpack(t).strides)
+    local ro = dl.array{1, 2}:view{2, 1}:expand{2, 3}
+    assert.is_true(dl.from_dlpack(ro).readonly)
+  end)
+
+  it("raises DELETED for a deleted array", function()
+    local a = dl.zeros(3)
+    a:delete()
+    assert.equal("DELETED", code_of(dl.from_dlpack, a))
+  end)
+
+  it("takes opts.copy = true as for a capsule", function()
+    local a = dl.zeros(3)
+    local b = dl.from_dlpack(a, {copy = true})
+    b[1] = 1
+    assert.equal(0, a[1])
+  end)
+end)
+
+describe("any table with a __dlpack method", function()
+  it("works as a producer", function()
+    local inner = dl.arange(4)
+    local b = dl.from_dlpack(recording_producer(inner))
+    assert.same({0, 1, 2, 3}, b:totable())
+    b[2] = 10
+    assert.equal(10, inner[2])
+  end)
+
+  it("is asked for a versioned capsule first: opts.max_version = {1, 3}", function()
+    local producer = recording_producer(dl.zeros(2))
+    dl.from_dlpack(producer)
+    assert.equal(1, #producer.calls)
+    assert.same({1, 3}, producer.calls[1].max_version)
+  end)
+
+  it("may hand back a legacy capsule even when asked for versioned", function()
+    local inner = dl.arange(3)
+    local producer = {}
+    function producer:__dlpack() return inner:to_dlpack{max_version = {0, 8}} end
+    local b = dl.from_dlpack(producer)
+    assert.same({0, 1, 2}, b:totable())
+  end)
+
+  it("gets a second call without options when it rejects the options with a Lua error", function()
+    -- an older producer that takes no options (legacy DLPack only)
+    local inner = dl.arange(3)
+    local calls = {}
+    local old = {}
+    function old:__dlpack(opts)
+      calls[#calls + 1] = opts or false
+      if opts ~= nil then error("__dlpack takes no options") end
+      return inner:to_dlpack{max_version = {0, 8}}
+    end
+    local b = dl.from_dlpack(old)
+    assert.same({0, 1, 2}, b:totable())
+    assert.equal(2, #calls)
+    assert.same({1, 3}, calls[1].max_version)
+    assert.is_false(calls[2])  -- the second call had no options
+  end)
+
+  it("raises ARGUMENT when the retry fails too, with the producer's error in err.cause", function()
+    local calls = 0
+    local broken = {}
+    local second = {"the second failure"}
+    function broken:__dlpack()
+      calls = calls + 1
+      error(calls == 1 and "first" or second)
+    end
+    local ok, err = pcall(dl.from_dlpack, broken)
+    assert.is_false(ok)
+    assert.equal("ARGUMENT", err.code)
+    assert.equal("dl.from_dlpack", err.op)
+    assert.equal(second, err.cause)
+    assert.equal(2, calls)
+  end)
+
+  it("raising a dlbridge.Error is reported as is, with no retry", function()
+    local inner = dl.zeros(3)
+    inner:delete()
+    local producer = recording_producer(inner)
+    local ok, err = pcall(dl.from_dlpack, producer)
+    assert.is_false(ok)
+    assert.equal("DELETED", err.code)
+    assert.equal("Array:to_dlpack", err.op)
+    assert.equal(1, #producer.calls)
+  end)
+
+  it("returning something that is not a capsule raises ARGUMENT", function()
+    for _, result in ipairs{42, "capsule", {}, dl.zeros(2)} do
+      local producer = {__dlpack = function() return result end}
+      local ok, err = pcall(dl.from_dlpack, producer)
+      assert.is_false(ok)
+      assert.equal("ARGUMENT", err.code, type(result))
+      assert.equal("dl.from_dlpack", err.op)
+    end
+    assert.equal("ARGUMENT", code_of(dl.from_dlpack, {__dlpack = function() end}))
+  end)
+
+  it("returning a consumed capsule raises CAPSULE_CONSUMED", function()
+    local capsule = dl.zeros(2):to_dlpack()
+    dl.from_dlpack(capsule)
+    assert.equal("CAPSULE_CONSUMED",
+                 code_of(dl.from_dlpack, {__dlpack = function() return capsule end}))
+  end)
+
+  it("a __dlpack that is not a function raises ARGUMENT", function()
+    local ok, err = pcall(dl.from_dlpack, {__dlpack = 5})
+    assert.is_false(ok)
+    assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
+    assert.equal("ARGUMENT", err.code)
+    assert.equal("ARGUMENT", code_of(dl.from_dlpack, {__dlpack = "to_dlpack"}))
+  end)
+
+  it("works through a metatable (__index), like a class instance", function()
+    local Wrapper = {}
+    Wrapper.__index = Wrapper
+    function Wrapper:__dlpack(opts) return self.array:to_dlpack(opts) end
+    local w = setmetatable({array = dl.arange(2)}, Wrapper)
+    assert.same({0, 1}, dl.from_dlpack(w):totable())
+  end)
+end)
