@@ -11,7 +11,9 @@
 #include <time.h>
 #include "dlbridge.h"
 
+#ifndef N
 #define N 2000000
+#endif
 #define ROUNDS 7
 
 static double now(void) {

@@ -16,8 +16,7 @@ typedef struct export_ctx {
     DLManagedTensor legacy;
   } tensor;
   dlb_buffer *buffer;
-  int64_t shape[DLB_MAX_NDIM];
-  int64_t strides[DLB_MAX_NDIM];
+  int64_t dims[]; /* shape[ndim], then strides[ndim]: allocated to size */
 } export_ctx;
 
 /* Deleters: drop the buffer reference (atomic, any thread, no Lua). */
@@ -66,14 +65,17 @@ static dlb_status fill_tensor(DLTensor *t, export_ctx *ctx, const dlb_array *a, 
     dlb_status st = b->backend->ops.export_pointer(b->backend->ctx, b->device_id, b->handle, &base);
     if (st != DLB_OK) return dlb_backend_failed(b->backend, st, "export a device pointer", err);
   }
-  memcpy(ctx->shape, a->shape, (size_t)a->ndim * sizeof a->shape[0]);
-  memcpy(ctx->strides, a->strides, (size_t)a->ndim * sizeof a->strides[0]);
+  int64_t *shape = ctx->dims, *strides = ctx->dims + a->ndim;
+  if (a->ndim > 0) {
+    memcpy(shape, a->shape, (size_t)a->ndim * sizeof a->shape[0]);
+    memcpy(strides, a->strides, (size_t)a->ndim * sizeof a->strides[0]);
+  }
   t->device.device_type = (DLDeviceType)device_type;
   t->device.device_id = b->device_id;
   t->ndim = a->ndim;
   t->dtype = dlb_dtype_to_dl(a->dtype);
-  t->shape = a->ndim ? ctx->shape : NULL;
-  t->strides = a->ndim ? ctx->strides : NULL;
+  t->shape = a->ndim ? shape : NULL;
+  t->strides = a->ndim ? strides : NULL;
   if (!base) { /* size 0 with no memory to point at: data may be NULL */
     t->data = NULL;
     t->byte_offset = 0;
@@ -90,7 +92,7 @@ static dlb_status fill_tensor(DLTensor *t, export_ctx *ctx, const dlb_array *a, 
 /* Wraps a (sharing its buffer) as a managed tensor of the requested ABI. */
 static dlb_status wrap(const dlb_array *a, int versioned, uint64_t flags, dlb_exported *out,
                        dlb_error *err) {
-  export_ctx *ctx = malloc(sizeof *ctx);
+  export_ctx *ctx = malloc(sizeof *ctx + 2 * (size_t)a->ndim * sizeof(int64_t));
   dlb_status st;
   if (!ctx) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a DLPack tensor");
   ctx->buffer = a->buffer;

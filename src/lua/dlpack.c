@@ -133,7 +133,6 @@ dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error
 dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_exported *out,
                        dlb_error *err) {
   dlb_array *a = dlbL_to_array(L, idx);
-  dlb_lua_state *state = dlbL_state(L);
   dlb_export_request req;
   int32_t type;
   if (!a) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
@@ -150,7 +149,13 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   req.has_dl_device = o->has_dl_device;
   req.dl_device = o->dl_device;
   req.fallback_host = o->fallback_cpu;
-  req.host = state ? state->cpu : NULL;
+  req.host = NULL;
+  /* The host backend matters only to copies: look the state up only then
+   * (from a host's C function that is a registry lookup by name). */
+  if (o->fallback_cpu || o->has_dl_device || o->copy == 1) {
+    dlb_lua_state *state = dlbL_state(L);
+    req.host = state ? state->cpu : NULL;
+  }
   return dlb_dlpack_export(a, &req, out, err);
 }
 
