@@ -3,8 +3,9 @@
 -- dl.from_dlpack(x, opts) returns an array over the producer's memory:
 --   x     a capsule (from a:to_dlpack or a C host), or any value with a
 --         __dlpack method (see dlpack_protocol_spec.lua)
---   opts  {device = "cpu" | "cpu:0", copy = nil | true | false}; other keys
---         raise ARGUMENT, an unknown device raises UNKNOWN_DEVICE
+--   opts  {device = "cpu" | "cpu:0" | another backend, copy = nil | true | false};
+--         other keys raise ARGUMENT, an unknown device raises UNKNOWN_DEVICE;
+--         a device other than the tensor's means a copy there
 --
 -- Without opts.copy the import is ZERO COPY: the array and the producer share
 -- elements, and writes through either side are seen by the other. The import
@@ -104,6 +105,27 @@ describe("opts.device", function()
     assert.equal("UNKNOWN_DEVICE", err.code)
     assert.equal("dl.from_dlpack", err.op)
     assert.equal("UNKNOWN_DEVICE", code_of(dl.from_dlpack, a:to_dlpack(), {device = "cpu:1"}))
+  end)
+
+  it("copies onto another device when opts.device names one", function()
+    if not support.registered("engine_imp") then
+      require("testbackend").register{name = "engine_imp"}
+    end
+    local a = dl.arange(4)
+    local b = dl.from_dlpack(a:to_dlpack(), {device = "engine_imp"})
+    assert.equal("engine_imp:0", b.device)
+    assert.same({0, 1, 2, 3}, b:totable())
+    b[1] = 9                       -- a copy: the source is unchanged
+    assert.equal(0, a[1])
+  end)
+
+  it("raises COPY_REQUIRED for another device with copy = false", function()
+    if not support.registered("engine_imp") then
+      require("testbackend").register{name = "engine_imp"}
+    end
+    local a = dl.arange(4)
+    assert.equal("COPY_REQUIRED",
+                 code_of(dl.from_dlpack, a:to_dlpack(), {device = "engine_imp", copy = false}))
   end)
 
   it("checks the options before taking the capsule: a bad call leaves it usable", function()

@@ -215,8 +215,11 @@ dlb_status dlb_view_reshape(dlb_array *v, int ndim, const int64_t *shape, dlb_er
     dlb_error_hint(err, "the new shape must hold as many elements; one -1 entry is inferred");
     return DLB_E_SHAPE;
   }
-  if (!dlb_shape_reshape_strides(v->ndim, v->shape, v->strides, ndim, shape, strides))
-    return dlb_fail(err, DLB_E_COPY_REQUIRED, "this layout cannot be viewed with the new shape");
+  if (!dlb_shape_reshape_strides(v->ndim, v->shape, v->strides, ndim, shape, strides)) {
+    dlb_fail(err, DLB_E_COPY_REQUIRED, "this layout cannot be viewed with the new shape");
+    dlb_error_hint(err, "a:view never copies: use a:reshape, which copies when it must");
+    return DLB_E_COPY_REQUIRED;
+  }
   v->ndim = ndim;
   if (ndim > 0) {
     memcpy(v->shape, shape, (size_t)ndim * sizeof shape[0]);

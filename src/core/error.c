@@ -23,7 +23,7 @@ static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_SHAPE] = "a shape is a table of non-negative integers (or one integer)",
     [DLB_E_INDEX] = "indices are 1-based; -1 is the last element; 0 is never valid",
     [DLB_E_VALUE] = "convert the value first, or pick a dtype that holds it",
-    [DLB_E_COPY_REQUIRED] = "allow a copy (copy = nil or true), or use reshape instead of view",
+    [DLB_E_COPY_REQUIRED] = "allow a copy: copy = nil (only if needed) or copy = true",
     [DLB_E_READ_ONLY] = "write to a copy: a:copy()",
     [DLB_E_DLPACK_VERSION] = "the producer must export DLPack major version 1 or 0",
     [DLB_E_DLPACK_INVALID] = "the producer sent a malformed DLPack tensor",

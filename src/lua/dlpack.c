@@ -361,18 +361,24 @@ static int dlpack_from_dlpack(lua_State *L) {
     dlbL_raise_error(L, &err, "dl.from_dlpack");
   }
   if (dlbL_import(L, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
-  if (opts.backend != dlbL_state(L)->cpu) {
-    if (copy == 0)
+  {
+    dlb_array *src = dlbL_to_array(L, -1), *c;
+    int elsewhere = opts.backend != src->buffer->backend || opts.device_id != src->buffer->device_id;
+    if (!elsewhere && copy != 1) return 1; /* zero copy */
+    if (copy == 0) {
+      dlb_array_release(src); /* the producer gets its tensor back now */
       dlbL_raise(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack",
-                 "the tensor is host memory; another device needs a copy");
-    dlbL_raise(L, DLB_E_UNSUPPORTED, "dl.from_dlpack", "importing onto '%s' is not supported yet",
-               opts.backend->name);
-  }
-  if (copy == 1) {
-    dlb_array *src = dlbL_to_array(L, -1), *c = dlbL_push_empty(L);
-    if (dlb_array_clone(c, src, src->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
-    c->readonly = 0;
-    dlb_array_release(src); /* the producer gets its tensor back now */
+                 "the tensor is host memory: %s:%d needs a copy", opts.backend->name,
+                 opts.device_id);
+    }
+    /* A copy onto the requested device; the producer gets its tensor back now. */
+    c = dlbL_push_empty(L);
+    if (dlb_array_clone_to(c, src, opts.backend, opts.device_id, &err) != DLB_OK) {
+      dlb_array_release(src);
+      dlbL_raise_error(L, &err, "dl.from_dlpack");
+    }
+    dlbL_account(L, c->buffer->nbytes);
+    dlb_array_release(src);
   }
   return 1;
 }
