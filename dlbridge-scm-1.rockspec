@@ -26,5 +26,6 @@ build = {
     LUA_CMOD_DIR = "$(LIBDIR)",
     LUA_LMOD_DIR = "$(LUADIR)",
     DLB_TESTS = "OFF",
+    DLB_INSTALL_HOST_LIBRARY = "OFF",
   },
 }
