@@ -244,13 +244,16 @@ describe("an engine registered with the export hook", function()
     assert.equal("int16", b.dtype)
   end)
 
-  it("hands out the engine's own device type; dlbridge imports only host memory", function()
+  it("hands out the engine's own device type, and dlbridge takes its own export back zero copy", function()
     local a = dl.array({1, 2}, {device = EXTDEV})
     local capsule = a:to_dlpack()   -- fine for a consumer that knows the engine
     assert.same({EXT_DEV, 0}, capsule.device)
-    local ok, err = pcall(dl.from_dlpack, capsule)
-    assert.is_false(ok)
-    assert.equal("UNSUPPORTED", err.code)
+    local b = dl.from_dlpack(capsule)
+    assert.equal(EXTDEV .. ":0", b.device)   -- back on the engine: no copy
+    b[1] = 10
+    assert.equal(10, a[1])
+    -- asking for the host instead copies it there
+    assert.equal("cpu:0", dl.from_dlpack(a:to_dlpack(), {device = "cpu"}).device)
   end)
 end)
 

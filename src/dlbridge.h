@@ -143,9 +143,10 @@ DLB_API dlb_status dlb_push_versioned(lua_State *L, DLManagedTensorVersioned *te
 DLB_API dlb_status dlb_push_legacy(lua_State *L, DLManagedTensor *tensor);
 
 /* Pushes a capsule owning the tensor, for Lua code to dl.from_dlpack. An
- * unconsumed capsule calls the deleter when collected. */
-DLB_API void dlb_push_capsule_versioned(lua_State *L, DLManagedTensorVersioned *tensor);
-DLB_API void dlb_push_capsule_legacy(lua_State *L, DLManagedTensor *tensor);
+ * unconsumed capsule calls the deleter when collected. If Lua cannot
+ * allocate the capsule, the deleter has been called (OUT_OF_MEMORY). */
+DLB_API dlb_status dlb_push_capsule_versioned(lua_State *L, DLManagedTensorVersioned *tensor);
+DLB_API dlb_status dlb_push_capsule_legacy(lua_State *L, DLManagedTensor *tensor);
 
 /* Takes the tensor out of the capsule at idx and marks it consumed. The
  * caller owns *tensor (a DLManagedTensorVersioned* when *versioned, else a

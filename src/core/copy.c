@@ -17,8 +17,10 @@ static int coalesce(int ndim, int64_t *shape, loop_operand *a, loop_operand *b) 
   int out = 0;
   for (int d = 0; d < ndim; d++) {
     if (shape[d] == 1) continue;
-    if (out > 0 && a->strides[out - 1] == shape[d] * a->strides[d] &&
-        (!b || b->strides[out - 1] == shape[d] * b->strides[d])) {
+    int64_t sa, sb = 0;
+    if (out > 0 && !__builtin_mul_overflow(shape[d], a->strides[d], &sa) &&
+        a->strides[out - 1] == sa &&
+        (!b || (!__builtin_mul_overflow(shape[d], b->strides[d], &sb) && b->strides[out - 1] == sb))) {
       shape[out - 1] *= shape[d];
       a->strides[out - 1] = a->strides[d];
       if (b) b->strides[out - 1] = b->strides[d];

@@ -16,6 +16,7 @@ typedef struct export_ctx {
     DLManagedTensor legacy;
   } tensor;
   dlb_buffer *buffer;
+  size_t offset;  /* the exported array's offset in the buffer */
   int64_t dims[]; /* shape[ndim], then strides[ndim]: allocated to size */
 } export_ctx;
 
@@ -96,6 +97,7 @@ static dlb_status wrap(const dlb_array *a, int versioned, uint64_t flags, dlb_ex
   dlb_status st;
   if (!ctx) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a DLPack tensor");
   ctx->buffer = a->buffer;
+  ctx->offset = a->offset;
   if (versioned) {
     DLManagedTensorVersioned *v = &ctx->tensor.versioned;
     v->version.major = DLB_DLPACK_MAJOR;
@@ -186,7 +188,8 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
     dlb_error_hint(err, "ask for max_version = {1, 0} or later, or pass copy = true");
     return DLB_E_READ_ONLY;
   }
-  if (!must_copy) return wrap(a, req->versioned, readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, out, err);
+  if (!must_copy)
+    return wrap(a, req->versioned, readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, out, err);
   if ((st = copy_target(a, req, host_copy, &target, &target_id, err)) != DLB_OK) return st;
   if ((st = dlb_array_clone_to(&copy, a, target, target_id, err)) != DLB_OK) return st;
   st = wrap(&copy, req->versioned, DLPACK_FLAG_BITMASK_IS_COPIED, out, err);
@@ -278,11 +281,36 @@ static dlb_status byte_range(const DLTensor *t, const dlb_array *a, int64_t lo, 
   return DLB_OK;
 }
 
+/* Our own export coming back: the same buffer (any backend), the geometry
+ * the tensor states, checked against that buffer. */
+static dlb_status import_own(dlb_exported t, export_ctx *ctx, const DLTensor *dl, uint64_t flags,
+                             dlb_array *out, dlb_error *err) {
+  int64_t lo, hi;
+  if (validate(dl, out, &lo, &hi, err) != DLB_OK) goto rejected;
+  out->buffer = ctx->buffer;
+  out->offset = ctx->offset;
+  if (dlb_array_check_bounds(out, err) != DLB_OK) {
+    out->buffer = NULL;
+    goto rejected;
+  }
+  dlb_buffer_retain(ctx->buffer);
+  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0; /* per array: views elsewhere */
+  dlb_dlpack_delete(t);
+  return DLB_OK;
+rejected: {
+    dlb_status code = err->code;
+    char message[sizeof err->message];
+    memcpy(message, err->message, sizeof message);
+    return reject(t, code, message, err);
+  }
+}
+
 dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, dlb_error *err) {
   const DLTensor *dl;
   uint64_t flags = 0;
   int64_t lo = 0, hi = 0, first = 0, last = 0;
   dlb_buffer *buf;
+  export_ctx *ctx;
   out->buffer = NULL;
   if (!t.tensor) return dlb_fail(err, DLB_E_DLPACK_INVALID, "the managed tensor is NULL");
   if (t.versioned) {
@@ -298,6 +326,7 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
   } else {
     dl = &((DLManagedTensor *)t.tensor)->dl_tensor;
   }
+  if ((ctx = own_export(t)) != NULL) return import_own(t, ctx, dl, flags, out, err);
   if (!dlb_dlpack_host_reachable(dl->device.device_type)) {
     int gpu = dl->device.device_type == kDLCUDA || dl->device.device_type == kDLROCM;
     char what[96];
@@ -314,30 +343,18 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
     memcpy(message, err->message, sizeof message);
     return reject(t, code, message, err);
   }
-  export_ctx *ctx = own_export(t);
-  if (ctx && ctx->buffer->host) {
-    buf = ctx->buffer;
-    dlb_buffer_retain(buf);
-    if (out->numel > 0)
-      out->offset = (size_t)((char *)dl->data + dl->byte_offset - (char *)buf->host);
-    else
-      out->offset = 0;
-    dlb_dlpack_delete(t);
-  } else {
-    buf = calloc(1, sizeof *buf);
-    if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
-    atomic_init(&buf->refs, 1);
-    dlb_backend_retain(host);
-    buf->backend = host;
-    buf->device_id = 0;
-    buf->host = out->numel > 0 ? (char *)dl->data + first : NULL;
-    buf->nbytes = (size_t)(last - first);
-    buf->external_release = t.versioned ? release_versioned : release_legacy;
-    buf->owner = t.tensor;
-    /* element 0...0 sits at data + byte_offset, and the buffer starts at data + first */
-    out->offset = (size_t)(dl->byte_offset - (uint64_t)first);
-  }
-  /* Per array, not per buffer: our own buffer may have writable views elsewhere. */
+  buf = calloc(1, sizeof *buf);
+  if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
+  atomic_init(&buf->refs, 1);
+  dlb_backend_retain(host);
+  buf->backend = host;
+  buf->device_id = 0;
+  buf->host = out->numel > 0 ? (char *)dl->data + first : NULL;
+  buf->nbytes = (size_t)(last - first);
+  buf->external_release = t.versioned ? release_versioned : release_legacy;
+  buf->owner = t.tensor;
+  /* element 0...0 sits at data + byte_offset, and the buffer starts at data + first */
+  out->offset = (size_t)(dl->byte_offset - (uint64_t)first);
   out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   out->buffer = buf;
   return DLB_OK;

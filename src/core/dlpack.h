@@ -40,9 +40,10 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
 void dlb_dlpack_delete(dlb_exported tensor);
 
 /*
- * Takes ownership of a producer's tensor and makes out a zero-copy array of
- * host-reachable memory (CPU, CUDAHost, CUDAManaged, ROCMHost) on the host
- * backend. Validates everything a hostile producer could send. On failure
+ * Takes ownership of a producer's tensor and makes out a zero-copy array:
+ * dlbridge's own exports come back on their buffer (any backend); other
+ * producers' host-reachable memory (CPU, CUDAHost, CUDAManaged, ROCMHost)
+ * lands on the host backend. Validates everything a hostile producer could send. On failure
  * the deleter has been called exactly once and out is released:
  * DLB_E_DLPACK_VERSION (major != 1), DLB_E_DLPACK_INVALID (malformed),
  * DLB_E_DTYPE (a type dlbridge has no dtype for), DLB_E_DEVICE_UNAVAILABLE

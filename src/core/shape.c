@@ -110,8 +110,12 @@ int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *str
       else
         op *= old_shape[oj++];
     }
-    for (int ok = oi; ok < oj - 1; ok++)
-      if (old_strides[ok] != old_shape[ok + 1] * old_strides[ok + 1]) return 0;
+    for (int ok = oi; ok < oj - 1; ok++) {
+      int64_t step;
+      if (__builtin_mul_overflow(old_shape[ok + 1], old_strides[ok + 1], &step) ||
+          old_strides[ok] != step)
+        return 0;
+    }
     new_strides[nj - 1] = old_strides[oj - 1];
     for (int nk = nj - 1; nk > ni; nk--) new_strides[nk - 1] = new_strides[nk] * new_shape[nk];
     ni = nj++;

@@ -41,7 +41,9 @@ static int coalesce(const dlb_array *a, int64_t *shape, int64_t *strides) {
   int n = 0;
   for (int d = 0; d < a->ndim; d++) {
     if (a->shape[d] == 1) continue;
-    if (n > 0 && strides[n - 1] == a->shape[d] * a->strides[d]) {
+    int64_t step;
+    if (n > 0 && !__builtin_mul_overflow(a->shape[d], a->strides[d], &step) &&
+        strides[n - 1] == step) {
       shape[n - 1] *= a->shape[d];
       strides[n - 1] = a->strides[d];
       continue;

@@ -12,9 +12,9 @@
 #endif
 
 /* Pushes Array's metatable: the upvalue when called from the module, the
- * registry otherwise (a host's C function has no upvalues). */
+ * registry otherwise (a host's C function has upvalues of its own, or none). */
 static void push_array_mt(lua_State *L) {
-  if (lua_type(L, DLB_UV_ARRAY_MT) == LUA_TTABLE)
+  if (dlbL_in_module(L))
     lua_pushvalue(L, DLB_UV_ARRAY_MT);
   else
     luaL_getmetatable(L, DLB_ARRAY_MT);
@@ -66,6 +66,13 @@ dlb_array *dlbL_push_empty(lua_State *L) {
 dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a) {
   dlb_array *v = dlbL_push_empty(L);
   dlb_array_share(v, a);
+  return v;
+}
+
+dlb_array *dlbL_pin(lua_State *L, int idx, const char *op) {
+  dlb_array *v = dlbL_push_view(L, dlbL_check_live(L, idx, op));
+  if (!v->buffer) /* a finalizer run by the allocation deleted the array */
+    dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   return v;
 }
 
@@ -146,8 +153,14 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   else if (strcmp(name, "size") == 0) lua_pushinteger(L, (lua_Integer)a->numel);
   else if (strcmp(name, "dtype") == 0) lua_pushstring(L, dlb_dtype_get(a->dtype)->name);
   else if (strcmp(name, "itemsize") == 0) lua_pushinteger(L, (lua_Integer)dlb_array_itemsize(a));
-  else if (strcmp(name, "nbytes") == 0)
-    lua_pushinteger(L, (lua_Integer)(a->numel * (int64_t)dlb_array_itemsize(a)));
+  else if (strcmp(name, "nbytes") == 0) {
+    /* numel * itemsize; an expanded view can exceed int64: then a float. */
+    int64_t n;
+    if (__builtin_mul_overflow(a->numel, (int64_t)dlb_array_itemsize(a), &n))
+      lua_pushnumber(L, (lua_Number)a->numel * (lua_Number)dlb_array_itemsize(a));
+    else
+      lua_pushinteger(L, (lua_Integer)n);
+  }
   else if (strcmp(name, "device") == 0) {
     dlbL_device_name(a, device, sizeof device);
     lua_pushstring(L, device);
@@ -230,9 +243,10 @@ static int array_newindex(lua_State *L) {
     if (a->ndim == 1) {
       dlb_scalar v;
       dlbL_to_scalar(L, 3, &v, "Array:__newindex");
+      if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__newindex", "the array was deleted");
       if (dlb_array_set(a, &i, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__newindex");
     } else {
-      dlb_array *row = dlbL_push_view(L, a);
+      dlb_array *row = dlbL_pin(L, 1, "Array:__newindex");
       if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__newindex");
       dlbL_assign(L, row, 3, "Array:__newindex");
     }
@@ -271,6 +285,7 @@ static int array_set(lua_State *L) {
   if (top < 2) dlbL_raise(L, DLB_E_ARGUMENT, "Array:set", "a:set(i, ..., value) needs a value");
   check_full_index(L, a, 2, top - 2, index, "Array:set");
   dlbL_to_scalar(L, top, &v, "Array:set");
+  a = dlbL_check_live(L, 1, "Array:set"); /* again: the conversion can run Lua code */
   if (dlb_array_set(a, index, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:set");
   return 0;
 }
@@ -279,6 +294,12 @@ static int array_len(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:__len");
   if (a->ndim == 0) dlbL_raise(L, DLB_E_SHAPE, "Array:__len", "a 0-d array has no length");
   lua_pushinteger(L, (lua_Integer)a->shape[0]);
+  return 1;
+}
+
+/* push_text(pointer, length): the string (called in protected mode). */
+static int push_text(lua_State *L) {
+  lua_pushlstring(L, (const char *)lua_touserdata(L, 1), (size_t)lua_tointeger(L, 2));
   return 1;
 }
 
@@ -300,8 +321,13 @@ static int array_tostring(lua_State *L) {
     dlb_strbuf_free(&sb);
     dlbL_raise_error(L, &err, "Array:__tostring");
   }
-  lua_pushlstring(L, sb.data ? sb.data : "", sb.len);
+  /* Pushed in protected mode, so that a Lua memory error cannot leak sb. */
+  lua_pushcfunction(L, push_text);
+  lua_pushlightuserdata(L, sb.data ? sb.data : (char *)"");
+  lua_pushinteger(L, (lua_Integer)sb.len);
+  st = lua_pcall(L, 2, 1, 0) == LUA_OK ? DLB_OK : DLB_E_OUT_OF_MEMORY;
   dlb_strbuf_free(&sb);
+  if (st != DLB_OK) dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:__tostring", "no memory to print");
   return 1;
 }
 

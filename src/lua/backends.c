@@ -3,11 +3,11 @@
 #include "internal.h"
 
 DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx) {
-  dlb_lua_state *state = dlbL_state(L);
+  dlb_lua_state *state = dlbL_find_state(L);
   dlb_backend *backend;
   dlb_error err;
   dlb_status st;
-  if (!state) {
+  if (!state || !state->registry) {
     dlb_fail(&err, DLB_E_ARGUMENT, "open dlbridge in this lua_State first (dlb_preload + require)");
     dlbL_push_error(L, &err, "dlb_register_backend");
     return err.code;
@@ -95,6 +95,7 @@ static int transfer(lua_State *L, const char *op) {
     return 1;
   }
   out = dlbL_push_empty(L);
+  a = dlbL_check_live(L, 1, op); /* again: the allocation may run finalizers */
   if (dlb_array_clone_to(out, a, target.backend, target.device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   dlbL_account(L, out->buffer->nbytes);

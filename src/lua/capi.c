@@ -32,7 +32,11 @@ static dlb_status export_as(lua_State *L, int idx, const dlb_export_options *opt
     o = *opts;
   else
     dlb_export_options_init(&o);
-  o.max_version_major = versioned ? 1 : 0;
+  /* The ABI is the function's; a 1.x minor the host asked for is kept. */
+  if (!versioned)
+    o.max_version_major = 0;
+  else if (o.max_version_major != DLB_DLPACK_MAJOR)
+    o.max_version_major = -1;
   idx = lua_absindex(L, idx);
   if (dlbL_export(L, idx, &o, &t, &err) != DLB_OK) return failed(L, &err, op);
   *out = t.tensor;
@@ -49,10 +53,33 @@ DLB_API dlb_status dlb_export_legacy(lua_State *L, int idx, const dlb_export_opt
   return export_as(L, idx, opts, 0, (void **)out, "dlb_export_legacy");
 }
 
+static int push_empty_array(lua_State *L) {
+  dlbL_push_empty(L);
+  return 1;
+}
+
+static int push_empty_capsule(lua_State *L) {
+  dlbL_push_empty_capsule(L);
+  return 1;
+}
+
+/* The host handed over the tensor: when the userdata cannot be made, the
+ * tensor goes back to its producer at once and the error is pushed. */
+static dlb_status take_ownership_failed(lua_State *L, dlb_exported t, const char *op) {
+  dlb_error err;
+  dlb_dlpack_delete(t);
+  dlb_fail(&err, DLB_E_OUT_OF_MEMORY, "Lua could not allocate the object for the tensor");
+  return failed(L, &err, op);
+}
+
 static dlb_status push_tensor(lua_State *L, void *tensor, int versioned, const char *op) {
   dlb_exported t = {versioned, tensor};
   dlb_error err;
-  if (dlbL_import(L, t, &err) != DLB_OK) return failed(L, &err, op);
+  if (dlbL_push_protected(L, push_empty_array) != DLB_OK) return take_ownership_failed(L, t, op);
+  if (dlbL_import(L, dlbL_to_array(L, -1), t, &err) != DLB_OK) {
+    lua_pop(L, 1);
+    return failed(L, &err, op);
+  }
   return DLB_OK;
 }
 
@@ -64,14 +91,19 @@ DLB_API dlb_status dlb_push_legacy(lua_State *L, DLManagedTensor *tensor) {
   return push_tensor(L, tensor, 0, "dlb_push_legacy");
 }
 
-DLB_API void dlb_push_capsule_versioned(lua_State *L, DLManagedTensorVersioned *tensor) {
-  dlb_exported t = {1, tensor};
-  dlbL_push_capsule(L, t);
+static dlb_status push_capsule(lua_State *L, void *tensor, int versioned, const char *op) {
+  dlb_exported t = {versioned, tensor};
+  if (dlbL_push_protected(L, push_empty_capsule) != DLB_OK) return take_ownership_failed(L, t, op);
+  dlbL_capsule_fill((dlb_capsule *)lua_touserdata(L, -1), t);
+  return DLB_OK;
 }
 
-DLB_API void dlb_push_capsule_legacy(lua_State *L, DLManagedTensor *tensor) {
-  dlb_exported t = {0, tensor};
-  dlbL_push_capsule(L, t);
+DLB_API dlb_status dlb_push_capsule_versioned(lua_State *L, DLManagedTensorVersioned *tensor) {
+  return push_capsule(L, tensor, 1, "dlb_push_capsule_versioned");
+}
+
+DLB_API dlb_status dlb_push_capsule_legacy(lua_State *L, DLManagedTensor *tensor) {
+  return push_capsule(L, tensor, 0, "dlb_push_capsule_legacy");
 }
 
 DLB_API dlb_status dlb_capsule_take(lua_State *L, int idx, void **tensor, int *versioned) {

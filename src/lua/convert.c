@@ -7,7 +7,13 @@ int dlbL_is_complex(lua_State *L, int idx) {
   int top = lua_gettop(L), found;
   if (lua_type(L, idx) != LUA_TTABLE) return 0;
   idx = lua_absindex(L, idx);
-  found = lua_getfield(L, idx, "re") != LUA_TNIL || lua_getfield(L, idx, "im") != LUA_TNIL;
+  /* Raw reads: a value's metamethods never run inside a conversion. */
+  lua_pushliteral(L, "re");
+  found = lua_rawget(L, idx) != LUA_TNIL;
+  if (!found) {
+    lua_pushliteral(L, "im");
+    found = lua_rawget(L, idx) != LUA_TNIL;
+  }
   lua_settop(L, top);
   return found;
 }
@@ -16,7 +22,8 @@ int dlbL_is_complex(lua_State *L, int idx) {
 static double complex_part(lua_State *L, int idx, const char *k, const char *op) {
   int isnum;
   double x;
-  lua_getfield(L, idx, k);
+  lua_pushstring(L, k);
+  lua_rawget(L, idx);
   x = lua_tonumberx(L, -1, &isnum);
   if (!isnum && !lua_isnil(L, -1))
     dlbL_raise(L, DLB_E_VALUE, op, "complex part '%s' must be a number, got %s", k,

@@ -103,6 +103,8 @@ static int create_array(lua_State *L) {
     if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");
     c = push_new(L, &opts, opts.has_dtype ? opts.dtype : src->dtype, src->ndim, src->shape, 0,
                  "dl.array");
+    if (!src->buffer) /* a finalizer run by the allocation deleted it */
+      dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");
     if (dlb_array_copy_into(c, src, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.array");
     return 1;
   }

@@ -5,8 +5,8 @@
 
 /* a:copy(): a new contiguous array with the same elements. */
 static int data_copy(lua_State *L) {
+  dlb_array *c = dlbL_push_empty(L); /* allocate first: a finalizer may run here */
   dlb_array *a = dlbL_check_live(L, 1, "Array:copy");
-  dlb_array *c = dlbL_push_empty(L);
   dlb_error err;
   if (dlb_array_clone(c, a, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:copy");
   dlbL_account(L, c->buffer->nbytes);
@@ -15,9 +15,9 @@ static int data_copy(lua_State *L) {
 
 /* a:astype(dtype): a converted copy (NumPy's casting="unsafe", see dtype.h). */
 static int data_astype(lua_State *L) {
-  dlb_array *a = dlbL_check_live(L, 1, "Array:astype");
   dlb_dtype dtype = dlbL_check_dtype(L, 2, "Array:astype");
-  dlb_array *c = dlbL_push_empty(L);
+  dlb_array *c = dlbL_push_empty(L); /* allocate first: a finalizer may run here */
+  dlb_array *a = dlbL_check_live(L, 1, "Array:astype");
   dlb_error err;
   if (dlb_array_clone(c, a, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:astype");
   dlbL_account(L, c->buffer->nbytes);
@@ -26,10 +26,12 @@ static int data_astype(lua_State *L) {
 
 /* a:fill(v): every element becomes v; returns a. */
 static int data_fill(lua_State *L) {
-  dlb_array *a = dlbL_check_live(L, 1, "Array:fill");
+  dlb_array *a;
   dlb_scalar v;
   dlb_error err;
+  dlbL_check_array(L, 1, "Array:fill");
   dlbL_to_scalar(L, 2, &v, "Array:fill");
+  a = dlbL_check_live(L, 1, "Array:fill"); /* after anything that can run Lua code */
   if (dlb_array_fill(a, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:fill");
   lua_settop(L, 1);
   return 1;
@@ -40,16 +42,21 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
   dlb_error err;
   vidx = lua_absindex(L, vidx);
   src = dlbL_to_array(L, vidx);
+  /* Lua code can run below (allocations run finalizers): dst and src are
+   * checked for deletion right before the core uses them, and the source is
+   * held through a private view. */
   if (!src && lua_type(L, vidx) != LUA_TTABLE) {
     dlb_scalar v;
     dlbL_to_scalar(L, vidx, &v, op);
+    if (!dst->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
     if (dlb_array_fill(dst, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
     return;
   }
   if (!src) src = dlbL_array_from_lua(L, vidx, 1, dst->dtype, op);
-  else if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the source array was deleted");
   /* Broadcast the source to dst's shape (a view, nothing is copied yet). */
   b = dlbL_push_view(L, src);
+  if (!b->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the source array was deleted");
+  if (!dst->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   if (dlb_view_expand(b, dst->ndim, dst->shape, &err) != DLB_OK) {
     if (err.code == DLB_E_SHAPE)
       dlb_error_hint(&err, "the source must broadcast to the destination: the same trailing "
@@ -72,7 +79,10 @@ static int data_copy_from(lua_State *L) {
 }
 
 static int totable_unprotected(lua_State *L) {
-  dlbL_push_table(L, dlbL_check_live(L, 1, "Array:totable"), "Array:totable");
+  /* A private view: building the tables runs the GC, and a finalizer could
+   * delete a, but not this view. */
+  dlb_array *v = dlbL_pin(L, 1, "Array:totable");
+  dlbL_push_table(L, v, "Array:totable");
   return 1;
 }
 
@@ -91,6 +101,8 @@ static int tobytes_unprotected(lua_State *L) {
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes", "%lld elements do not fit in memory",
                (long long)a->numel);
   out = luaL_buffinitsize(L, &b, nbytes);
+  if (!a->buffer) /* a finalizer run by that allocation deleted it */
+    dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
   if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:tobytes");
   luaL_pushresultsize(&b, nbytes);
   return 1;

@@ -7,14 +7,14 @@
 
 /* A capsule owns one exported tensor until a consumer takes it. Version and
  * device are copied at creation: the tensor may be gone once consumed. */
-typedef struct dlb_capsule {
+struct dlb_capsule {
   void *tensor; /* NULL: empty or consumed */
   int versioned;
   int consumed;
   uint32_t major, minor;
   DLDevice device;
   uint64_t tag; /* recognised by size and tag, as Arrays are (array.c) */
-} dlb_capsule;
+};
 
 #define CAPSULE_TAG UINT64_C(0x63617073756c6521) /* "capsule!" */
 
@@ -23,17 +23,21 @@ static dlb_capsule *to_capsule(lua_State *L, int idx) {
   return c && lua_rawlen(L, idx) == sizeof *c && c->tag == CAPSULE_TAG ? c : NULL;
 }
 
-void dlbL_push_capsule(lua_State *L, dlb_exported t) {
+dlb_capsule *dlbL_push_empty_capsule(lua_State *L) {
   dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
-  dlb_lua_state *state = dlbL_state(L);
-  const DLTensor *dl;
+  dlb_lua_state *state = dlbL_find_state(L);
   memset(c, 0, sizeof *c);
   c->tag = CAPSULE_TAG;
-  if (state)
+  if (state && state->capsule_mt != LUA_NOREF)
     lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
   else
     luaL_getmetatable(L, DLB_CAPSULE_MT);
   lua_setmetatable(L, -2);
+  return c;
+}
+
+void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t) {
+  const DLTensor *dl;
   c->tensor = t.tensor;
   c->versioned = t.versioned;
   if (t.versioned) {
@@ -153,10 +157,18 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   /* The host backend matters only to copies: look the state up only then
    * (from a host's C function that is a registry lookup by name). */
   if (o->fallback_cpu || o->has_dl_device || o->copy == 1) {
-    dlb_lua_state *state = dlbL_state(L);
-    req.host = state ? state->cpu : NULL;
+    dlb_lua_state *state = dlbL_find_state(L);
+    req.host = state ? state->cpu : NULL; /* NULL once closed: copies fail, coded */
+    if (!req.host)
+      return dlb_fail(err, DLB_E_UNSUPPORTED, "dlbridge is closed in this lua_State");
   }
-  return dlb_dlpack_export(a, &req, out, err);
+  if (dlb_dlpack_export(a, &req, out, err) != DLB_OK) return err->code;
+  /* A consumer that asked for 1.x with a lower minor gets that minor: the
+   * managed tensor's layout is the same in every 1.x. */
+  if (out->versioned && o->max_version_major == DLB_DLPACK_MAJOR &&
+      o->max_version_minor >= 0 && o->max_version_minor < DLB_DLPACK_MINOR)
+    ((DLManagedTensorVersioned *)out->tensor)->version.minor = (uint32_t)o->max_version_minor;
+  return DLB_OK;
 }
 
 /* An integer pair {a, b} from the table field at the top of the stack. */
@@ -222,12 +234,14 @@ static int dlpack_export(lua_State *L, const char *op) {
   dlb_export_options o;
   dlb_exported t;
   dlb_error err;
+  dlb_capsule *c;
   dlbL_check_live(L, 1, op);
   check_export_options(L, 2, &o, op);
   lua_settop(L, 1);
-  luaL_checkstack(L, 4, NULL);
+  /* The capsule first: once the tensor exists, nothing may fail before it is owned. */
+  c = dlbL_push_empty_capsule(L);
   if (dlbL_export(L, 1, &o, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
-  dlbL_push_capsule(L, t); /* a memory error here leaks t: Lua is out of memory anyway */
+  dlbL_capsule_fill(c, t);
   return 1;
 }
 
@@ -249,18 +263,13 @@ const luaL_Reg dlbL_dlpack_methods[] = {{"to_dlpack", dlpack_to_dlpack},
 
 /* ---- import ---------------------------------------------------------------- */
 
-dlb_status dlbL_import(lua_State *L, dlb_exported t, dlb_error *err) {
-  dlb_lua_state *state = dlbL_state(L);
-  dlb_array *a;
-  dlb_status st;
-  if (!state) {
+dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *err) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  if (!state || !state->registry) {
     dlb_dlpack_delete(t);
     return dlb_fail(err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
   }
-  a = dlbL_push_empty(L);
-  st = dlb_dlpack_import(t, state->cpu, a, err);
-  if (st != DLB_OK) lua_pop(L, 1);
-  return st;
+  return dlb_dlpack_import(t, state->cpu, a, err);
 }
 
 /* Calls x:__dlpack(opts) (opts at the stack top, popped) and leaves the result. */
@@ -310,8 +319,9 @@ static void capsule_from_protocol(lua_State *L, int x, const char *op) {
 static int dlpack_from_dlpack(lua_State *L) {
   dlb_exported t;
   dlb_error err;
-  int copy = -1, x = 1;
+  int copy = -1, x = 1, has_device = 0;
   dlbL_options opts;
+  dlb_array *a;
   dlbL_check_options(L, 0, &opts, "dl.from_dlpack"); /* defaults: cpu */
   if (!lua_isnoneornil(L, 2)) {
     if (lua_type(L, 2) != LUA_TTABLE)
@@ -326,6 +336,7 @@ static int dlpack_from_dlpack(lua_State *L) {
         copy = lua_toboolean(L, -1);
       } else if (strcmp(key, "device") == 0) {
         dlbL_check_device(L, -1, &opts, "dl.from_dlpack");
+        has_device = 1;
       } else {
         lua_pushvalue(L, -2);
         dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
@@ -335,6 +346,8 @@ static int dlpack_from_dlpack(lua_State *L) {
     }
   }
   lua_settop(L, 1);
+  /* The array first: once a tensor is taken, nothing may fail before it is owned. */
+  a = dlbL_push_empty(L);
   if (dlbL_to_array(L, x)) {
     /* An Array producer: what its __dlpack would do (a versioned export, no
      * copy unless asked), without the capsule and the protocol's tables. */
@@ -355,15 +368,16 @@ static int dlpack_from_dlpack(lua_State *L) {
                  "expected a capsule or a value with a callable __dlpack method, got %s",
                  luaL_typename(L, x));
     capsule_from_protocol(L, x, "dl.from_dlpack");
-    x = lua_gettop(L);
-    if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+    if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+    lua_pop(L, 1); /* the capsule: the array is on top again */
   } else if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) {
     dlbL_raise_error(L, &err, "dl.from_dlpack");
   }
-  if (dlbL_import(L, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+  if (dlbL_import(L, a, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
   {
-    dlb_array *src = dlbL_to_array(L, -1), *c;
-    int elsewhere = opts.backend != src->buffer->backend || opts.device_id != src->buffer->device_id;
+    dlb_array *src = a, *c;
+    int elsewhere = has_device && (opts.backend != src->buffer->backend ||
+                                   opts.device_id != src->buffer->device_id);
     if (!elsewhere && copy != 1) return 1; /* zero copy */
     if (copy == 0) {
       dlb_array_release(src); /* the producer gets its tensor back now */

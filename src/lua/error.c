@@ -64,6 +64,13 @@ int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) {
   __builtin_unreachable();
 }
 
+dlb_status dlbL_push_protected(lua_State *L, lua_CFunction f) {
+  lua_pushcfunction(L, f); /* a light C function: pushing it allocates nothing */
+  if (lua_pcall(L, 0, 1, 0) == LUA_OK) return DLB_OK;
+  lua_pop(L, 1);
+  return DLB_E_OUT_OF_MEMORY;
+}
+
 int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
   int nargs = lua_gettop(L);
   lua_pushcfunction(L, f);

@@ -13,6 +13,7 @@
 #define DLB_ARRAY_MT "dlbridge.Array"
 #define DLB_ERROR_MT "dlbridge.Error"
 #define DLB_STATE_MT "dlbridge.State"
+#define DLB_STATE_KEY "dlbridge.state" /* registry field holding the State */
 
 /* Upvalues shared by every function of the module and of Array's metatable
  * (lua-cjson style: per-module state, no globals). */
@@ -21,26 +22,34 @@
 #define DLB_UV_METHODS lua_upvalueindex(3)
 #define DLB_NUPVALUES 3
 
-/* Per-lua_State module state: the backend registry. */
+/* Per-lua_State module state: the backend registry. Recognised by its
+ * userdata size and tag, like Arrays (a host closure's own upvalues must
+ * never pass for it). After lua_close has run its __gc, registry and cpu
+ * are NULL: dlbridge is closed in that state. */
 typedef struct dlb_lua_state {
   dlb_registry *registry;
   dlb_backend *cpu;
   int capsule_mt; /* registry reference of the Capsule metatable */
+  uint64_t tag;
 } dlb_lua_state;
 
-#define DLB_STATE_KEY "dlbridge.state"
+#define DLB_STATE_TAG UINT64_C(0x646c622d73746174) /* "dlb-stat" */
 
-/* The module state: the upvalue in module functions, else (a host's C
- * function calling the C API) the registry. NULL before luaopen. */
-static inline dlb_lua_state *dlbL_state(lua_State *L) {
-  dlb_lua_state *state = (dlb_lua_state *)lua_touserdata(L, DLB_UV_STATE);
-  if (!state) {
-    lua_getfield(L, LUA_REGISTRYINDEX, DLB_STATE_KEY);
-    state = (dlb_lua_state *)lua_touserdata(L, -1);
-    lua_pop(L, 1);
-  }
-  return state;
+/* The state at idx when it really is one, else NULL. */
+static inline dlb_lua_state *dlbL_to_state(lua_State *L, int idx) {
+  dlb_lua_state *s = (dlb_lua_state *)lua_touserdata(L, idx);
+  return s && lua_rawlen(L, idx) == sizeof *s && s->tag == DLB_STATE_TAG ? s : NULL;
 }
+
+/* Whether the running C function is one of the module's (its upvalues are
+ * dlbridge's Array metatable, State and methods). */
+static inline int dlbL_in_module(lua_State *L) { return dlbL_to_state(L, DLB_UV_STATE) != NULL; }
+
+/* The module state, open or closed, or NULL before luaopen (module.c). */
+dlb_lua_state *dlbL_find_state(lua_State *L);
+/* The open module state; raises UNSUPPORTED when dlbridge was closed with
+ * its lua_State (a finalizer running late in lua_close). */
+dlb_lua_state *dlbL_state(lua_State *L);
 
 /* --- errors (error.c) --- */
 /* Raises a dlbridge.Error; message is printf-style (any length is cut). */
@@ -69,6 +78,10 @@ dlb_array *dlbL_to_array(lua_State *L, int idx);
 dlb_array *dlbL_push_empty(lua_State *L);
 /* Pushes a new view sharing a's buffer. */
 dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a);
+/* Checks the array at idx is live and pushes a private view of it: Lua code
+ * that runs later in the call (finalizers, metamethods) can delete the
+ * array, but cannot reach the view, which holds the buffer. */
+dlb_array *dlbL_pin(lua_State *L, int idx, const char *op);
 /* Tells the GC how many bytes a new buffer holds. */
 void dlbL_account(lua_State *L, size_t nbytes);
 /* "cpu:0" for a's device. */
@@ -115,12 +128,19 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op);
 /* Exports the array at idx (no Lua error: a status in err). */
 dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_exported *out,
                        dlb_error *err);
-/* Pushes a capsule owning t. */
-void dlbL_push_capsule(lua_State *L, dlb_exported t);
+typedef struct dlb_capsule dlb_capsule;
+/* Pushes an empty capsule (owning nothing yet). */
+dlb_capsule *dlbL_push_empty_capsule(lua_State *L);
+/* Gives the empty capsule c the tensor t (cannot fail). */
+void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t);
 /* Takes the tensor of the capsule at idx, marking it consumed first. */
 dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error *err);
-/* Imports t (owning it) and pushes the array; on failure pushes nothing. */
-dlb_status dlbL_import(lua_State *L, dlb_exported t, dlb_error *err);
+/* Imports t (owning it) into the empty array a (already on the stack); on
+ * failure the deleter has run and a stays empty. */
+dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *err);
+/* Runs f (no arguments) in protected mode to push one object; a Lua memory
+ * error comes back as DLB_E_OUT_OF_MEMORY with nothing pushed. */
+dlb_status dlbL_push_protected(lua_State *L, lua_CFunction f);
 
 /* --- module parts --- */
 extern const luaL_Reg dlbL_create_functions[]; /* create.c */

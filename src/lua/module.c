@@ -8,7 +8,8 @@
 /* __gc of the State userdata: drops the registry's backend references
  * (buffers still exported keep their backends alive). */
 static int state_gc(lua_State *L) {
-  dlb_lua_state *state = luaL_checkudata(L, 1, DLB_STATE_MT);
+  dlb_lua_state *state = dlbL_to_state(L, 1);
+  if (!state) return 0;
   dlb_registry_free(state->registry);
   state->registry = NULL;
   dlb_backend_release(state->cpu);
@@ -22,16 +23,40 @@ static void push_state(lua_State *L) {
   dlb_error err;
   state->registry = NULL;
   state->cpu = NULL;
+  state->capsule_mt = LUA_NOREF;
+  state->tag = DLB_STATE_TAG;
   if (luaL_newmetatable(L, DLB_STATE_MT)) {
     lua_pushcfunction(L, state_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
   state->registry = dlb_registry_new();
-  if (!state->registry) luaL_error(L, "dlbridge: out of memory");
+  if (!state->registry) dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "require", "no memory for the registry");
   if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &state->cpu, &err) != DLB_OK ||
       dlb_registry_add(state->registry, state->cpu, &err) != DLB_OK)
-    luaL_error(L, "dlbridge: %s", err.message);
+    dlbL_raise_error(L, &err, "require");
+}
+
+dlb_lua_state *dlbL_find_state(lua_State *L) {
+  dlb_lua_state *state = dlbL_to_state(L, DLB_UV_STATE);
+  if (!state) {
+    lua_getfield(L, LUA_REGISTRYINDEX, DLB_STATE_KEY);
+    state = dlbL_to_state(L, -1);
+    lua_pop(L, 1);
+  }
+  return state;
+}
+
+dlb_lua_state *dlbL_state(lua_State *L) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  if (!state || !state->registry) {
+    dlb_error err;
+    dlb_fail(&err, DLB_E_UNSUPPORTED, "dlbridge is closed in this lua_State");
+    dlb_error_hint(&err, "a finalizer ran during lua_close: objects finalized after "
+                         "dlbridge's own state cannot use it");
+    dlbL_raise_error(L, &err, "dlbridge");
+  }
+  return state;
 }
 
 /* dl.is_array(v) */

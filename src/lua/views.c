@@ -6,7 +6,7 @@
 static dlb_array *start_view(lua_State *L, dlb_array **self, const char *op) {
   *self = dlbL_check_live(L, 1, op);
   lua_settop(L, 5); /* the view goes above every argument (at most 4 follow self) */
-  return dlbL_push_view(L, *self);
+  return dlbL_pin(L, 1, op);
 }
 
 /* Raises err if st failed; the half-built view is collected later. */
@@ -56,9 +56,12 @@ static int view_reshape(lua_State *L) {
   infer_minus_one(L, ndim, shape, a->numel, "Array:reshape");
   st = dlb_view_reshape(v, ndim, shape, &err);
   if (st == DLB_E_COPY_REQUIRED) {
+    /* v still has a's geometry (a failed reshape changes nothing): copy it. */
+    dlb_array *c = dlbL_push_empty(L);
+    check_status(L, dlb_array_clone(c, v, v->dtype, &err), &err, "Array:reshape");
     dlb_array_release(v);
-    check_status(L, dlb_array_clone(v, a, a->dtype, &err), &err, "Array:reshape");
-    dlbL_account(L, v->buffer->nbytes);
+    dlbL_account(L, c->buffer->nbytes);
+    v = c;
     st = dlb_view_reshape(v, ndim, shape, &err);
   }
   check_status(L, st, &err, "Array:reshape");
@@ -118,7 +121,8 @@ static int view_narrow(lua_State *L) {
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:narrow");
   int64_t len = check_count(L, 4, "length", "Array:narrow"), start, extent = a->shape[dim];
   /* start may be one past the end when len is 0 (an empty narrow at the end). */
-  if (len == 0 && lua_isinteger(L, 3) && lua_tointeger(L, 3) == extent + 1)
+  if (len == 0 && lua_isinteger(L, 3) && lua_tointeger(L, 3) > 0 &&
+      lua_tointeger(L, 3) - 1 == extent)
     start = extent;
   else
     start = dlbL_check_index(L, 3, extent, "Array:narrow");
@@ -227,6 +231,7 @@ static int view_contiguous(lua_State *L) {
     return 1;
   }
   c = dlbL_push_empty(L);
+  a = dlbL_check_live(L, 1, "Array:contiguous"); /* again: the allocation may run finalizers */
   check_status(L, dlb_array_clone(c, a, a->dtype, &err), &err, "Array:contiguous");
   dlbL_account(L, c->buffer->nbytes);
   return 1;
