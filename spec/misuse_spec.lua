@@ -615,6 +615,56 @@ describe("deleted arrays", function()
   end)
 end)
 
+describe("hostile values: Lua code that runs in the middle of a call", function()
+  it("an option key whose __tostring raises still gives ARGUMENT", function()
+    local key = setmetatable({}, {__tostring = function() error("no") end})
+    expect_code("ARGUMENT", dl.zeros, 2, {[key] = 1})
+  end)
+
+  it("a producer whose __dlpack lookup raises gives ARGUMENT, with its error in err.cause", function()
+    local producer = setmetatable({}, {__index = function() error("boom") end})
+    local err = select(2, pcall(dl.from_dlpack, producer))
+    assert.equal("ARGUMENT", err.code)
+    assert.matches("boom", err.cause)
+  end)
+
+  it("err:is on something that is not an error is ARGUMENT", function()
+    expect_code("ARGUMENT", dl.Error.__index.is, 5)
+  end)
+
+  it("a value whose metamethods delete the array cannot crash copy_from, fill or a[i] = v", function()
+    local a = dl.zeros(2)
+    local sneaky = setmetatable({1, 2}, {__index = function() a:delete() end})
+    pcall(a.copy_from, a, sneaky)   -- raw reads: the metamethod never runs
+    local b = dl.zeros(3)
+    local value = setmetatable({}, {__index = function() b:delete(); return 1 end})
+    expect_code("VALUE", b.fill, b, value)
+    expect_code("VALUE", function() b[1] = value end)
+  end)
+
+  it("a finalizer that deletes the array while a method runs gives DELETED, never a crash", function()
+    local target, armed, hits, done = nil, false, 0, false
+    local function bomb()
+      setmetatable({}, {__gc = function()
+        if armed and target then target:delete(); hits = hits + 1 end
+        if not done then bomb() end   -- re-arm: one finalizer is always pending
+      end})
+    end
+    bomb()
+    for _, method in ipairs{"totable", "tobytes", "copy", "transpose", "astype"} do
+      for _ = 1, 300 do
+        target = dl.zeros{16, 16}
+        armed = true
+        local ok, err = pcall(target[method], target, method == "astype" and "float32" or nil)
+        armed = false
+        assert.is_true(ok or err.code == "DELETED", tostring(err))
+      end
+    end
+    armed, done = false, true
+    assert.is_true(hits > 0, "the finalizer never ran inside a call")
+  end)
+end)
+
 describe("after the whole catalogue", function()
   it("the Lua state still creates, prints and collects arrays", function()
     collectgarbage("collect")

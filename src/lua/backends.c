@@ -64,9 +64,8 @@ static void transfer_options(lua_State *L, int idx, int *copy, int *donate, cons
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
     int *flag = strcmp(key, "copy") == 0 ? copy : strcmp(key, "donate") == 0 ? donate : NULL;
     if (!flag) {
-      lua_pushvalue(L, -2);
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected copy, donate)",
-                 luaL_tolstring(L, -1, NULL));
+            dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected copy, donate)",
+                 dlbL_key_name(L, -2));
     }
     if (lua_type(L, -1) != LUA_TBOOLEAN)
       dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be true or false", key);

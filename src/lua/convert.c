@@ -80,6 +80,10 @@ void dlbL_push_scalar(lua_State *L, const dlb_scalar *v) {
   }
 }
 
+const char *dlbL_key_name(lua_State *L, int idx) {
+  return lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : luaL_typename(L, idx);
+}
+
 dlb_dtype dlbL_check_dtype(lua_State *L, int idx, const char *op) {
   size_t len;
   const char *name;
@@ -205,9 +209,8 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
     } else if (strcmp(key, "device") == 0) {
       dlbL_check_device(L, -1, opts, op);
     } else {
-      lua_pushvalue(L, -2);
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected dtype, device)",
-                 luaL_tolstring(L, -1, NULL));
+            dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected dtype, device)",
+                 dlbL_key_name(L, -2));
     }
     lua_pop(L, 1);
   }

@@ -220,10 +220,9 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
         dlbL_raise(L, DLB_E_ARGUMENT, op, "fallback must be \"cpu\"");
       o->fallback_cpu = 1;
     } else {
-      lua_pushvalue(L, -2);
-      dlbL_raise(L, DLB_E_ARGUMENT, op,
+            dlbL_raise(L, DLB_E_ARGUMENT, op,
                  "unknown option '%.40s' (expected max_version, dl_device, copy, stream, fallback)",
-                 luaL_tolstring(L, -1, NULL));
+                 dlbL_key_name(L, -2));
     }
     lua_pop(L, 1);
   }
@@ -272,14 +271,32 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
   return dlb_dlpack_import(t, state->cpu, a, err);
 }
 
-/* Calls x:__dlpack(opts) (opts at the stack top, popped) and leaves the result. */
+/* invoke_dunder(x, opts): x.__dlpack(x, opts), or x.__dlpack(x) when opts is
+ * nil. Run in protected mode: the lookup itself can run the producer's code. */
+static int invoke_dunder(lua_State *L) {
+  int with_opts = !lua_isnil(L, 2);
+  lua_getfield(L, 1, "__dlpack");
+  lua_pushvalue(L, 1);
+  if (with_opts) lua_pushvalue(L, 2);
+  lua_call(L, with_opts ? 2 : 1, 1);
+  return 1;
+}
+
+/* Calls x:__dlpack(opts) (opts at the stack top, popped) and leaves the
+ * result or the error. */
 static int call_dunder(lua_State *L, int x) {
-  int with_opts = !lua_isnil(L, -1);
-  lua_getfield(L, x, "__dlpack");
+  lua_pushcfunction(L, invoke_dunder);
   lua_pushvalue(L, x);
-  lua_rotate(L, -3, 2); /* ... __dlpack x opts */
-  if (!with_opts) lua_pop(L, 1);
-  return lua_pcall(L, with_opts ? 2 : 1, 1, 0);
+  lua_rotate(L, -3, 2); /* ... invoke_dunder x opts */
+  return lua_pcall(L, 2, 1, 0);
+}
+
+/* has_callable_dunder(x): whether x.__dlpack is a function or has __call
+ * (protected: the lookup can run the producer's code). */
+static int has_callable_dunder(lua_State *L) {
+  lua_getfield(L, 1, "__dlpack");
+  lua_pushboolean(L, lua_isfunction(L, -1) || luaL_getmetafield(L, -1, "__call") != LUA_TNIL);
+  return 1;
 }
 
 /* Asks a producer for a capsule through its __dlpack method: versioned
@@ -338,9 +355,8 @@ static int dlpack_from_dlpack(lua_State *L) {
         dlbL_check_device(L, -1, &opts, "dl.from_dlpack");
         has_device = 1;
       } else {
-        lua_pushvalue(L, -2);
-        dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                   "unknown option '%.40s' (expected device, copy)", luaL_tolstring(L, -1, NULL));
+                dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                   "unknown option '%.40s' (expected device, copy)", dlbL_key_name(L, -2));
       }
       lua_pop(L, 1);
     }
@@ -357,10 +373,16 @@ static int dlpack_from_dlpack(lua_State *L) {
   } else if (!to_capsule(L, x)) {
     int has_method = lua_type(L, x) == LUA_TTABLE || lua_type(L, x) == LUA_TUSERDATA;
     if (has_method) {
-      /* A function, or a value whose metatable has __call. */
-      lua_getfield(L, x, "__dlpack");
-      has_method = lua_isfunction(L, -1) ||
-                   (luaL_getmetafield(L, -1, "__call") != LUA_TNIL && (lua_pop(L, 1), 1));
+      lua_pushcfunction(L, has_callable_dunder);
+      lua_pushvalue(L, x);
+      if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        dlb_fail(&err, DLB_E_ARGUMENT, "looking up the producer's __dlpack failed");
+        dlbL_push_error(L, &err, "dl.from_dlpack");
+        lua_rotate(L, -2, 1);
+        lua_setfield(L, -2, "cause");
+        lua_error(L);
+      }
+      has_method = lua_toboolean(L, -1);
       lua_pop(L, 1);
     }
     if (!has_method)

@@ -132,7 +132,9 @@ static int error_concat(lua_State *L) {
 
 /* err:is("SHAPE") */
 static int error_is(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_type(L, 1) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, "Error:is", "err:is(code) needs an error, got %s",
+               luaL_typename(L, 1));
   lua_settop(L, 2); /* err:is() compares with nil: never true */
   lua_getfield(L, 1, "code");
   lua_pushboolean(L, lua_rawequal(L, -1, 2));

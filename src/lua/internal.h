@@ -89,6 +89,9 @@ void dlbL_device_name(const dlb_array *a, char *out, size_t size);
 void dlbL_open_array(lua_State *L);
 
 /* --- conversions (convert.c) --- */
+/* An options-table key for a message: the string itself, else its type name
+ * (never a user __tostring, which could raise or return anything). */
+const char *dlbL_key_name(lua_State *L, int idx);
 /* Whether the value at idx is a complex scalar: a table with re or im. */
 int dlbL_is_complex(lua_State *L, int idx);
 /* Lua value at idx -> scalar; VALUE error (naming op and dtype) otherwise. */
