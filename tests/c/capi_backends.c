@@ -1,12 +1,14 @@
 /* capi_backends.c -- dlb_register_backend from a host: validation, and the
  * lifetime rule that a backend outlives lua_close while memory it allocated
  * is still held by a DLPack consumer, then is released exactly once. */
+#define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 #include <stdlib.h>
 #include "check.h"
 #include "dlbridge.h"
+#include "fixtures.h"
 
 /* A host-memory backend with an export hook that counts what happens. */
 static int allocations, deallocations, releases;
@@ -22,18 +24,6 @@ static void counted_deallocate(void *ctx, int device, void *handle) {
   free(handle);
   deallocations++;
 }
-static dlb_status counted_to_host(void *ctx, int device, const void *h, size_t off, void *dst, size_t n) {
-  memcpy(dst, (const char *)h + off, n);
-  return DLB_OK;
-}
-static dlb_status counted_from_host(void *ctx, int device, void *h, size_t off, const void *src, size_t n) {
-  memcpy((char *)h + off, src, n);
-  return DLB_OK;
-}
-static dlb_status counted_export(void *ctx, int device, void *handle, void **data) {
-  *data = handle;
-  return DLB_OK;
-}
 static void counted_release(void *ctx) { releases++; }
 
 static dlb_backend_ops counted_ops(const char *name) {
@@ -43,19 +33,11 @@ static dlb_backend_ops counted_ops(const char *name) {
                          .device_count = count_devices,
                          .allocate = counted_allocate,
                          .deallocate = counted_deallocate,
-                         .copy_to_host = counted_to_host,
-                         .copy_from_host = counted_from_host,
-                         .export_pointer = counted_export,
+                         .copy_to_host = malloc_to_host,
+                         .copy_from_host = malloc_from_host,
+                         .export_pointer = malloc_export,
                          .release = counted_release};
   return ops;
-}
-
-static lua_State *open_state(void) {
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  dlb_preload(L);
-  if (luaL_dostring(L, "dl = require 'dlbridge'") != LUA_OK) abort();
-  return L;
 }
 
 /* The code of the error object on top of the stack, popped. */
@@ -75,7 +57,7 @@ static void test_validation(void) {
   CHECK_EQ_INT(lua_gettop(L), 1);
   lua_close(L);
 
-  L = open_state();
+  L = new_state();
   ops = counted_ops("Bad-Name");
   CHECK_EQ_INT(dlb_register_backend(L, &ops, NULL), DLB_E_ARGUMENT);
   CHECK_EQ_STR(error_code(L), "ARGUMENT");
@@ -102,7 +84,7 @@ static void test_validation(void) {
 }
 
 static void test_outlives_lua_close(void) {
-  lua_State *L = open_state();
+  lua_State *L = new_state();
   dlb_backend_ops ops = counted_ops("engine");
   DLManagedTensorVersioned *t;
   allocations = deallocations = releases = 0;
@@ -123,7 +105,7 @@ static void test_outlives_lua_close(void) {
 }
 
 static void test_registry_in_lua(void) {
-  lua_State *L = open_state();
+  lua_State *L = new_state();
   dlb_backend_ops ops = counted_ops("engine");
   CHECK_EQ_INT(dlb_register_backend(L, &ops, NULL), DLB_OK);
   CHECK_EQ_INT(luaL_dostring(L, "local b = dl.backends() "

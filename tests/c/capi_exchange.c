@@ -4,6 +4,7 @@
  * lifetime rules: exported memory outlives a:delete() and lua_close, an
  * unconsumed capsule calls its deleter once at lua_close, and deleters run
  * on another thread while the state works (or is already closed). */
+#define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -15,21 +16,10 @@
 
 #include "check.h"
 #include "dlbridge.h"
+#include "fixtures.h"
 
 /* ------------------------------------------------------------------------ */
-/* A Lua state with dlbridge preloaded and `dl` global. */
-
-static lua_State *new_state(void) {
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  dlb_preload(L);
-  if (luaL_dostring(L, "dl = require 'dlbridge'") != LUA_OK) {
-    fprintf(stderr, "cannot load dlbridge: %s\n", lua_tostring(L, -1));
-    exit(2);
-  }
-  lua_settop(L, 0);
-  return L;
-}
+/* Running Lua code (new_state: fixtures.h) */
 
 /* Runs a chunk that returns one integer (booleans count as 0/1); -1 on a
  * Lua error (printed). The stack is left as it was. */
@@ -95,16 +85,8 @@ static void check_error_top(lua_State *L, int top0, const char *code, const char
 }
 
 /* ------------------------------------------------------------------------ */
-/* Producers: malloc'd tensors, a counting deleter that frees them. */
-
-typedef struct producer {
-  union {
-    DLManagedTensorVersioned v;
-    DLManagedTensor l;
-  } t; /* first: the deleter frees self */
-  int64_t shape[4];
-  int64_t strides[4];
-} producer;
+/* Producers (fixtures.h): malloc'd tensors, a counting deleter that frees
+ * them. */
 
 static atomic_int deleted;
 
@@ -126,32 +108,10 @@ static void delete_v_static(DLManagedTensorVersioned *self) {
 
 /* A 2x2 int32 producer tensor over data, row-major with explicit strides. */
 static producer *make_producer(int versioned, int32_t *data, int32_t device_type) {
+  static const int64_t shape[2] = {2, 2}, strides[2] = {2, 1};
   producer *p = calloc(1, sizeof *p);
-  DLTensor *t;
-  if (versioned) {
-    p->t.v.version.major = 1;
-    p->t.v.version.minor = 3;
-    p->t.v.manager_ctx = p;
-    p->t.v.deleter = delete_v;
-    t = &p->t.v.dl_tensor;
-  } else {
-    p->t.l.manager_ctx = p;
-    p->t.l.deleter = delete_l;
-    t = &p->t.l.dl_tensor;
-  }
-  p->shape[0] = p->shape[1] = 2;
-  p->strides[0] = 2;
-  p->strides[1] = 1;
-  t->data = data;
-  t->device.device_type = (DLDeviceType)device_type;
-  t->device.device_id = 0;
-  t->ndim = 2;
-  t->dtype.code = kDLInt;
-  t->dtype.bits = 32;
-  t->dtype.lanes = 1;
-  t->shape = p->shape;
-  t->strides = p->strides;
-  t->byte_offset = 0;
+  producer_init(p, versioned, delete_v, delete_l, data, device_type, dt(kDLInt, 32, 1), 2, shape,
+                strides, 0);
   return p;
 }
 
@@ -308,46 +268,14 @@ static void test_export(void) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* A registered backend that hands out no pointer (the seed's non-PjRt case) */
-
-static atomic_int opaque_live, opaque_released;
-static int opaque_count(void *ctx) { return 1; }
-static dlb_status opaque_allocate(void *ctx, int id, size_t n, int zeroed, void **h) {
-  *h = calloc(1, n);
-  if (!*h) return DLB_E_OUT_OF_MEMORY;
-  atomic_fetch_add(&opaque_live, 1);
-  return DLB_OK;
-}
-static void opaque_deallocate(void *ctx, int id, void *h) {
-  atomic_fetch_sub(&opaque_live, 1);
-  free(h);
-}
-static dlb_status opaque_to_host(void *ctx, int id, const void *h, size_t off, void *dst, size_t n) {
-  memcpy(dst, (const char *)h + off, n);
-  return DLB_OK;
-}
-static dlb_status opaque_from_host(void *ctx, int id, void *h, size_t off, const void *src, size_t n) {
-  memcpy((char *)h + off, src, n);
-  return DLB_OK;
-}
-static void opaque_release(void *ctx) { atomic_fetch_add(&opaque_released, 1); }
+/* A registered backend that hands out no pointer: the opaque backend */
 
 static void test_incompatible_backend(void) {
   lua_State *L = new_state();
-  dlb_backend_ops ops;
+  dlb_backend_ops ops = opaque_ops("opaque");
   dlb_export_options o;
   DLManagedTensorVersioned *v = NULL;
   int top;
-  memset(&ops, 0, sizeof ops);
-  ops.version = DLB_BACKEND_OPS_VERSION;
-  ops.name = "opaque";
-  ops.device_type = kDLExtDev;
-  ops.device_count = opaque_count;
-  ops.allocate = opaque_allocate;
-  ops.deallocate = opaque_deallocate;
-  ops.copy_to_host = opaque_to_host;
-  ops.copy_from_host = opaque_from_host;
-  ops.release = opaque_release;
   CHECK_EQ_INT(dlb_register_backend(L, &ops, NULL), DLB_OK);
   PUSH(L, "return dl.array({1, 2, 3}, {device = 'opaque'})");
   top = lua_gettop(L);
@@ -811,21 +739,31 @@ static long export_many(lua_State *L) {
   return want;
 }
 
+/* Starts delete_tensors on a second thread (one check). */
+static void start_deleter(pthread_t *th) {
+  atomic_store(&go, 0);
+  CHECK_EQ_INT(pthread_create(th, NULL, delete_tensors, NULL), 0);
+  atomic_store(&go, 1);
+}
+
+/* Waits for the deleter thread and checks the data it read (two checks). */
+static void join_deleter(pthread_t th, long want) {
+  CHECK_EQ_INT(pthread_join(th, NULL), 0);
+  CHECK_EQ_INT(atomic_load(&checksum), want);
+}
+
 static void test_threads(void) {
   /* Deleters on a second thread while this one collects and allocates. */
   {
     lua_State *L = new_state();
     pthread_t th;
     long want = export_many(L);
-    atomic_store(&go, 0);
-    CHECK_EQ_INT(pthread_create(&th, NULL, delete_tensors, NULL), 0);
-    atomic_store(&go, 1);
+    start_deleter(&th);
     for (int k = 0; k < 50; k++)
       CHECK_EQ_INT(RUN(L, "for i = 1, 20 do local a = dl.ones{64} local b = a[3] end "
                           "collectgarbage() return 1"),
                    1);
-    CHECK_EQ_INT(pthread_join(th, NULL), 0);
-    CHECK_EQ_INT(atomic_load(&checksum), want);
+    join_deleter(th, want);
     lua_close(L);
   }
   /* lua_close first, then the deleters on another thread. */
@@ -834,22 +772,17 @@ static void test_threads(void) {
     pthread_t th;
     long want = export_many(L);
     lua_close(L);
-    atomic_store(&go, 1);
-    CHECK_EQ_INT(pthread_create(&th, NULL, delete_tensors, NULL), 0);
-    CHECK_EQ_INT(pthread_join(th, NULL), 0);
-    CHECK_EQ_INT(atomic_load(&checksum), want);
+    start_deleter(&th);
+    join_deleter(th, want);
   }
   /* lua_close on this thread while the other one deletes. */
   {
     lua_State *L = new_state();
     pthread_t th;
     long want = export_many(L);
-    atomic_store(&go, 0);
-    CHECK_EQ_INT(pthread_create(&th, NULL, delete_tensors, NULL), 0);
-    atomic_store(&go, 1);
+    start_deleter(&th);
     lua_close(L);
-    CHECK_EQ_INT(pthread_join(th, NULL), 0);
-    CHECK_EQ_INT(atomic_load(&checksum), want);
+    join_deleter(th, want);
   }
   /* Imported arrays released at lua_close while their producers' memory
    * is handed back: the deleters run on the closing thread, once each. */

@@ -8,85 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "core/array.h"
 #include "core/copy.h"
 #include "core/shape.h"
+#define FIXTURES_CPU
+#include "fixtures.h"
 
 #define P(e) ((int64_t)1 << (e))
 
-static dlb_backend *cpu;
-static dlb_error err;
-/* The shape of a 0-D array (the core memcpy's shapes, so never NULL). */
-static const int64_t no_dims[1] = {0};
-
-/* Runs fn in a child process: undefined behaviour that a sanitizer turns
- * into an abort becomes one failed check instead of the end of the run. */
-static int run_isolated(void (*fn)(void)) {
-  int status = 0;
-  pid_t pid;
-  fflush(stdout);
-  fflush(stderr);
-  pid = fork();
-  if (pid < 0) {
-    fn();
-    return 1;
-  }
-  if (pid == 0) {
-    check_failures = 0; /* the child's own verdict */
-    fn();
-    fflush(stdout);
-    fflush(stderr);
-    _exit(check_failures ? 1 : 0);
-  }
-  if (waitpid(pid, &status, 0) != pid) return 0;
-  if (WIFSIGNALED(status)) fprintf(stderr, "  the child died of signal %d\n", WTERMSIG(status));
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Helpers */
-
-static dlb_scalar s_int(int64_t v) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_INT;
-  s.v.i = v;
-  return s;
-}
-
-static dlb_scalar s_float(double v) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_FLOAT;
-  s.v.f = v;
-  return s;
-}
-
-static int64_t scalar_int(const dlb_scalar *s) {
-  switch (s->kind) {
-  case DLB_SCALAR_BOOL: return s->v.b;
-  case DLB_SCALAR_INT: return s->v.i;
-  case DLB_SCALAR_UINT: return (int64_t)s->v.u;
-  case DLB_SCALAR_FLOAT: return (int64_t)s->v.f;
-  default: return (int64_t)s->v.c.re;
-  }
-}
-
-static dlb_array alloc(dlb_dtype dtype, int ndim, const int64_t *shape) {
-  dlb_array a;
-  memset(&a, 0, sizeof a);
-  CHECK_EQ_INT(dlb_array_allocate(&a, cpu, 0, dtype, ndim, shape, 1, &err), DLB_OK);
-  return a;
-}
-
-static dlb_array view_of(const dlb_array *a) {
-  dlb_array v;
-  dlb_array_share(&v, a);
-  return v;
-}
 
 /* Element values 100i + 10j + k of the base array A. */
 static int64_t aval(int64_t i, int64_t j, int64_t k) { return 100 * i + 10 * j + k; }
@@ -103,12 +36,7 @@ static dlb_array make_A(void) {
 }
 
 /* A 1-D int32 array 0..n-1. */
-static dlb_array make_iota(int64_t n) {
-  dlb_array a = alloc(DLB_INT32, 1, &n);
-  int32_t *p = (int32_t *)dlb_array_host_data(&a);
-  for (int64_t k = 0; k < n; k++) p[k] = (int32_t)k;
-  return a;
-}
+static dlb_array make_iota(int64_t n) { return iota(1, &n); }
 
 static int same_geometry(const dlb_array *a, const dlb_array *b) {
   if (a->ndim != b->ndim || a->offset != b->offset || a->numel != b->numel ||
@@ -1182,14 +1110,6 @@ static void test_copy_overlap(void) {
 
 /* Random strided views of one buffer copied into each other (overlapping
  * or not) and into other buffers with casts, against brute force. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static int64_t rnd(int64_t n) { /* [0, n), xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return (int64_t)((rng_state * 0x2545f4914f6cdd1dull) % (uint64_t)n);
-}
 
 /* A random in-bounds view of base (1-D, n elements) with the given shape;
  * 0 if none fits. distinct: no two elements may share memory. */
@@ -1569,11 +1489,7 @@ static void test_get_set(void) {
 }
 
 int main(void) {
-  dlb_error e;
-  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &e) != DLB_OK) {
-    fprintf(stderr, "cannot create the cpu backend: %s\n", e.message);
-    return 1;
-  }
+  if (!cpu_open()) return 1;
   test_allocate();
   test_share_release();
   test_select();
@@ -1592,7 +1508,6 @@ int main(void) {
   test_clone();
   test_read_write();
   test_get_set();
-  CHECK_EQ_INT(atomic_load(&cpu->refs), 1); /* every buffer was freed */
-  dlb_backend_release(cpu);
+  cpu_close(); /* every buffer was freed */
   return check_done("test_array");
 }

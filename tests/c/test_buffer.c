@@ -15,6 +15,7 @@
 #include "core/array.h"
 #include "core/backend.h"
 #include "core/buffer.h"
+#include "fixtures.h"
 
 /* ------------------------------------------------------------------------ */
 /* The counting backend */
@@ -51,18 +52,6 @@ static void c_deallocate(void *ctx, int device_id, void *handle) {
   atomic_fetch_add(&c->deallocations, 1);
 }
 
-static dlb_status c_copy_to_host(void *ctx, int device_id, const void *handle, size_t offset,
-                                 void *dst, size_t nbytes) {
-  memcpy(dst, (const char *)handle + offset, nbytes);
-  return DLB_OK;
-}
-
-static dlb_status c_copy_from_host(void *ctx, int device_id, void *handle, size_t offset,
-                                   const void *src, size_t nbytes) {
-  memcpy((char *)handle + offset, src, nbytes);
-  return DLB_OK;
-}
-
 static void *c_host_pointer(void *ctx, int device_id, void *handle) { return handle; }
 
 static int64_t c_last_status(void *ctx) { return 700; }
@@ -82,8 +71,8 @@ static dlb_backend_ops counting_ops(void) {
   ops.device_count = c_device_count;
   ops.allocate = c_allocate;
   ops.deallocate = c_deallocate;
-  ops.copy_to_host = c_copy_to_host;
-  ops.copy_from_host = c_copy_from_host;
+  ops.copy_to_host = malloc_to_host;
+  ops.copy_from_host = malloc_from_host;
   ops.host_pointer = c_host_pointer;
   ops.last_status = c_last_status;
   ops.release = c_release;
@@ -101,13 +90,19 @@ static void counting_init(counting *c) {
   c->devices = 2;
 }
 
-static dlb_backend *make_counting(counting *c) {
-  dlb_backend_ops ops = counting_ops();
+/* A backend with ops (one check that it is created) over c, reset first. */
+static dlb_backend *make_counting_with(counting *c, const dlb_backend_ops *ops) {
   dlb_backend *b = NULL;
   dlb_error err;
   counting_init(c);
-  CHECK_EQ_INT(dlb_backend_create(&ops, c, &b, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_backend_create(ops, c, &b, &err), DLB_OK);
   return b;
+}
+
+/* The counting backend over c, reset first. */
+static dlb_backend *make_counting(counting *c) {
+  dlb_backend_ops ops = counting_ops();
+  return make_counting_with(c, &ops);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -242,11 +237,10 @@ static void test_release_order(void) {
   { /* a backend without release: nothing to call */
     counting c;
     dlb_backend_ops ops = counting_ops();
-    dlb_backend *b = NULL;
+    dlb_backend *b;
     dlb_buffer *x = NULL;
-    counting_init(&c);
     ops.release = NULL;
-    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    b = make_counting_with(&c, &ops);
     CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 8, 0, &x, &err), DLB_OK);
     dlb_backend_release(b);
     dlb_buffer_release(x);
@@ -304,12 +298,11 @@ static void test_failures(void) {
   { /* without last_status there is no native status */
     counting c;
     dlb_backend_ops ops = counting_ops();
-    dlb_backend *b = NULL;
+    dlb_backend *b;
     dlb_buffer *buf = NULL;
     dlb_error err;
-    counting_init(&c);
     ops.last_status = NULL;
-    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    b = make_counting_with(&c, &ops);
     c.fail_with = DLB_E_BACKEND_FAILURE;
     memset(&err, 0xff, sizeof err);
     CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 10, 0, &buf, &err), DLB_E_BACKEND_FAILURE);
@@ -326,12 +319,11 @@ static void test_failures(void) {
   { /* without host_pointer the buffer has no host address */
     counting c;
     dlb_backend_ops ops = counting_ops();
-    dlb_backend *b = NULL;
+    dlb_backend *b;
     dlb_buffer *buf = NULL;
     dlb_error err;
-    counting_init(&c);
     ops.host_pointer = NULL;
-    CHECK_EQ_INT(dlb_backend_create(&ops, &c, &b, &err), DLB_OK);
+    b = make_counting_with(&c, &ops);
     CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 10, 0, &buf, &err), DLB_OK);
     CHECK(buf->handle != NULL);
     CHECK(buf->host == NULL);

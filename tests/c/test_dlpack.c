@@ -15,44 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "core/array.h"
 #include "core/copy.h"
 #include "core/dlpack.h"
 #include "core/shape.h"
-
-static dlb_backend *cpu;
-static dlb_error err;
-static const int64_t no_dims[1] = {0};
-
-/* ------------------------------------------------------------------------ */
-/* Isolation: a fault in fn is one failed check, not the end of the run. */
-
-static int run_isolated(void (*fn)(void)) {
-  int status = 0;
-  pid_t pid;
-  fflush(stdout);
-  fflush(stderr);
-  pid = fork();
-  if (pid < 0) {
-    fn();
-    return 1;
-  }
-  if (pid == 0) {
-    check_failures = 0;
-    fn();
-    fflush(stdout);
-    fflush(stderr);
-    _exit(check_failures ? 1 : 0);
-  }
-  if (waitpid(pid, &status, 0) != pid) return 0;
-  if (WIFSIGNALED(status)) fprintf(stderr, "  the child died of signal %d\n", WTERMSIG(status));
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
+#define FIXTURES_CPU
+#include "fixtures.h"
 
 /* Records one check that st is DLB_OK and says whether it is, so that the
  * checks depending on the result can be skipped instead of crashing. */
@@ -71,15 +41,6 @@ static int ok_(dlb_status st, const char *what, int line) {
 
 #define PAGE 4096
 
-typedef struct producer {
-  union {
-    DLManagedTensorVersioned v;
-    DLManagedTensor l;
-  } t; /* first: the deleter finds the page from self */
-  int versioned;
-  int64_t shape[40];
-  int64_t strides[40];
-} producer;
 _Static_assert(sizeof(producer) <= PAGE, "a producer fits one page");
 
 static atomic_int deleted;       /* deleter calls of producer tensors */
@@ -107,39 +68,14 @@ static producer *make_producer(int versioned, void *data, int32_t device_type, D
                                int ndim, const int64_t *shape, const int64_t *strides,
                                uint64_t byte_offset) {
   producer *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  DLTensor *t;
   if (p == MAP_FAILED) {
     perror("mmap");
     exit(2);
   }
   if (npages < (int)(sizeof pages / sizeof pages[0])) pages[npages++] = p;
   memset(p, 0, sizeof *p);
-  p->versioned = versioned;
-  if (versioned) {
-    p->t.v.version.major = 1;
-    p->t.v.version.minor = 3;
-    p->t.v.manager_ctx = p;
-    p->t.v.deleter = producer_delete_v;
-    t = &p->t.v.dl_tensor;
-  } else {
-    p->t.l.manager_ctx = p;
-    p->t.l.deleter = producer_delete_l;
-    t = &p->t.l.dl_tensor;
-  }
-  t->data = data;
-  t->device.device_type = (DLDeviceType)device_type;
-  t->device.device_id = 0;
-  t->ndim = ndim;
-  t->dtype = dtype;
-  if (ndim > 0 && ndim <= 40 && shape) {
-    memcpy(p->shape, shape, (size_t)ndim * sizeof *shape);
-    t->shape = p->shape;
-  }
-  if (ndim > 0 && ndim <= 40 && strides) {
-    memcpy(p->strides, strides, (size_t)ndim * sizeof *strides);
-    t->strides = p->strides;
-  }
-  t->byte_offset = byte_offset;
+  producer_init(p, versioned, producer_delete_v, producer_delete_l, data, device_type, dtype, ndim,
+                shape, strides, byte_offset);
   return p;
 }
 
@@ -148,10 +84,6 @@ static dlb_exported pex(producer *p) {
   return e;
 }
 
-static DLDataType dt(uint8_t code, uint8_t bits, uint16_t lanes) {
-  DLDataType t = {code, bits, lanes};
-  return t;
-}
 #define DT_I32 dt(kDLInt, 32, 1)
 #define DT_F64 dt(kDLFloat, 64, 1)
 
@@ -196,37 +128,11 @@ static void release_imported(dlb_array *a, int line) {
 /* ------------------------------------------------------------------------ */
 /* Helpers for our own arrays */
 
-static dlb_array alloc(dlb_dtype dtype, int ndim, const int64_t *shape) {
-  dlb_array a;
-  memset(&a, 0, sizeof a);
-  CHECK_EQ_INT(dlb_array_allocate(&a, cpu, 0, dtype, ndim, ndim ? shape : no_dims, 1, &err), DLB_OK);
-  return a;
-}
-
-/* int32 array of the given shape holding 0, 1, 2, ... row-major. */
-static dlb_array iota(int ndim, const int64_t *shape) {
-  dlb_array a = alloc(DLB_INT32, ndim, shape);
-  int32_t *p = (int32_t *)dlb_array_host_data(&a);
-  for (int64_t k = 0; k < a.numel; k++) p[k] = (int32_t)k;
-  return a;
-}
-
-static dlb_array view_of(const dlb_array *a) {
-  dlb_array v;
-  dlb_array_share(&v, a);
-  return v;
-}
-
+/* The element of a at idx as an integer; INT64_MIN when it cannot be read. */
 static int64_t get_i(const dlb_array *a, const int64_t *idx) {
   dlb_scalar s;
   if (dlb_array_get(a, idx, &s, &err) != DLB_OK) return INT64_MIN;
-  switch (s.kind) {
-  case DLB_SCALAR_BOOL: return s.v.b;
-  case DLB_SCALAR_INT: return s.v.i;
-  case DLB_SCALAR_UINT: return (int64_t)s.v.u;
-  case DLB_SCALAR_FLOAT: return (int64_t)s.v.f;
-  default: return (int64_t)s.v.c.re;
-  }
+  return scalar_int(&s);
 }
 
 static DLTensor *etensor(dlb_exported e) {
@@ -736,55 +642,19 @@ static void test_export_copy_rules(void) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* A backend whose memory is malloc'd but which hands out no pointer: the
- * seed's non-PjRt case. A second flavour has export_pointer only. */
+/* The opaque backend: memory is malloc'd but no pointer is handed out (the
+ * seed's non-PjRt case). A second flavour has export_pointer only. */
 
-static atomic_int opaque_live;   /* allocations not yet freed */
-static atomic_int opaque_released;
-
-static int opaque_count(void *ctx) { return 1; }
-static dlb_status opaque_allocate(void *ctx, int id, size_t n, int zeroed, void **h) {
-  *h = zeroed ? calloc(1, n) : malloc(n);
-  if (!*h) return DLB_E_OUT_OF_MEMORY;
-  atomic_fetch_add(&opaque_live, 1);
-  return DLB_OK;
-}
-static void opaque_deallocate(void *ctx, int id, void *h) {
-  atomic_fetch_sub(&opaque_live, 1);
-  free(h);
-}
-static dlb_status opaque_to_host(void *ctx, int id, const void *h, size_t off, void *dst, size_t n) {
-  memcpy(dst, (const char *)h + off, n);
-  return DLB_OK;
-}
-static dlb_status opaque_from_host(void *ctx, int id, void *h, size_t off, const void *src, size_t n) {
-  memcpy((char *)h + off, src, n);
-  return DLB_OK;
-}
-static dlb_status opaque_export(void *ctx, int id, void *h, void **data) {
-  *data = h;
-  return DLB_OK;
-}
 static dlb_status failing_export(void *ctx, int id, void *h, void **data) { return DLB_E_BACKEND_FAILURE; }
 static int64_t failing_status(void *ctx) { return 42; }
-static void opaque_release(void *ctx) { atomic_fetch_add(&opaque_released, 1); }
 
+/* An opaque backend under name; with_export 1: export_pointer hands out the
+ * handle, 2: export_pointer fails with native status 42. */
 static dlb_backend *make_opaque(const char *name, int with_export) {
-  dlb_backend_ops ops;
+  dlb_backend_ops ops = opaque_ops(name);
   dlb_backend *b = NULL;
-  memset(&ops, 0, sizeof ops);
-  ops.version = DLB_BACKEND_OPS_VERSION;
-  ops.name = name;
-  ops.device_type = kDLExtDev;
-  ops.device_count = opaque_count;
-  ops.allocate = opaque_allocate;
-  ops.deallocate = opaque_deallocate;
-  ops.copy_to_host = opaque_to_host;
-  ops.copy_from_host = opaque_from_host;
-  ops.host_pointer = NULL;
-  ops.export_pointer = with_export == 1 ? opaque_export : with_export == 2 ? failing_export : NULL;
+  ops.export_pointer = with_export == 1 ? malloc_export : with_export == 2 ? failing_export : NULL;
   ops.last_status = with_export == 2 ? failing_status : NULL;
-  ops.release = opaque_release;
   CHECK_EQ_INT(dlb_backend_create(&ops, NULL, &b, &err), DLB_OK);
   return b;
 }
@@ -1516,11 +1386,7 @@ static void test_import_release_thread(void) {
 }
 
 int main(void) {
-  dlb_error e;
-  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &e) != DLB_OK) {
-    fprintf(stderr, "cannot create the cpu backend: %s\n", e.message);
-    return 1;
-  }
+  if (!cpu_open()) return 1;
   test_layout();
   test_export_contiguous();
   test_export_dtypes();
@@ -1535,8 +1401,7 @@ int main(void) {
   test_roundtrip();
   test_import_release_thread();
   CHECK_EQ_INT(atomic_load(&ctx_mismatch), 0);
-  CHECK_EQ_INT(atomic_load(&cpu->refs), 1); /* every buffer was freed */
-  dlb_backend_release(cpu);
+  cpu_close(); /* every buffer was freed */
   for (int i = 0; i < npages; i++) munmap(pages[i], PAGE);
   return check_done("test_dlpack");
 }

@@ -1,4 +1,5 @@
 /* test_dtype.c -- dtype table, float16/bfloat16 rounding, scalar store/load, casts. */
+#define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -6,15 +7,7 @@
 
 #include "check.h"
 #include "core/dtype.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545f4914f6cdd1dull;
-}
+#include "fixtures.h"
 
 static double dbl(uint64_t bits) {
   double d;
@@ -322,38 +315,6 @@ static void test_bfloat16(void) {
 
 /* ------------------------------------------------------------------------ */
 
-static dlb_scalar sb(int b) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_BOOL;
-  s.v.b = b;
-  return s;
-}
-static dlb_scalar si(int64_t i) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_INT;
-  s.v.i = i;
-  return s;
-}
-static dlb_scalar su(uint64_t u) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_UINT;
-  s.v.u = u;
-  return s;
-}
-static dlb_scalar sf(double f) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_FLOAT;
-  s.v.f = f;
-  return s;
-}
-static dlb_scalar sc(double re, double im) {
-  dlb_scalar s;
-  s.kind = DLB_SCALAR_COMPLEX;
-  s.v.c.re = re;
-  s.v.c.im = im;
-  return s;
-}
-
 static dlb_status store(dlb_dtype t, dlb_scalar v, unsigned char *buf, dlb_error *err) {
   return dlb_scalar_store(t, buf, &v, err);
 }
@@ -410,61 +371,61 @@ static void test_scalar(void) {
   static const int64_t lo[] = {-128, -32768, -2147483647 - 1, INT64_MIN, 0, 0, 0};
   static const int64_t hi[] = {127, 32767, 2147483647, INT64_MAX, 255, 65535, 4294967295};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
-    CHECK_INT_RT(ints[k], si(lo[k]), lo[k]);
-    CHECK_INT_RT(ints[k], si(hi[k]), hi[k]);
-    CHECK_INT_RT(ints[k], si(7), 7);
-    CHECK_INT_RT(ints[k], sb(1), 1);
-    CHECK_INT_RT(ints[k], sb(0), 0);
-    CHECK_INT_RT(ints[k], sf(42.0), 42);
-    CHECK_INT_RT(ints[k], sf(-0.0), 0);
-    CHECK_INT_RT(ints[k], sc(5.0, 0.0), 5);
-    CHECK_INT_RT(ints[k], su(9), 9);
-    CHECK_VALUE_ERR(ints[k], sf(2.5), null_msg);
-    CHECK_VALUE_ERR(ints[k], sf(NAN), null_msg);
-    CHECK_VALUE_ERR(ints[k], sf(INFINITY), null_msg);
-    CHECK_VALUE_ERR(ints[k], sc(1.0, 2.0), null_msg);
-    if (lo[k] > INT64_MIN) CHECK_VALUE_ERR(ints[k], si(lo[k] - 1), null_msg);
+    CHECK_INT_RT(ints[k], s_int(lo[k]), lo[k]);
+    CHECK_INT_RT(ints[k], s_int(hi[k]), hi[k]);
+    CHECK_INT_RT(ints[k], s_int(7), 7);
+    CHECK_INT_RT(ints[k], s_bool(1), 1);
+    CHECK_INT_RT(ints[k], s_bool(0), 0);
+    CHECK_INT_RT(ints[k], s_float(42.0), 42);
+    CHECK_INT_RT(ints[k], s_float(-0.0), 0);
+    CHECK_INT_RT(ints[k], s_complex(5.0, 0.0), 5);
+    CHECK_INT_RT(ints[k], s_uint(9), 9);
+    CHECK_VALUE_ERR(ints[k], s_float(2.5), null_msg);
+    CHECK_VALUE_ERR(ints[k], s_float(NAN), null_msg);
+    CHECK_VALUE_ERR(ints[k], s_float(INFINITY), null_msg);
+    CHECK_VALUE_ERR(ints[k], s_complex(1.0, 2.0), null_msg);
+    if (lo[k] > INT64_MIN) CHECK_VALUE_ERR(ints[k], s_int(lo[k] - 1), null_msg);
     if (hi[k] < INT64_MAX) {
-      CHECK_VALUE_ERR(ints[k], si(hi[k] + 1), null_msg);
-      CHECK_VALUE_ERR(ints[k], sf((double)hi[k] + 1), null_msg);
-      CHECK_INT_RT(ints[k], sf((double)hi[k]), hi[k]);
+      CHECK_VALUE_ERR(ints[k], s_int(hi[k] + 1), null_msg);
+      CHECK_VALUE_ERR(ints[k], s_float((double)hi[k] + 1), null_msg);
+      CHECK_INT_RT(ints[k], s_float((double)hi[k]), hi[k]);
     }
-    CHECK_INT_RT(ints[k], sf((double)lo[k]), lo[k]);
-    if (lo[k] > INT64_MIN) CHECK_VALUE_ERR(ints[k], sf((double)lo[k] - 1), null_msg);
-    CHECK_VALUE_ERR(ints[k], su(UINT64_MAX), null_msg);
+    CHECK_INT_RT(ints[k], s_float((double)lo[k]), lo[k]);
+    if (lo[k] > INT64_MIN) CHECK_VALUE_ERR(ints[k], s_float((double)lo[k] - 1), null_msg);
+    CHECK_VALUE_ERR(ints[k], s_uint(UINT64_MAX), null_msg);
   }
-  CHECK_VALUE_ERR(DLB_UINT8, si(300), "300 does not fit in uint8");
-  CHECK_VALUE_ERR(DLB_UINT8, si(-1), "-1 does not fit in uint8");
-  CHECK_VALUE_ERR(DLB_UINT8, sf(300.0), "300 does not fit in uint8");
-  CHECK_VALUE_ERR(DLB_INT32, sf(2.5), "2.5 is not an integer (int32)");
-  CHECK_VALUE_ERR(DLB_INT64, sf(NAN), "nan cannot be stored in int64");
-  CHECK_VALUE_ERR(DLB_INT64, sf(INFINITY), "inf cannot be stored in int64");
-  CHECK_VALUE_ERR(DLB_INT64, sf(-INFINITY), "-inf cannot be stored in int64");
-  CHECK_VALUE_ERR(DLB_INT64, sf(0x1p63), "9223372036854775808 does not fit in int64");
-  CHECK_VALUE_ERR(DLB_INT64, su(UINT64_C(1) << 63), "9223372036854775808 does not fit in int64");
-  CHECK_VALUE_ERR(DLB_UINT64, sf(0x1p64), null_msg);
-  CHECK_VALUE_ERR(DLB_UINT64, si(-1), null_msg);
-  CHECK_VALUE_ERR(DLB_UINT64, sf(-1.0), null_msg);
-  CHECK_VALUE_ERR(DLB_INT32, sc(1.0, 2.0), null_msg);
-  CHECK_VALUE_ERR(DLB_INT32, sc(2.5, 0.0), "2.5 is not an integer (int32)");
-  CHECK_INT_RT(DLB_INT64, sf(-0x1p63), INT64_MIN);
-  CHECK_INT_RT(DLB_INT64, si(INT64_MAX), INT64_MAX);
-  CHECK_INT_RT(DLB_INT64, sf(0x1p63 - 1024), INT64_MAX - 1023);
+  CHECK_VALUE_ERR(DLB_UINT8, s_int(300), "300 does not fit in uint8");
+  CHECK_VALUE_ERR(DLB_UINT8, s_int(-1), "-1 does not fit in uint8");
+  CHECK_VALUE_ERR(DLB_UINT8, s_float(300.0), "300 does not fit in uint8");
+  CHECK_VALUE_ERR(DLB_INT32, s_float(2.5), "2.5 is not an integer (int32)");
+  CHECK_VALUE_ERR(DLB_INT64, s_float(NAN), "nan cannot be stored in int64");
+  CHECK_VALUE_ERR(DLB_INT64, s_float(INFINITY), "inf cannot be stored in int64");
+  CHECK_VALUE_ERR(DLB_INT64, s_float(-INFINITY), "-inf cannot be stored in int64");
+  CHECK_VALUE_ERR(DLB_INT64, s_float(0x1p63), "9223372036854775808 does not fit in int64");
+  CHECK_VALUE_ERR(DLB_INT64, s_uint(UINT64_C(1) << 63), "9223372036854775808 does not fit in int64");
+  CHECK_VALUE_ERR(DLB_UINT64, s_float(0x1p64), null_msg);
+  CHECK_VALUE_ERR(DLB_UINT64, s_int(-1), null_msg);
+  CHECK_VALUE_ERR(DLB_UINT64, s_float(-1.0), null_msg);
+  CHECK_VALUE_ERR(DLB_INT32, s_complex(1.0, 2.0), null_msg);
+  CHECK_VALUE_ERR(DLB_INT32, s_complex(2.5, 0.0), "2.5 is not an integer (int32)");
+  CHECK_INT_RT(DLB_INT64, s_float(-0x1p63), INT64_MIN);
+  CHECK_INT_RT(DLB_INT64, s_int(INT64_MAX), INT64_MAX);
+  CHECK_INT_RT(DLB_INT64, s_float(0x1p63 - 1024), INT64_MAX - 1023);
   /* uint64 */
-  o = roundtrip(DLB_UINT64, su(UINT64_MAX), &st);
+  o = roundtrip(DLB_UINT64, s_uint(UINT64_MAX), &st);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK_EQ_INT(o.kind, DLB_SCALAR_UINT);
   CHECK(o.v.u == UINT64_MAX);
-  o = roundtrip(DLB_UINT64, sf(0x1p64 - 2048), &st);
+  o = roundtrip(DLB_UINT64, s_float(0x1p64 - 2048), &st);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK_EQ_INT(o.kind, DLB_SCALAR_UINT);
   CHECK(o.v.u == UINT64_MAX - 2047);
-  CHECK_INT_RT(DLB_UINT64, si(INT64_MAX), INT64_MAX);
-  CHECK_INT_RT(DLB_UINT64, su((uint64_t)INT64_MAX), INT64_MAX);
+  CHECK_INT_RT(DLB_UINT64, s_int(INT64_MAX), INT64_MAX);
+  CHECK_INT_RT(DLB_UINT64, s_uint((uint64_t)INT64_MAX), INT64_MAX);
 
   /* bool */
   for (int b = 0; b < 2; b++) {
-    dlb_scalar in[] = {sb(b), si(b), su((uint64_t)b), sf(b), sc(b, 0)};
+    dlb_scalar in[] = {s_bool(b), s_int(b), s_uint((uint64_t)b), s_float(b), s_complex(b, 0)};
     for (size_t k = 0; k < 5; k++) {
       o = roundtrip(DLB_BOOL, in[k], &st);
       CHECK_EQ_INT(st, DLB_OK);
@@ -472,84 +433,84 @@ static void test_scalar(void) {
       CHECK_EQ_INT(o.v.b, b);
     }
   }
-  o = roundtrip(DLB_BOOL, sf(-0.0), &st);
+  o = roundtrip(DLB_BOOL, s_float(-0.0), &st);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK_EQ_INT(o.v.b, 0);
-  CHECK_VALUE_ERR(DLB_BOOL, si(2), null_msg);
-  CHECK_VALUE_ERR(DLB_BOOL, si(-1), null_msg);
-  CHECK_VALUE_ERR(DLB_BOOL, sf(0.5), null_msg);
-  CHECK_VALUE_ERR(DLB_BOOL, sf(NAN), null_msg);
-  CHECK_VALUE_ERR(DLB_BOOL, sc(1, 1), null_msg);
-  CHECK_VALUE_ERR(DLB_BOOL, su(UINT64_MAX), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, s_int(2), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, s_int(-1), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, s_float(0.5), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, s_float(NAN), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, s_complex(1, 1), null_msg);
+  CHECK_VALUE_ERR(DLB_BOOL, s_uint(UINT64_MAX), null_msg);
 
   /* floats */
   static const dlb_dtype floats[] = {DLB_FLOAT16, DLB_BFLOAT16, DLB_FLOAT32, DLB_FLOAT64};
   for (size_t k = 0; k < 4; k++) {
     dlb_dtype t = floats[k];
-    CHECK_FLOAT_RT(t, sf(1.5), 1.5);
-    CHECK_FLOAT_RT(t, sf(-2.0), -2.0);
-    CHECK_FLOAT_RT(t, si(-3), -3.0);
-    if (t != DLB_FLOAT16) CHECK_FLOAT_RT(t, su(UINT64_C(1) << 63), 0x1p63);
-    CHECK_FLOAT_RT(t, sb(1), 1.0);
-    CHECK_FLOAT_RT(t, sc(0.25, 0.0), 0.25);
-    CHECK_FLOAT_RT(t, sf(INFINITY), INFINITY);
-    CHECK_FLOAT_RT(t, sf(-INFINITY), -INFINITY);
-    o = roundtrip(t, sf(NAN), &st);
+    CHECK_FLOAT_RT(t, s_float(1.5), 1.5);
+    CHECK_FLOAT_RT(t, s_float(-2.0), -2.0);
+    CHECK_FLOAT_RT(t, s_int(-3), -3.0);
+    if (t != DLB_FLOAT16) CHECK_FLOAT_RT(t, s_uint(UINT64_C(1) << 63), 0x1p63);
+    CHECK_FLOAT_RT(t, s_bool(1), 1.0);
+    CHECK_FLOAT_RT(t, s_complex(0.25, 0.0), 0.25);
+    CHECK_FLOAT_RT(t, s_float(INFINITY), INFINITY);
+    CHECK_FLOAT_RT(t, s_float(-INFINITY), -INFINITY);
+    o = roundtrip(t, s_float(NAN), &st);
     CHECK_EQ_INT(st, DLB_OK);
     CHECK(isnan(o.v.f));
-    o = roundtrip(t, sf(-0.0), &st);
+    o = roundtrip(t, s_float(-0.0), &st);
     CHECK(o.v.f == 0 && signbit(o.v.f));
-    CHECK_VALUE_ERR(t, sc(1.0, 2.0), null_msg);
-    CHECK_VALUE_ERR(t, sc(1.0, NAN), null_msg);
+    CHECK_VALUE_ERR(t, s_complex(1.0, 2.0), null_msg);
+    CHECK_VALUE_ERR(t, s_complex(1.0, NAN), null_msg);
   }
-  /* su(2^63) into float16 is a finite value that overflows: must be an error */
-  CHECK_VALUE_ERR(DLB_FLOAT16, su(UINT64_C(1) << 63), "9223372036854775808 overflows float16");
-  CHECK_VALUE_ERR(DLB_FLOAT32, sf(1e300), "1e+300 overflows float32");
-  CHECK_VALUE_ERR(DLB_FLOAT32, sf(-1e300), "-1e+300 overflows float32");
-  CHECK_VALUE_ERR(DLB_FLOAT16, sf(65520.0), "65520 overflows float16");
-  CHECK_VALUE_ERR(DLB_FLOAT16, si(100000), "100000 overflows float16");
-  CHECK_VALUE_ERR(DLB_BFLOAT16, sf(1e39), "1e+39 overflows bfloat16");
-  CHECK_VALUE_ERR(DLB_FLOAT64, sc(1.0, 2.0), "(1+2j) has a nonzero imaginary part and cannot be stored in float64");
-  CHECK_FLOAT_RT(DLB_FLOAT64, sc(1.0, 0.0), 1.0);
-  CHECK_FLOAT_RT(DLB_FLOAT16, sf(65504.0), 65504.0);
-  CHECK_FLOAT_RT(DLB_FLOAT16, sf(65519.0), 65504.0);
-  CHECK_FLOAT_RT(DLB_FLOAT32, sf(0.1), (double)0.1f);
-  CHECK_FLOAT_RT(DLB_FLOAT32, sf(3.4028235e38), (double)3.4028235e38f);
-  CHECK_VALUE_ERR(DLB_FLOAT32, sf(3.4028235677973366e38), null_msg); /* FLT_MAX + ulp/2: tie -> inf */
-  CHECK_FLOAT_RT(DLB_FLOAT64, si(INT64_MAX), 0x1p63);
-  CHECK_FLOAT_RT(DLB_FLOAT64, si((INT64_C(1) << 53) + 1), 0x1p53); /* tie -> even */
-  CHECK_FLOAT_RT(DLB_FLOAT64, su(UINT64_MAX), 0x1p64);
+  /* s_uint(2^63) into float16 is a finite value that overflows: must be an error */
+  CHECK_VALUE_ERR(DLB_FLOAT16, s_uint(UINT64_C(1) << 63), "9223372036854775808 overflows float16");
+  CHECK_VALUE_ERR(DLB_FLOAT32, s_float(1e300), "1e+300 overflows float32");
+  CHECK_VALUE_ERR(DLB_FLOAT32, s_float(-1e300), "-1e+300 overflows float32");
+  CHECK_VALUE_ERR(DLB_FLOAT16, s_float(65520.0), "65520 overflows float16");
+  CHECK_VALUE_ERR(DLB_FLOAT16, s_int(100000), "100000 overflows float16");
+  CHECK_VALUE_ERR(DLB_BFLOAT16, s_float(1e39), "1e+39 overflows bfloat16");
+  CHECK_VALUE_ERR(DLB_FLOAT64, s_complex(1.0, 2.0), "(1+2j) has a nonzero imaginary part and cannot be stored in float64");
+  CHECK_FLOAT_RT(DLB_FLOAT64, s_complex(1.0, 0.0), 1.0);
+  CHECK_FLOAT_RT(DLB_FLOAT16, s_float(65504.0), 65504.0);
+  CHECK_FLOAT_RT(DLB_FLOAT16, s_float(65519.0), 65504.0);
+  CHECK_FLOAT_RT(DLB_FLOAT32, s_float(0.1), (double)0.1f);
+  CHECK_FLOAT_RT(DLB_FLOAT32, s_float(3.4028235e38), (double)3.4028235e38f);
+  CHECK_VALUE_ERR(DLB_FLOAT32, s_float(3.4028235677973366e38), null_msg); /* FLT_MAX + ulp/2: tie -> inf */
+  CHECK_FLOAT_RT(DLB_FLOAT64, s_int(INT64_MAX), 0x1p63);
+  CHECK_FLOAT_RT(DLB_FLOAT64, s_int((INT64_C(1) << 53) + 1), 0x1p53); /* tie -> even */
+  CHECK_FLOAT_RT(DLB_FLOAT64, s_uint(UINT64_MAX), 0x1p64);
   /* int64 -> float32 / bfloat16 rounds once, not via double */
-  CHECK_FLOAT_RT(DLB_FLOAT32, si((INT64_C(1) << 62) + (INT64_C(1) << 38) + 1), 0x1p62 + 0x1p39);
-  CHECK_FLOAT_RT(DLB_BFLOAT16, si((INT64_C(1) << 62) + (INT64_C(1) << 54) + 1), 0x1p62 + 0x1p55);
-  CHECK_FLOAT_RT(DLB_BFLOAT16, si(-((INT64_C(1) << 62) + (INT64_C(1) << 54) + 1)),
+  CHECK_FLOAT_RT(DLB_FLOAT32, s_int((INT64_C(1) << 62) + (INT64_C(1) << 38) + 1), 0x1p62 + 0x1p39);
+  CHECK_FLOAT_RT(DLB_BFLOAT16, s_int((INT64_C(1) << 62) + (INT64_C(1) << 54) + 1), 0x1p62 + 0x1p55);
+  CHECK_FLOAT_RT(DLB_BFLOAT16, s_int(-((INT64_C(1) << 62) + (INT64_C(1) << 54) + 1)),
                  -(0x1p62 + 0x1p55));
-  CHECK_FLOAT_RT(DLB_BFLOAT16, su((UINT64_C(1) << 63) + (UINT64_C(1) << 55) + 1),
+  CHECK_FLOAT_RT(DLB_BFLOAT16, s_uint((UINT64_C(1) << 63) + (UINT64_C(1) << 55) + 1),
                  0x1p63 + 0x1p56);
-  CHECK_FLOAT_RT(DLB_FLOAT16, si(2049), 2048.0);
-  CHECK_FLOAT_RT(DLB_FLOAT16, si(2051), 2052.0);
-  CHECK_FLOAT_RT(DLB_FLOAT32, si(INT64_MIN), -0x1p63);
-  CHECK_FLOAT_RT(DLB_BFLOAT16, si(INT64_MIN), -0x1p63);
+  CHECK_FLOAT_RT(DLB_FLOAT16, s_int(2049), 2048.0);
+  CHECK_FLOAT_RT(DLB_FLOAT16, s_int(2051), 2052.0);
+  CHECK_FLOAT_RT(DLB_FLOAT32, s_int(INT64_MIN), -0x1p63);
+  CHECK_FLOAT_RT(DLB_BFLOAT16, s_int(INT64_MIN), -0x1p63);
 
   /* complex */
-  o = roundtrip(DLB_COMPLEX128, sc(1.5, -2.25), &st);
+  o = roundtrip(DLB_COMPLEX128, s_complex(1.5, -2.25), &st);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK_EQ_INT(o.kind, DLB_SCALAR_COMPLEX);
   CHECK(o.v.c.re == 1.5 && o.v.c.im == -2.25);
-  o = roundtrip(DLB_COMPLEX64, sc(0.1, 1e-3), &st);
+  o = roundtrip(DLB_COMPLEX64, s_complex(0.1, 1e-3), &st);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK(o.v.c.re == (double)0.1f && o.v.c.im == (double)1e-3f);
-  o = roundtrip(DLB_COMPLEX64, si(7), &st);
+  o = roundtrip(DLB_COMPLEX64, s_int(7), &st);
   CHECK(st == DLB_OK && o.kind == DLB_SCALAR_COMPLEX && o.v.c.re == 7.0 && o.v.c.im == 0.0);
-  o = roundtrip(DLB_COMPLEX128, sb(1), &st);
+  o = roundtrip(DLB_COMPLEX128, s_bool(1), &st);
   CHECK(st == DLB_OK && o.v.c.re == 1.0 && o.v.c.im == 0.0);
-  o = roundtrip(DLB_COMPLEX128, su(UINT64_MAX), &st);
+  o = roundtrip(DLB_COMPLEX128, s_uint(UINT64_MAX), &st);
   CHECK(st == DLB_OK && o.v.c.re == 0x1p64);
-  o = roundtrip(DLB_COMPLEX64, sc(INFINITY, NAN), &st);
+  o = roundtrip(DLB_COMPLEX64, s_complex(INFINITY, NAN), &st);
   CHECK(st == DLB_OK && isinf(o.v.c.re) && isnan(o.v.c.im));
-  CHECK_VALUE_ERR(DLB_COMPLEX64, sc(1.0, 1e300), null_msg);
-  CHECK_VALUE_ERR(DLB_COMPLEX64, sf(1e300), "1e+300 overflows complex64");
-  o = roundtrip(DLB_COMPLEX128, sc(1e300, -1e300), &st);
+  CHECK_VALUE_ERR(DLB_COMPLEX64, s_complex(1.0, 1e300), null_msg);
+  CHECK_VALUE_ERR(DLB_COMPLEX64, s_float(1e300), "1e+300 overflows complex64");
+  o = roundtrip(DLB_COMPLEX128, s_complex(1e300, -1e300), &st);
   CHECK(st == DLB_OK && o.v.c.re == 1e300 && o.v.c.im == -1e300);
 
   /* load: uint64 kinds, and every dtype from raw bytes */
@@ -581,7 +542,7 @@ static void test_scalar(void) {
   /* error with err == NULL is fine */
   {
     unsigned char buf[8];
-    dlb_scalar v = si(300);
+    dlb_scalar v = s_int(300);
     CHECK_EQ_INT(dlb_scalar_store(DLB_UINT8, buf, &v, NULL), DLB_E_VALUE);
   }
 }
@@ -824,8 +785,8 @@ static void test_cast(void) {
       for (int dt = 0; dt < DLB_DTYPE_COUNT; dt++) {
         for (int v = 0; v <= 5; v++) {
           unsigned char sbuf[16], dbuf[16];
-          dlb_scalar in = si(v), out;
-          if (st == DLB_BOOL) in = sb(v & 1);
+          dlb_scalar in = s_int(v), out;
+          if (st == DLB_BOOL) in = s_bool(v & 1);
           if (dlb_scalar_store((dlb_dtype)st, sbuf, &in, NULL) != DLB_OK) {
             bad++;
             continue;

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "core/format.h"
+#include "fixtures.h"
 
 /* An array around caller-owned host memory; no backend, no array.c. */
 typedef struct host_array {
@@ -86,19 +87,6 @@ static const char *scalar_text(dlb_dtype dtype, dlb_scalar v) {
   return text;
 }
 
-static dlb_scalar real(double f) {
-  dlb_scalar v = {.kind = DLB_SCALAR_FLOAT};
-  v.v.f = f;
-  return v;
-}
-
-static dlb_scalar cplx(double re, double im) {
-  dlb_scalar v = {.kind = DLB_SCALAR_COMPLEX};
-  v.v.c.re = re;
-  v.v.c.im = im;
-  return v;
-}
-
 static void test_strbuf(void) {
   dlb_strbuf sb;
   dlb_strbuf_init(&sb);
@@ -132,27 +120,27 @@ static void test_strbuf(void) {
 }
 
 static void test_scalars(void) {
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(1.0)), "1.");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(2.5)), "2.5");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(-0.0)), "-0.");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(1e20)), "1e+20");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(1e-5)), "1e-05");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(123456789.0)), "1.2345679e+08");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(1.0 / 3)), "0.33333333");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(-1.2345678e-308)), "-1.2345678e-308");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(NAN)), "nan");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(-NAN)), "nan");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(INFINITY)), "inf");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, real(-INFINITY)), "-inf");
-  CHECK_EQ_STR(scalar_text(DLB_FLOAT32, real((double)0.1f)), "0.1");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(1.0)), "1.");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(2.5)), "2.5");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(-0.0)), "-0.");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(1e20)), "1e+20");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(1e-5)), "1e-05");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(123456789.0)), "1.2345679e+08");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(1.0 / 3)), "0.33333333");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(-1.2345678e-308)), "-1.2345678e-308");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(NAN)), "nan");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(-NAN)), "nan");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(INFINITY)), "inf");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT64, s_float(-INFINITY)), "-inf");
+  CHECK_EQ_STR(scalar_text(DLB_FLOAT32, s_float((double)0.1f)), "0.1");
 
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(1, 2)), "1.+2.j");
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(0, -1.5)), "0.-1.5j");
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(NAN, INFINITY)), "nan+infj");
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(NAN, NAN)), "nan+nanj");
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(1, -INFINITY)), "1.-infj");
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(0, -0.0)), "0.-0.j");
-  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, cplx(-1.2345678e-308, -1.2345678e-308)),
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(1, 2)), "1.+2.j");
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(0, -1.5)), "0.-1.5j");
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(NAN, INFINITY)), "nan+infj");
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(NAN, NAN)), "nan+nanj");
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(1, -INFINITY)), "1.-infj");
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(0, -0.0)), "0.-0.j");
+  CHECK_EQ_STR(scalar_text(DLB_COMPLEX128, s_complex(-1.2345678e-308, -1.2345678e-308)),
                "-1.2345678e-308-1.2345678e-308j");
 
   dlb_scalar v = {.kind = DLB_SCALAR_INT};

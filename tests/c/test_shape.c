@@ -5,49 +5,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "core/shape.h"
+#include "fixtures.h"
 
 #define P(e) ((int64_t)1 << (e))
-
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static uint64_t rng(void) { /* xorshift64* */
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static int64_t rnd(int64_t n) { return (int64_t)(rng() % (uint64_t)n); } /* [0, n) */
-
-/* Runs fn in a child process: undefined behaviour that a sanitizer turns
- * into an abort becomes one failed check instead of the end of the run. */
-static int run_isolated(void (*fn)(void)) {
-  int status = 0;
-  pid_t pid;
-  fflush(stdout);
-  fflush(stderr);
-  pid = fork();
-  if (pid < 0) {
-    fn();
-    return 1;
-  }
-  if (pid == 0) {
-    check_failures = 0; /* the child's own verdict */
-    fn();
-    fflush(stdout);
-    fflush(stderr);
-    _exit(check_failures ? 1 : 0);
-  }
-  if (waitpid(pid, &status, 0) != pid) return 0;
-  if (WIFSIGNALED(status)) fprintf(stderr, "  the child died of signal %d\n", WTERMSIG(status));
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
 
 /* ------------------------------------------------------------------------ */
 
@@ -625,6 +588,7 @@ static void test_reshape_known(void) {
 }
 
 int main(void) {
+  rng_state = 0x2545f4914f6cdd1dull; /* this file's seed */
   test_numel();
   test_accepted_shapes_have_strides();
   test_nbytes();
