@@ -326,6 +326,16 @@ describe("dl.arange", function()
     assert.equal("VALUE", code_of(dl.arange, 250, 260, {dtype = "uint8"}))
   end)
 
+  it("works over the whole int64 range, and refuses more than math.maxinteger elements", function()
+    assert.same({0}, dl.arange(0, math.mininteger, math.mininteger):totable())
+    assert.same({math.maxinteger - 1}, dl.arange(math.maxinteger - 1, math.maxinteger):totable())
+    assert.same({-1, math.mininteger + 1},
+                dl.arange(-1, math.mininteger, math.mininteger + 2):totable())
+    assert.equal("SHAPE", code_of(dl.arange, 0, math.mininteger, -1))  -- 2^63 elements
+    assert.equal("SHAPE", code_of(dl.arange, -1, math.maxinteger))     -- 2^63 elements
+    assert.equal("SHAPE", code_of(dl.arange, math.mininteger, math.maxinteger))
+  end)
+
   it("raises ARGUMENT for a step of 0", function()
     assert.equal("ARGUMENT", code_of(dl.arange, 0, 5, 0))
     assert.equal("ARGUMENT", code_of(dl.arange, 0, 5, 0.0))

@@ -166,6 +166,19 @@ DLB_API int dlb_raise(lua_State *L, dlb_status code, const char *op, const char 
  * not called, and ctx stays the host's. */
 DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx);
 
+/* Limits the bytes of dlbridge memory this lua_State may hold (0: no
+ * limit), for hosts that sandbox scripts: Lua's own allocator does not see
+ * array buffers. Every buffer the state allocates on any backend, and every
+ * zero-copy import, counts from its creation until it is freed, also when
+ * that happens later on another thread (a DLPack consumer's deleter). An
+ * allocation or import that would pass the limit runs one full garbage
+ * collection, then raises OUT_OF_MEMORY with nothing allocated; the state
+ * stays usable. A limit below what is in use refuses new memory until
+ * enough is freed. Callable at any time after the module is open; Lua code
+ * cannot change it (dl.memory() reads it). On failure (dlbridge not open in
+ * L) the error is pushed. */
+DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes);
+
 /* Opens the module as `require "dlbridge.core"` would (pushes its table). */
 DLB_API int luaopen_dlbridge_core(lua_State *L);
 

@@ -55,30 +55,36 @@ typedef struct DLManagedTensorVersioned {
 typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
 #endif
 
-/* The x86-64 / LP64 layout of DLPack 1.x. */
-_Static_assert(sizeof(DLDevice) == 8, "DLDevice is 8 bytes");
-_Static_assert(offsetof(DLDevice, device_id) == 4, "DLDevice.device_id at +4");
-_Static_assert(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
-_Static_assert(offsetof(DLDataType, bits) == 1, "DLDataType.bits at +1");
-_Static_assert(offsetof(DLDataType, lanes) == 2, "DLDataType.lanes at +2");
-_Static_assert(sizeof(DLTensor) == 48, "DLTensor is 48 bytes");
-_Static_assert(offsetof(DLTensor, data) == 0, "DLTensor.data at +0");
-_Static_assert(offsetof(DLTensor, device) == 8, "DLTensor.device at +8");
-_Static_assert(offsetof(DLTensor, ndim) == 16, "DLTensor.ndim at +16");
-_Static_assert(offsetof(DLTensor, dtype) == 20, "DLTensor.dtype at +20");
-_Static_assert(offsetof(DLTensor, shape) == 24, "DLTensor.shape at +24");
-_Static_assert(offsetof(DLTensor, strides) == 32, "DLTensor.strides at +32");
-_Static_assert(offsetof(DLTensor, byte_offset) == 40, "DLTensor.byte_offset at +40");
-_Static_assert(sizeof(DLManagedTensor) == 64, "DLManagedTensor is 64 bytes");
-_Static_assert(offsetof(DLManagedTensor, dl_tensor) == 0, "legacy tensor first");
-_Static_assert(offsetof(DLManagedTensor, manager_ctx) == 48, "legacy manager_ctx at +48");
-_Static_assert(offsetof(DLManagedTensor, deleter) == 56, "legacy deleter at +56");
-_Static_assert(sizeof(DLPackVersion) == 8, "DLPackVersion is 8 bytes");
-_Static_assert(sizeof(DLManagedTensorVersioned) == 80, "DLManagedTensorVersioned is 80 bytes");
-_Static_assert(offsetof(DLManagedTensorVersioned, version) == 0, "version at +0");
-_Static_assert(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "manager_ctx at +8");
-_Static_assert(offsetof(DLManagedTensorVersioned, deleter) == 16, "deleter at +16");
-_Static_assert(offsetof(DLManagedTensorVersioned, flags) == 24, "flags at +24");
-_Static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "versioned tensor last, at +32");
+/* The x86-64 / LP64 layout of DLPack 1.x (static_assert: C11's keyword is
+ * spelled differently in C++). */
+#ifdef __cplusplus
+#define DLB_STATIC_ASSERT static_assert
+#else
+#define DLB_STATIC_ASSERT _Static_assert
+#endif
+DLB_STATIC_ASSERT(sizeof(DLDevice) == 8, "DLDevice is 8 bytes");
+DLB_STATIC_ASSERT(offsetof(DLDevice, device_id) == 4, "DLDevice.device_id at +4");
+DLB_STATIC_ASSERT(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
+DLB_STATIC_ASSERT(offsetof(DLDataType, bits) == 1, "DLDataType.bits at +1");
+DLB_STATIC_ASSERT(offsetof(DLDataType, lanes) == 2, "DLDataType.lanes at +2");
+DLB_STATIC_ASSERT(sizeof(DLTensor) == 48, "DLTensor is 48 bytes");
+DLB_STATIC_ASSERT(offsetof(DLTensor, data) == 0, "DLTensor.data at +0");
+DLB_STATIC_ASSERT(offsetof(DLTensor, device) == 8, "DLTensor.device at +8");
+DLB_STATIC_ASSERT(offsetof(DLTensor, ndim) == 16, "DLTensor.ndim at +16");
+DLB_STATIC_ASSERT(offsetof(DLTensor, dtype) == 20, "DLTensor.dtype at +20");
+DLB_STATIC_ASSERT(offsetof(DLTensor, shape) == 24, "DLTensor.shape at +24");
+DLB_STATIC_ASSERT(offsetof(DLTensor, strides) == 32, "DLTensor.strides at +32");
+DLB_STATIC_ASSERT(offsetof(DLTensor, byte_offset) == 40, "DLTensor.byte_offset at +40");
+DLB_STATIC_ASSERT(sizeof(DLManagedTensor) == 64, "DLManagedTensor is 64 bytes");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensor, dl_tensor) == 0, "legacy tensor first");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensor, manager_ctx) == 48, "legacy manager_ctx at +48");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensor, deleter) == 56, "legacy deleter at +56");
+DLB_STATIC_ASSERT(sizeof(DLPackVersion) == 8, "DLPackVersion is 8 bytes");
+DLB_STATIC_ASSERT(sizeof(DLManagedTensorVersioned) == 80, "DLManagedTensorVersioned is 80 bytes");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, version) == 0, "version at +0");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "manager_ctx at +8");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, deleter) == 16, "deleter at +16");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, flags) == 24, "flags at +24");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "versioned tensor last, at +32");
 
 #endif

@@ -64,9 +64,19 @@ dlb_status dlb_array_check_bounds(const dlb_array *a, dlb_error *err) {
   return DLB_OK;
 }
 
-/* Moves the element-0 offset by delta elements. */
-static void shift_offset(dlb_array *v, int64_t delta) {
-  v->offset = (size_t)((int64_t)v->offset + delta * (int64_t)dlb_array_itemsize(v));
+/* Moves the element-0 offset by index * stride elements. A size-0 array
+ * reaches no memory, so its extents and strides are unbounded: its offset
+ * stays put. Otherwise the product is inside the checked reach of the
+ * geometry; the arithmetic is checked all the same. */
+static dlb_status shift_offset(dlb_array *v, int64_t index, int64_t stride, dlb_error *err) {
+  int64_t delta, offset;
+  if (v->numel == 0) return DLB_OK;
+  if (__builtin_mul_overflow(index, stride, &delta) ||
+      __builtin_mul_overflow(delta, (int64_t)dlb_array_itemsize(v), &delta) ||
+      __builtin_add_overflow((int64_t)v->offset, delta, &offset) || offset < 0)
+    return dlb_fail(err, DLB_E_SHAPE, "the view's offset overflows");
+  v->offset = (size_t)offset;
+  return DLB_OK;
 }
 
 static dlb_status check_dim(const dlb_array *v, int dim, dlb_error *err) {
@@ -82,7 +92,7 @@ dlb_status dlb_view_select(dlb_array *v, int dim, int64_t index, dlb_error *err)
   if (index < 0 || index >= v->shape[dim])
     return dlb_fail(err, DLB_E_INDEX, "index %lld out of range for dimension %d of extent %lld",
                     dlb_one_based(index), dim + 1, (long long)v->shape[dim]);
-  shift_offset(v, index * v->strides[dim]);
+  if ((st = shift_offset(v, index, v->strides[dim], err)) != DLB_OK) return st;
   v->numel = v->shape[dim] ? v->numel / v->shape[dim] : 0;
   memmove(v->shape + dim, v->shape + dim + 1, (size_t)(v->ndim - dim - 1) * sizeof v->shape[0]);
   memmove(v->strides + dim, v->strides + dim + 1,
@@ -106,7 +116,7 @@ dlb_status dlb_view_slice(dlb_array *v, int dim, int64_t start, int64_t count, i
     /* One element: the step is irrelevant (NumPy's a[1:2:huge]). */
     if (count > 1 && __builtin_mul_overflow(v->strides[dim], step, &stride))
       return dlb_fail(err, DLB_E_SHAPE, "slice stride overflows");
-    shift_offset(v, start * v->strides[dim]);
+    if ((st = shift_offset(v, start, v->strides[dim], err)) != DLB_OK) return st;
     if (count > 1) v->strides[dim] = stride;
   }
   v->numel = v->shape[dim] ? v->numel / v->shape[dim] * count : 0;

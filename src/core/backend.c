@@ -31,6 +31,8 @@ dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend
   b = calloc(1, sizeof *b);
   if (!b) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for backend '%s'", ops->name);
   atomic_init(&b->refs, 1);
+  atomic_init(&b->in_use, 0);
+  b->budget = NULL;
   b->ops = *ops;
   b->ctx = ctx;
   strcpy(b->name, ops->name);
@@ -47,7 +49,31 @@ void dlb_backend_release(dlb_backend *backend) {
   if (!backend) return;
   if (atomic_fetch_sub_explicit(&backend->refs, 1, memory_order_acq_rel) != 1) return;
   if (backend->ops.release) backend->ops.release(backend->ctx);
+  dlb_budget_release(backend->budget);
   free(backend);
+}
+
+void dlb_backend_set_budget(dlb_backend *backend, dlb_budget *budget) {
+  dlb_budget_retain(budget);
+  dlb_budget_release(backend->budget);
+  backend->budget = budget;
+}
+
+dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *err) {
+  if (backend->budget) {
+    dlb_status st = dlb_budget_charge(backend->budget, nbytes, err);
+    if (st != DLB_OK) {
+      if (err) strcpy(err->backend, backend->name);
+      return st;
+    }
+  }
+  atomic_fetch_add_explicit(&backend->in_use, nbytes, memory_order_relaxed);
+  return DLB_OK;
+}
+
+void dlb_backend_refund(dlb_backend *backend, size_t nbytes) {
+  atomic_fetch_sub_explicit(&backend->in_use, nbytes, memory_order_relaxed);
+  if (backend->budget) dlb_budget_refund(backend->budget, nbytes);
 }
 
 int dlb_backend_device_count(const dlb_backend *backend) {

@@ -3,6 +3,7 @@
 #define DLB_CORE_BACKEND_H
 
 #include <stdatomic.h>
+#include "budget.h"
 #include "error.h"
 
 /* One registered backend. Buffers hold a reference, so a backend outlives
@@ -12,6 +13,8 @@ typedef struct dlb_backend {
   dlb_backend_ops ops; /* copied at creation; ops.name points into name */
   void *ctx;
   char name[32];
+  dlb_budget *budget;    /* retained; the state's budget, NULL outside a state */
+  atomic_size_t in_use;  /* bytes of this backend's live buffers */
 } dlb_backend;
 
 /* Validates ops (version, name, required functions) and makes a backend
@@ -21,6 +24,14 @@ dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend
 void dlb_backend_retain(dlb_backend *backend);
 /* Drops a reference; the last one calls ops.release(ctx) and frees. */
 void dlb_backend_release(dlb_backend *backend);
+
+/* Charges the backend's state budget (when it has one) and its in_use
+ * with nbytes; DLB_E_OUT_OF_MEMORY over the limit, nothing counted. */
+dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *err);
+/* Gives back what dlb_backend_charge counted. Any thread. */
+void dlb_backend_refund(dlb_backend *backend, size_t nbytes);
+/* Makes budget (retained) the one this backend charges; once, before use. */
+void dlb_backend_set_budget(dlb_backend *backend, dlb_budget *budget);
 
 /* Number of devices now (0 when unavailable). */
 int dlb_backend_device_count(const dlb_backend *backend);

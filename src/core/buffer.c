@@ -7,10 +7,16 @@
 dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
                                dlb_buffer **out, dlb_error *err) {
   dlb_buffer *buf = calloc(1, sizeof *buf);
+  dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
+  if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {
+    free(buf);
+    return st;
+  }
   if (nbytes > 0) {
-    dlb_status st = backend->ops.allocate(backend->ctx, device_id, nbytes, zeroed, &buf->handle);
+    st = backend->ops.allocate(backend->ctx, device_id, nbytes, zeroed, &buf->handle);
     if (st != DLB_OK) {
+      dlb_backend_refund(backend, nbytes);
       free(buf);
       st = dlb_backend_failed(backend, st, "allocate", err);
       if (err) {
@@ -44,6 +50,7 @@ void dlb_buffer_release(dlb_buffer *buffer) {
   if (buffer->backend) {
     if (buffer->handle && !buffer->external_release)
       buffer->backend->ops.deallocate(buffer->backend->ctx, buffer->device_id, buffer->handle);
+    dlb_backend_refund(buffer->backend, buffer->nbytes);
     dlb_backend_release(buffer->backend);
   }
   free(buffer);

@@ -7,7 +7,9 @@
 #include "backend.h"
 
 /* A buffer is shared by every array viewing it and by every DLPack tensor
- * exported from it; the last release frees it, on whatever thread. */
+ * exported from it; the last release frees it, on whatever thread. A buffer
+ * with a backend has nbytes charged to it (dlb_backend_charge: the state's
+ * memory budget) from its creation until that last release. */
 typedef struct dlb_buffer {
   atomic_size_t refs;
   dlb_backend *backend; /* retained; NULL for wrapped external memory */

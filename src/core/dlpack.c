@@ -216,6 +216,12 @@ static dlb_status reject(dlb_exported t, dlb_status code, const char *what, dlb_
   return dlb_fail(err, code, "%s", what);
 }
 
+/* Fails an import whose reason a check already recorded in err. */
+static dlb_status give_back(dlb_exported t, dlb_status code) {
+  dlb_dlpack_delete(t);
+  return code;
+}
+
 /* Our own export coming back: its context, so the import can take the
  * buffer directly instead of wrapping a wrapper. NULL for foreign tensors. */
 static export_ctx *own_export(dlb_exported t) {
@@ -232,8 +238,14 @@ static dlb_status validate(const DLTensor *t, dlb_array *out, int64_t *lo, int64
                            dlb_error *err) {
   dlb_dtype dtype;
   int64_t numel;
-  if (t->ndim < 0 || t->ndim > DLB_MAX_NDIM)
-    return dlb_fail(err, DLB_E_DLPACK_INVALID, "ndim %d outside 0..%d", t->ndim, DLB_MAX_NDIM);
+  if (t->ndim < 0)
+    return dlb_fail(err, DLB_E_DLPACK_INVALID, "ndim is negative (%d)", t->ndim);
+  if (t->ndim > DLB_MAX_NDIM) { /* a valid tensor, but more than an array holds */
+    dlb_fail(err, DLB_E_SHAPE, "a %d-D tensor: dlbridge arrays have at most %d dimensions",
+             t->ndim, DLB_MAX_NDIM);
+    dlb_error_hint(err, "reshape it to %d or fewer dimensions before the exchange");
+    return DLB_E_SHAPE;
+  }
   if (t->ndim > 0 && !t->shape)
     return dlb_fail(err, DLB_E_DLPACK_INVALID, "shape is NULL for a %d-D tensor", t->ndim);
   if (dlb_dtype_from_dl(t->dtype, &dtype) != 0)
@@ -286,23 +298,37 @@ static dlb_status byte_range(const DLTensor *t, const dlb_array *a, int64_t lo, 
 static dlb_status import_own(dlb_exported t, export_ctx *ctx, const DLTensor *dl, uint64_t flags,
                              dlb_array *out, dlb_error *err) {
   int64_t lo, hi;
-  if (validate(dl, out, &lo, &hi, err) != DLB_OK) goto rejected;
+  dlb_status st;
+  if ((st = validate(dl, out, &lo, &hi, err)) != DLB_OK) return give_back(t, st);
   out->buffer = ctx->buffer;
-  out->offset = ctx->offset;
-  if (dlb_array_check_bounds(out, err) != DLB_OK) {
+  out->offset = out->numel > 0 ? ctx->offset : 0;
+  if ((st = dlb_array_check_bounds(out, err)) != DLB_OK) {
     out->buffer = NULL;
-    goto rejected;
+    return give_back(t, st);
   }
   dlb_buffer_retain(ctx->buffer);
   out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0; /* per array: views elsewhere */
   dlb_dlpack_delete(t);
   return DLB_OK;
-rejected: {
-    dlb_status code = err->code;
-    char message[sizeof err->message];
-    memcpy(message, err->message, sizeof message);
-    return reject(t, code, message, err);
+}
+
+size_t dlb_dlpack_import_size(dlb_exported t) {
+  const DLTensor *dl;
+  dlb_array geometry;
+  int64_t lo, hi, first, last;
+  if (!t.tensor || own_export(t)) return 0;
+  if (t.versioned) {
+    const DLManagedTensorVersioned *v = t.tensor;
+    if (v->version.major != DLB_DLPACK_MAJOR) return 0;
+    dl = &v->dl_tensor;
+  } else {
+    dl = &((const DLManagedTensor *)t.tensor)->dl_tensor;
   }
+  if (!dlb_dlpack_host_reachable(dl->device.device_type) ||
+      validate(dl, &geometry, &lo, &hi, NULL) != DLB_OK || geometry.numel == 0 ||
+      byte_range(dl, &geometry, lo, hi, &first, &last, NULL) != DLB_OK)
+    return 0;
+  return (size_t)(last - first);
 }
 
 dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, dlb_error *err) {
@@ -311,6 +337,7 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
   int64_t lo = 0, hi = 0, first = 0, last = 0;
   dlb_buffer *buf;
   export_ctx *ctx;
+  dlb_status st;
   out->buffer = NULL;
   if (!t.tensor) return dlb_fail(err, DLB_E_DLPACK_INVALID, "the managed tensor is NULL");
   if (t.versioned) {
@@ -336,15 +363,16 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
   }
   if (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)
     return reject(t, DLB_E_DTYPE, "sub-byte dtypes are not supported", err);
-  if (validate(dl, out, &lo, &hi, err) != DLB_OK ||
-      (out->numel > 0 && byte_range(dl, out, lo, hi, &first, &last, err) != DLB_OK)) {
-    dlb_status code = err->code;
-    char message[sizeof err->message];
-    memcpy(message, err->message, sizeof message);
-    return reject(t, code, message, err);
-  }
+  if ((st = validate(dl, out, &lo, &hi, err)) != DLB_OK ||
+      (out->numel > 0 && (st = byte_range(dl, out, lo, hi, &first, &last, err)) != DLB_OK))
+    return give_back(t, st);
   buf = calloc(1, sizeof *buf);
   if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
+  /* Imported memory counts against the state's budget like allocated memory. */
+  if ((st = dlb_backend_charge(host, (size_t)(last - first), err)) != DLB_OK) {
+    free(buf);
+    return give_back(t, st);
+  }
   atomic_init(&buf->refs, 1);
   dlb_backend_retain(host);
   buf->backend = host;
@@ -353,8 +381,9 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
   buf->nbytes = (size_t)(last - first);
   buf->external_release = t.versioned ? release_versioned : release_legacy;
   buf->owner = t.tensor;
-  /* element 0...0 sits at data + byte_offset, and the buffer starts at data + first */
-  out->offset = (size_t)(dl->byte_offset - (uint64_t)first);
+  /* element 0...0 sits at data + byte_offset, and the buffer starts at data
+   * + first; a size-0 tensor reaches no memory, and its offset means nothing. */
+  out->offset = out->numel > 0 ? (size_t)(dl->byte_offset - (uint64_t)first) : 0;
   out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   out->buffer = buf;
   return DLB_OK;

@@ -52,6 +52,11 @@ void dlb_dlpack_delete(dlb_exported tensor);
 dlb_status dlb_dlpack_import(dlb_exported tensor, dlb_backend *host, dlb_array *out,
                              dlb_error *err);
 
+/* The bytes dlb_dlpack_import would charge for t (the memory a foreign
+ * tensor reaches); 0 for dlbridge's own exports (already counted) and for
+ * tensors the import would refuse. Takes nothing: t stays the caller's. */
+size_t dlb_dlpack_import_size(dlb_exported t);
+
 /* Whether a device type's memory can be read by the CPU. */
 int dlb_dlpack_host_reachable(int32_t device_type);
 

@@ -1,4 +1,5 @@
 /* array.c -- the dlbridge.Array userdata: creation, checks, indexing, metamethods. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "../core/format.h"
@@ -26,6 +27,7 @@ static void push_array_mt(lua_State *L) {
  * runs on every call (a[i] above all). */
 typedef struct lua_array {
   dlb_array array;
+  dlb_live link; /* in the state's live list (internal.h) */
   uint64_t tag;
 } lua_array;
 
@@ -51,29 +53,66 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   return a;
 }
 
-dlb_array *dlbL_push_empty(lua_State *L) {
-  lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
-  dlb_array *a = &u->array;
-  u->tag = ARRAY_TAG;
-  a->buffer = NULL;
-  a->ndim = 0;
-  a->numel = 0;
-  push_array_mt(L);
-  lua_setmetatable(L, -2);
-  return a;
+/* The live list's release of an Array that Lua will never finalize. */
+static void release_linked_array(dlb_live *node) {
+  dlb_array_release(&((lua_array *)((char *)node - offsetof(lua_array, link)))->array);
 }
 
-dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a) {
-  dlb_array *v = dlbL_push_empty(L);
+/* new_array_object(metatable, state): the released, linked userdata. Runs
+ * in protected mode: only the allocation can fail, and nothing after it. */
+static int new_array_object(lua_State *L) {
+  lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
+  u->tag = ARRAY_TAG;
+  u->array.buffer = NULL;
+  u->array.ndim = 0;
+  u->array.numel = 0;
+  dlbL_live_link(lua_touserdata(L, 2), &u->link, release_linked_array);
+  lua_pushvalue(L, 1);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
+  dlb_lua_state *state = dlbL_state(L);
+  lua_pushcfunction(L, new_array_object); /* a light C function: no allocation */
+  push_array_mt(L);
+  lua_pushlightuserdata(L, state);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for a new array object");
+  }
+  return &((lua_array *)lua_touserdata(L, -1))->array;
+}
+
+dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
+                            const char *op) {
+  dlb_array *src;
+  idx = lua_absindex(L, idx);
+  *result = dlbL_push_empty(L, op);
+  src = dlbL_check_live(L, idx, op);
+  dlbL_reserve(L, src->numel, itemsize ? itemsize : dlb_array_itemsize(src));
+  return dlbL_check_live(L, idx, op);
+}
+
+dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op) {
+  dlb_array *v = dlbL_push_empty(L, op);
   dlb_array_share(v, a);
   return v;
 }
 
 dlb_array *dlbL_pin(lua_State *L, int idx, const char *op) {
-  dlb_array *v = dlbL_push_view(L, dlbL_check_live(L, idx, op));
+  dlb_array *v = dlbL_push_view(L, dlbL_check_live(L, idx, op), op);
   if (!v->buffer) /* a finalizer run by the allocation deleted the array */
     dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   return v;
+}
+
+void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  size_t nbytes;
+  if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
+  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes))
+    lua_gc(L, LUA_GCCOLLECT); /* refused inside a finalizer (returns -1): harmless */
 }
 
 void dlbL_account(lua_State *L, size_t nbytes) {
@@ -128,19 +167,33 @@ static int index_number(lua_State *L, dlb_array *a) {
     dlbL_push_scalar(L, &v);
   } else {
     dlb_error err;
-    dlb_array *row = dlbL_push_view(L, a);
+    dlb_array *row = dlbL_push_view(L, a, "Array:__index");
     if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__index");
   }
   return 1;
 }
 
-/* Pushes a table of n int64 values. */
-static void push_int_list(lua_State *L, int n, const int64_t *v) {
+/* int_list(pointer, n): a table of n int64 values (run in protected mode). */
+static int int_list(lua_State *L) {
+  const int64_t *v = lua_touserdata(L, 1);
+  int n = (int)lua_tointeger(L, 2);
   lua_createtable(L, n, 0);
   for (int d = 0; d < n; d++) {
     lua_pushinteger(L, (lua_Integer)v[d]);
     lua_rawseti(L, -2, d + 1);
   }
+  return 1;
+}
+
+/* Pushes a table of n int64 values; OUT_OF_MEMORY when Lua has no room. */
+static void push_int_list(lua_State *L, int n, const int64_t *v) {
+  int64_t copy[DLB_MAX_NDIM]; /* a finalizer run by the allocation may delete the array */
+  memcpy(copy, v, (size_t)n * sizeof *v);
+  lua_pushcfunction(L, int_list);
+  lua_pushlightuserdata(L, copy);
+  lua_pushinteger(L, n);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK)
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:__index", "Lua has no memory for the table");
 }
 
 /* a.shape, a.dtype, ...: returns 0 when name is not an attribute. */
@@ -331,10 +384,20 @@ static int array_tostring(lua_State *L) {
   return 1;
 }
 
-/* __gc and __close: the idempotent release; never raises. */
+/* __close: the idempotent release; never raises. */
 static int array_release(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
   if (a) dlb_array_release(a);
+  return 0;
+}
+
+/* __gc: the same release, and the object leaves the live list. */
+static int array_gc(lua_State *L) {
+  dlb_array *a = dlbL_to_array(L, 1);
+  if (a) {
+    dlbL_live_unlink(&((lua_array *)a)->link);
+    dlb_array_release(a);
+  }
   return 0;
 }
 
@@ -346,7 +409,7 @@ static int array_delete(lua_State *L) {
 
 static const luaL_Reg array_metamethods[] = {
     {"__index", array_index},       {"__newindex", array_newindex}, {"__len", array_len},
-    {"__tostring", array_tostring}, {"__gc", array_release},        {"__close", array_release},
+    {"__tostring", array_tostring}, {"__gc", array_gc},             {"__close", array_release},
     {NULL, NULL}};
 
 static const luaL_Reg array_methods[] = {

@@ -16,6 +16,7 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
     dlbL_push_error(L, &err, "dlb_register_backend");
     return st;
   }
+  dlb_backend_set_budget(backend, state->budget);
   st = dlb_registry_add(state->registry, backend, &err);
   /* The registry holds its own reference now; on failure nobody does, and
    * the host keeps ctx: release must not run for a backend never registered. */
@@ -31,7 +32,7 @@ static int exportable(const dlb_backend *b) {
 }
 
 /* dl.backends(): {name=, device_type=, exportable=, available=, devices=} for each. */
-static int backends_list(lua_State *L) {
+static int list_unprotected(lua_State *L) {
   const dlb_registry *r = dlbL_state(L)->registry;
   lua_createtable(L, (int)r->count, 0);
   for (size_t i = 0; i < r->count; i++) {
@@ -51,6 +52,10 @@ static int backends_list(lua_State *L) {
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
+}
+
+static int backends_list(lua_State *L) {
+  return dlbL_call_protected(L, list_unprotected, "dl.backends");
 }
 
 /* Reads device_put's options {copy=, donate=} at idx. */
@@ -93,8 +98,7 @@ static int transfer(lua_State *L, const char *op) {
     lua_settop(L, 1); /* already there: a itself (nothing copied, nothing donated) */
     return 1;
   }
-  out = dlbL_push_empty(L);
-  a = dlbL_check_live(L, 1, op); /* again: the allocation may run finalizers */
+  a = dlbL_push_result(L, 1, 0, &out, op);
   if (dlb_array_clone_to(out, a, target.backend, target.device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   dlbL_account(L, out->buffer->nbytes);

@@ -54,21 +54,26 @@ DLB_API dlb_status dlb_export_legacy(lua_State *L, int idx, const dlb_export_opt
 }
 
 static int push_empty_array(lua_State *L) {
-  dlbL_push_empty(L);
+  dlbL_push_empty(L, "dlb_push");
   return 1;
 }
 
 static int push_empty_capsule(lua_State *L) {
-  dlbL_push_empty_capsule(L);
+  dlbL_push_empty_capsule(L, "dlb_push_capsule");
   return 1;
 }
 
-/* The host handed over the tensor: when the userdata cannot be made, the
- * tensor goes back to its producer at once and the error is pushed. */
+/* The host handed over the tensor: when the userdata cannot be made (no
+ * memory, or dlbridge not open here), the tensor goes back to its producer
+ * at once and the error is pushed. */
 static dlb_status take_ownership_failed(lua_State *L, dlb_exported t, const char *op) {
   dlb_error err;
+  dlb_lua_state *state = dlbL_find_state(L);
   dlb_dlpack_delete(t);
-  dlb_fail(&err, DLB_E_OUT_OF_MEMORY, "Lua could not allocate the object for the tensor");
+  if (!state || !state->registry)
+    dlb_fail(&err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
+  else
+    dlb_fail(&err, DLB_E_OUT_OF_MEMORY, "Lua could not allocate the object for the tensor");
   return failed(L, &err, op);
 }
 

@@ -8,7 +8,10 @@
 static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int ndim,
                            const int64_t *shape, int zeroed, const char *op) {
   dlb_error err;
-  dlb_array *a = dlbL_push_empty(L);
+  dlb_array *a = dlbL_push_empty(L, op);
+  int64_t numel;
+  if (dlb_shape_numel(ndim, shape, &numel, NULL) == DLB_OK)
+    dlbL_reserve(L, numel, dlb_dtype_get(dtype)->itemsize);
   if (dlb_array_allocate(a, opts->backend, opts->device_id, dtype, ndim, shape, zeroed, &err) !=
       DLB_OK)
     dlbL_raise_error(L, &err, op);
@@ -30,7 +33,8 @@ static void move_to_target(lua_State *L, const dlbL_options *opts, const char *o
   dlb_array *src = dlbL_to_array(L, -1), *dst;
   dlb_error err;
   if (src->buffer->backend == opts->backend && src->buffer->device_id == opts->device_id) return;
-  dst = dlbL_push_empty(L);
+  dst = dlbL_push_empty(L, op);
+  dlbL_reserve(L, src->numel, dlb_array_itemsize(src)); /* src is private: no finalizer reaches it */
   if (dlb_array_clone_to(dst, src, opts->backend, opts->device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   dlbL_account(L, dst->buffer->nbytes);
@@ -90,7 +94,7 @@ static int create_full(lua_State *L) {
 }
 
 /* dl.array(data, opts): nested tables, a scalar, or another array (copied). */
-static int create_array(lua_State *L) {
+static int array_unprotected(lua_State *L) {
   dlbL_options opts;
   dlb_array *src;
   dlb_error err;
@@ -111,6 +115,11 @@ static int create_array(lua_State *L) {
   dlbL_array_from_lua(L, 1, opts.has_dtype, opts.dtype, "dl.array");
   move_to_target(L, &opts, "dl.array");
   return 1;
+}
+
+/* Protected: walking the tables allocates (a memory error becomes OUT_OF_MEMORY). */
+static int create_array(lua_State *L) {
+  return dlbL_call_protected(L, array_unprotected, "dl.array");
 }
 
 /* Collects the leading number arguments of arange/linspace and the options
@@ -156,8 +165,15 @@ static int create_arange(lua_State *L) {
     if (step == 0) dlbL_raise(L, DLB_E_ARGUMENT, "dl.arange", "the step cannot be 0");
     if (__builtin_sub_overflow(stop, start, &span))
       dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range overflows int64");
-    if ((span > 0 && step > 0) || (span < 0 && step < 0))
-      count = span / step + (span % step != 0);
+    if ((span > 0 && step > 0) || (span < 0 && step < 0)) {
+      /* ceil(span / step) on magnitudes: INT64_MIN / -1 would trap. */
+      uint64_t uspan = span > 0 ? (uint64_t)span : -(uint64_t)span;
+      uint64_t ustep = step > 0 ? (uint64_t)step : -(uint64_t)step;
+      uint64_t ucount = (uspan - 1) / ustep + 1;
+      if (ucount > (uint64_t)INT64_MAX)
+        dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range has too many elements");
+      count = (int64_t)ucount;
+    }
     dlbL_options cpu = on_cpu(L, &opts);
     a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_INT64, 1, &count, 0, "dl.arange");
     for (int64_t i = 0; i < count; i++) {

@@ -5,8 +5,7 @@
 
 /* a:copy(): a new contiguous array with the same elements. */
 static int data_copy(lua_State *L) {
-  dlb_array *c = dlbL_push_empty(L); /* allocate first: a finalizer may run here */
-  dlb_array *a = dlbL_check_live(L, 1, "Array:copy");
+  dlb_array *c, *a = dlbL_push_result(L, 1, 0, &c, "Array:copy");
   dlb_error err;
   if (dlb_array_clone(c, a, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:copy");
   dlbL_account(L, c->buffer->nbytes);
@@ -16,8 +15,7 @@ static int data_copy(lua_State *L) {
 /* a:astype(dtype): a converted copy (NumPy's casting="unsafe", see dtype.h). */
 static int data_astype(lua_State *L) {
   dlb_dtype dtype = dlbL_check_dtype(L, 2, "Array:astype");
-  dlb_array *c = dlbL_push_empty(L); /* allocate first: a finalizer may run here */
-  dlb_array *a = dlbL_check_live(L, 1, "Array:astype");
+  dlb_array *c, *a = dlbL_push_result(L, 1, dlb_dtype_get(dtype)->itemsize, &c, "Array:astype");
   dlb_error err;
   if (dlb_array_clone(c, a, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:astype");
   dlbL_account(L, c->buffer->nbytes);
@@ -54,7 +52,7 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
   }
   if (!src) src = dlbL_array_from_lua(L, vidx, 1, dst->dtype, op);
   /* Broadcast the source to dst's shape (a view, nothing is copied yet). */
-  b = dlbL_push_view(L, src);
+  b = dlbL_push_view(L, src, op);
   if (!b->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the source array was deleted");
   if (!dst->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   if (dlb_view_expand(b, dst->ndim, dst->shape, &err) != DLB_OK) {

@@ -1,4 +1,5 @@
 /* dlpack.c -- capsules, a:to_dlpack / __dlpack / __dlpack_device, dl.from_dlpack. */
+#include <stddef.h>
 #include <string.h>
 #include "../core/dlpack.h"
 #include "internal.h"
@@ -13,7 +14,8 @@ struct dlb_capsule {
   int consumed;
   uint32_t major, minor;
   DLDevice device;
-  uint64_t tag; /* recognised by size and tag, as Arrays are (array.c) */
+  dlb_live link; /* in the state's live list (internal.h) */
+  uint64_t tag;  /* recognised by size and tag, as Arrays are (array.c) */
 };
 
 #define CAPSULE_TAG UINT64_C(0x63617073756c6521) /* "capsule!" */
@@ -23,17 +25,43 @@ static dlb_capsule *to_capsule(lua_State *L, int idx) {
   return c && lua_rawlen(L, idx) == sizeof *c && c->tag == CAPSULE_TAG ? c : NULL;
 }
 
-dlb_capsule *dlbL_push_empty_capsule(lua_State *L) {
+/* Gives an unconsumed capsule's tensor back to its producer, once. */
+static void capsule_release(dlb_capsule *c) {
+  if (c->tensor && !c->consumed) {
+    dlb_exported t = {c->versioned, c->tensor};
+    c->tensor = NULL;
+    c->consumed = 1;
+    dlb_dlpack_delete(t);
+  }
+}
+
+/* The live list's release of a capsule Lua will never finalize. */
+static void release_linked_capsule(dlb_live *node) {
+  capsule_release((dlb_capsule *)((char *)node - offsetof(dlb_capsule, link)));
+}
+
+/* new_capsule_object(metatable, state): the empty, linked userdata. Runs in
+ * protected mode: only the allocation can fail, and nothing after it. */
+static int new_capsule_object(lua_State *L) {
   dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
-  dlb_lua_state *state = dlbL_find_state(L);
   memset(c, 0, sizeof *c);
   c->tag = CAPSULE_TAG;
-  if (state && state->capsule_mt != LUA_NOREF)
-    lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
-  else
-    luaL_getmetatable(L, DLB_CAPSULE_MT);
+  dlbL_live_link(lua_touserdata(L, 2), &c->link, release_linked_capsule);
+  lua_pushvalue(L, 1);
   lua_setmetatable(L, -2);
-  return c;
+  return 1;
+}
+
+dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
+  dlb_lua_state *state = dlbL_state(L);
+  lua_pushcfunction(L, new_capsule_object);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
+  lua_pushlightuserdata(L, state);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for a new capsule");
+  }
+  return lua_touserdata(L, -1);
 }
 
 void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t) {
@@ -54,17 +82,15 @@ void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t) {
 /* __gc: an unconsumed capsule gives the tensor back to its producer, once. */
 static int capsule_gc(lua_State *L) {
   dlb_capsule *c = to_capsule(L, 1);
-  if (c && c->tensor && !c->consumed) {
-    dlb_exported t = {c->versioned, c->tensor};
-    c->tensor = NULL;
-    c->consumed = 1;
-    dlb_dlpack_delete(t);
+  if (c) {
+    dlbL_live_unlink(&c->link);
+    capsule_release(c);
   }
   return 0;
 }
 
 /* capsule.versioned, .version ({major, minor}, nil for legacy), .consumed, .device ({type, id}) */
-static int capsule_index(lua_State *L) {
+static int index_unprotected(lua_State *L) {
   dlb_capsule *c = to_capsule(L, 1);
   const char *k = lua_tostring(L, 2);
   if (!c || !k) return 0;
@@ -89,6 +115,11 @@ static int capsule_index(lua_State *L) {
     return 0;
   }
   return 1;
+}
+
+/* Protected: the version and device tables are allocations. */
+static int capsule_index(lua_State *L) {
+  return dlbL_call_protected(L, index_unprotected, "Capsule:__index");
 }
 
 static int capsule_tostring(lua_State *L) {
@@ -141,6 +172,11 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   int32_t type;
   if (!a) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
   if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
+  if (o->fallback_cpu || o->has_dl_device || o->copy == 1) {
+    /* A copy may be made: room for it first (finalizers may run, and delete a). */
+    dlbL_reserve(L, a->numel, dlb_array_itemsize(a));
+    if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
+  }
   type = a->buffer->backend->ops.device_type;
   if (o->has_stream && type != kDLCUDA && type != kDLROCM && type != kDLCUDAManaged) {
     dlb_fail(err, DLB_E_ARGUMENT, "stream is only for CUDA and ROCm devices; this array is on %s",
@@ -238,7 +274,7 @@ static int dlpack_export(lua_State *L, const char *op) {
   check_export_options(L, 2, &o, op);
   lua_settop(L, 1);
   /* The capsule first: once the tensor exists, nothing may fail before it is owned. */
-  c = dlbL_push_empty_capsule(L);
+  c = dlbL_push_empty_capsule(L, op);
   if (dlbL_export(L, 1, &o, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
   dlbL_capsule_fill(c, t);
   return 1;
@@ -268,7 +304,12 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
     dlb_dlpack_delete(t);
     return dlb_fail(err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
   }
-  return dlb_dlpack_import(t, state->cpu, a, err);
+  if (atomic_load_explicit(&state->budget->limit, memory_order_relaxed))
+    dlbL_reserve(L, (int64_t)dlb_dlpack_import_size(t), 1);
+  if (dlb_dlpack_import(t, state->cpu, a, err) != DLB_OK) return err->code;
+  /* Foreign memory held by an array counts for the GC like allocated memory. */
+  if (a->buffer->external_release) dlbL_account(L, a->buffer->nbytes);
+  return DLB_OK;
 }
 
 /* invoke_dunder(x, opts): x.__dlpack(x, opts), or x.__dlpack(x) when opts is
@@ -363,7 +404,7 @@ static int dlpack_from_dlpack(lua_State *L) {
   }
   lua_settop(L, 1);
   /* The array first: once a tensor is taken, nothing may fail before it is owned. */
-  a = dlbL_push_empty(L);
+  a = dlbL_push_empty(L, "dl.from_dlpack");
   if (dlbL_to_array(L, x)) {
     /* An Array producer: what its __dlpack would do (a versioned export, no
      * copy unless asked), without the capsule and the protocol's tables. */
@@ -408,7 +449,8 @@ static int dlpack_from_dlpack(lua_State *L) {
                  opts.device_id);
     }
     /* A copy onto the requested device; the producer gets its tensor back now. */
-    c = dlbL_push_empty(L);
+    c = dlbL_push_empty(L, "dl.from_dlpack");
+    dlbL_reserve(L, src->numel, dlb_array_itemsize(src)); /* src is private */
     if (dlb_array_clone_to(c, src, opts.backend, opts.device_id, &err) != DLB_OK) {
       dlb_array_release(src);
       dlbL_raise_error(L, &err, "dl.from_dlpack");

@@ -6,6 +6,7 @@
 #include <lua.h>
 #include "../core/array.h"
 #include "../core/backend.h"
+#include "../core/budget.h"
 #include "../core/copy.h"
 #include "../core/dlpack.h"
 #include "../core/dtype.h"
@@ -22,14 +23,27 @@
 #define DLB_UV_METHODS lua_upvalueindex(3)
 #define DLB_NUPVALUES 3
 
-/* Per-lua_State module state: the backend registry. Recognised by its
- * userdata size and tag, like Arrays (a host closure's own upvalues must
- * never pass for it). After lua_close has run its __gc, registry and cpu
- * are NULL: dlbridge is closed in that state. */
+/* A link in the state's list of live objects. Every Array and Capsule
+ * userdata is linked from its creation until its __gc. During lua_close, Lua
+ * never finalizes objects made by other finalizers; the state's own __gc
+ * (which runs after those of every object made after require) releases
+ * whatever is still linked, so nothing they hold leaks. */
+typedef struct dlb_live {
+  struct dlb_live *prev, *next; /* NULL when not linked */
+  void (*release)(struct dlb_live *self);
+} dlb_live;
+
+/* Per-lua_State module state: the backend registry, the memory budget, the
+ * live objects. Recognised by its userdata size and tag, like Arrays (a
+ * host closure's own upvalues must never pass for it). After lua_close has
+ * run its __gc, registry and cpu are NULL: dlbridge is closed in that state
+ * and makes no new objects. */
 typedef struct dlb_lua_state {
   dlb_registry *registry;
   dlb_backend *cpu;
-  int capsule_mt; /* registry reference of the Capsule metatable */
+  dlb_budget *budget; /* shared with every backend of the state */
+  dlb_live live;      /* list head: circular through prev/next */
+  int capsule_mt;     /* registry reference of the Capsule metatable */
   uint64_t tag;
 } dlb_lua_state;
 
@@ -50,6 +64,15 @@ dlb_lua_state *dlbL_find_state(lua_State *L);
 /* The open module state; raises UNSUPPORTED when dlbridge was closed with
  * its lua_State (a finalizer running late in lua_close). */
 dlb_lua_state *dlbL_state(lua_State *L);
+/* Links node (a new object's) into the state's live list. */
+void dlbL_live_link(dlb_lua_state *state, dlb_live *node, void (*release)(dlb_live *));
+/* Unlinks node if it is linked (idempotent). */
+void dlbL_live_unlink(dlb_live *node);
+/* Makes room for an allocation of numel * itemsize bytes: when the state's memory limit
+ * would refuse it, runs a full garbage collection first (garbage may be
+ * holding the budget). Finalizers may run: call it where the caller
+ * re-checks its arguments afterwards, as after dlbL_push_empty. */
+void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize);
 
 /* --- errors (error.c) --- */
 /* Raises a dlbridge.Error; message is printf-style (any length is cut). */
@@ -74,10 +97,19 @@ dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op);
 dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op);
 /* The array at idx or NULL (no error). */
 dlb_array *dlbL_to_array(lua_State *L, int idx);
-/* Pushes a new, released (safe empty) array userdata and returns it. */
-dlb_array *dlbL_push_empty(lua_State *L);
-/* Pushes a new view sharing a's buffer. */
-dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a);
+/* Pushes a new, released (safe empty) array userdata and returns it. Lua
+ * running out of memory raises OUT_OF_MEMORY (a dlbridge.Error naming op);
+ * a closed state raises UNSUPPORTED. Finalizers may run, and may delete
+ * arrays the caller holds. */
+dlb_array *dlbL_push_empty(lua_State *L, const char *op);
+/* For an operation making a new array from the live array at idx: pushes the
+ * empty result (*result), makes room for as many elements of itemsize (0:
+ * the source's own), and returns the source, checked live again after the
+ * allocation and collection (finalizers may have deleted it). */
+dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
+                            const char *op);
+/* Pushes a new view sharing a's buffer (released if a was deleted meanwhile). */
+dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op);
 /* Checks the array at idx is live and pushes a private view of it: Lua code
  * that runs later in the call (finalizers, metamethods) can delete the
  * array, but cannot reach the view, which holds the buffer. */
@@ -132,8 +164,8 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op);
 dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_exported *out,
                        dlb_error *err);
 typedef struct dlb_capsule dlb_capsule;
-/* Pushes an empty capsule (owning nothing yet). */
-dlb_capsule *dlbL_push_empty_capsule(lua_State *L);
+/* Pushes an empty capsule (owning nothing yet); raises as dlbL_push_empty. */
+dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op);
 /* Gives the empty capsule c the tensor t (cannot fail). */
 void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t);
 /* Takes the tensor of the capsule at idx, marking it consumed first. */

@@ -5,15 +5,39 @@
 
 #define DLB_MODULE_KEY "dlbridge.core"
 
-/* __gc of the State userdata: drops the registry's backend references
- * (buffers still exported keep their backends alive). */
+void dlbL_live_link(dlb_lua_state *state, dlb_live *node, void (*release)(dlb_live *)) {
+  node->release = release;
+  node->prev = &state->live;
+  node->next = state->live.next;
+  state->live.next->prev = node;
+  state->live.next = node;
+}
+
+void dlbL_live_unlink(dlb_live *node) {
+  if (!node->next) return;
+  node->prev->next = node->next;
+  node->next->prev = node->prev;
+  node->prev = node->next = NULL;
+}
+
+/* __gc of the State userdata, which runs only in lua_close (the registry
+ * holds it): releases the objects Lua will never finalize, then drops the
+ * registry's backend references (buffers still exported keep their
+ * backends alive). From here on dlbridge makes no new objects here. */
 static int state_gc(lua_State *L) {
   dlb_lua_state *state = dlbL_to_state(L, 1);
   if (!state) return 0;
+  while (state->live.next && state->live.next != &state->live) {
+    dlb_live *node = state->live.next;
+    dlbL_live_unlink(node);
+    node->release(node);
+  }
   dlb_registry_free(state->registry);
   state->registry = NULL;
   dlb_backend_release(state->cpu);
   state->cpu = NULL;
+  dlb_budget_release(state->budget);
+  state->budget = NULL;
   return 0;
 }
 
@@ -23,6 +47,9 @@ static void push_state(lua_State *L) {
   dlb_error err;
   state->registry = NULL;
   state->cpu = NULL;
+  state->budget = NULL;
+  state->live.prev = state->live.next = &state->live;
+  state->live.release = NULL;
   state->capsule_mt = LUA_NOREF;
   state->tag = DLB_STATE_TAG;
   if (luaL_newmetatable(L, DLB_STATE_MT)) {
@@ -30,11 +57,61 @@ static void push_state(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
+  state->budget = dlb_budget_new();
   state->registry = dlb_registry_new();
-  if (!state->registry) dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "require", "no memory for the registry");
-  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &state->cpu, &err) != DLB_OK ||
-      dlb_registry_add(state->registry, state->cpu, &err) != DLB_OK)
+  if (!state->registry || !state->budget)
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "require", "no memory for the registry");
+  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &state->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "require");
+  dlb_backend_set_budget(state->cpu, state->budget);
+  if (dlb_registry_add(state->registry, state->cpu, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, "require");
+}
+
+/* Pushes t[name] = {in_use = n} for a backend into the table at -1. */
+static void push_backend_memory(lua_State *L, const dlb_backend *b) {
+  lua_createtable(L, 0, 1);
+  lua_pushinteger(L, (lua_Integer)atomic_load(&b->in_use));
+  lua_setfield(L, -2, "in_use");
+  lua_setfield(L, -2, b->name);
+}
+
+/* dl.memory(): {in_use =, peak =, limit = (nil: none), backends = {name = {in_use =}}},
+ * in bytes of dlbridge buffers (allocated or imported) this state holds,
+ * including those still held by DLPack consumers. */
+static int memory_unprotected(lua_State *L) {
+  dlb_lua_state *state = dlbL_state(L);
+  size_t limit = atomic_load(&state->budget->limit);
+  const dlb_registry *r = state->registry;
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, (lua_Integer)atomic_load(&state->budget->in_use));
+  lua_setfield(L, -2, "in_use");
+  lua_pushinteger(L, (lua_Integer)atomic_load(&state->budget->peak));
+  lua_setfield(L, -2, "peak");
+  if (limit) {
+    lua_pushinteger(L, (lua_Integer)limit);
+    lua_setfield(L, -2, "limit");
+  }
+  lua_createtable(L, 0, (int)r->count);
+  for (size_t i = 0; i < r->count; i++) push_backend_memory(L, r->items[i]);
+  lua_setfield(L, -2, "backends");
+  return 1;
+}
+
+static int module_memory(lua_State *L) {
+  return dlbL_call_protected(L, memory_unprotected, "dl.memory");
+}
+
+DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  if (!state || !state->registry) {
+    dlb_error err;
+    dlb_fail(&err, DLB_E_ARGUMENT, "open dlbridge in this lua_State first (dlb_preload + require)");
+    dlbL_push_error(L, &err, "dlb_set_memory_limit");
+    return err.code;
+  }
+  atomic_store(&state->budget->limit, bytes);
+  return DLB_OK;
 }
 
 dlb_lua_state *dlbL_find_state(lua_State *L) {
@@ -66,7 +143,7 @@ static int module_is_array(lua_State *L) {
 }
 
 /* dl.dtypes(): the list of dtype names. */
-static int module_dtypes(lua_State *L) {
+static int dtypes_unprotected(lua_State *L) {
   lua_createtable(L, DLB_DTYPE_COUNT, 0);
   for (int d = 0; d < DLB_DTYPE_COUNT; d++) {
     lua_pushstring(L, dlb_dtype_get((dlb_dtype)d)->name);
@@ -75,8 +152,13 @@ static int module_dtypes(lua_State *L) {
   return 1;
 }
 
+static int module_dtypes(lua_State *L) {
+  return dlbL_call_protected(L, dtypes_unprotected, "dl.dtypes");
+}
+
 static const luaL_Reg module_functions[] = {
-    {"is_array", module_is_array}, {"dtypes", module_dtypes}, {NULL, NULL}};
+    {"is_array", module_is_array}, {"dtypes", module_dtypes}, {"memory", module_memory},
+    {NULL, NULL}};
 
 /* Registers funcs into the table at -4 with [mt, state, methods] as upvalues. */
 static void set_functions(lua_State *L, int module, const luaL_Reg *funcs) {

@@ -1,5 +1,6 @@
 /* table.c -- nested Lua tables <-> arrays (dl.array, a:totable()). */
 #include <string.h>
+#include "../core/shape.h"
 #include "internal.h"
 
 /* What the elements seen so far infer, NumPy style. */
@@ -155,7 +156,10 @@ static int fill(lua_State *L, int idx, int depth, fill_state *fs) {
 /* Allocates the cpu array for fs (slots of slot_dtype) as a new userdata. */
 static dlb_array *push_target(lua_State *L, fill_state *fs, dlb_dtype slot_dtype) {
   dlb_error err;
-  dlb_array *a = dlbL_push_empty(L);
+  dlb_array *a = dlbL_push_empty(L, fs->op);
+  int64_t numel;
+  if (dlb_shape_numel(fs->ndim, fs->shape, &numel, NULL) == DLB_OK)
+    dlbL_reserve(L, numel, dlb_dtype_get(slot_dtype)->itemsize);
   if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, slot_dtype, fs->ndim, fs->shape, 0, &err) !=
       DLB_OK)
     dlbL_raise_error(L, &err, fs->op);
@@ -207,7 +211,8 @@ dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype d
     a->dtype = DLB_FLOAT64;
   } else if (fs.seen == SEEN_BOOL) {
     dlb_error err;
-    dlb_array *b = dlbL_push_empty(L);
+    dlb_array *b = dlbL_push_empty(L, op);
+    dlbL_reserve(L, a->numel, 1); /* a is private: no finalizer reaches it */
     if (dlb_array_clone(b, a, DLB_BOOL, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
     dlb_array_release(a);
     lua_remove(L, -2);
@@ -254,7 +259,7 @@ void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op) {
     /* Memory the host cannot address: a host copy (a userdata, so that a Lua
      * error while building the tables cannot leak it), then its tables. */
     dlb_error err;
-    dlb_array *copy = dlbL_push_empty(L);
+    dlb_array *copy = dlbL_push_empty(L, op);
     if (dlb_array_clone_to(copy, a, dlbL_state(L)->cpu, 0, &err) != DLB_OK)
       dlbL_raise_error(L, &err, op);
     dlbL_push_table(L, copy, op);

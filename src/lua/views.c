@@ -57,7 +57,8 @@ static int view_reshape(lua_State *L) {
   st = dlb_view_reshape(v, ndim, shape, &err);
   if (st == DLB_E_COPY_REQUIRED) {
     /* v still has a's geometry (a failed reshape changes nothing): copy it. */
-    dlb_array *c = dlbL_push_empty(L);
+    dlb_array *c = dlbL_push_empty(L, "Array:reshape");
+    dlbL_reserve(L, v->numel, dlb_array_itemsize(v)); /* v is private: no finalizer reaches it */
     check_status(L, dlb_array_clone(c, v, v->dtype, &err), &err, "Array:reshape");
     dlb_array_release(v);
     dlbL_account(L, c->buffer->nbytes);
@@ -230,8 +231,7 @@ static int view_contiguous(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  c = dlbL_push_empty(L);
-  a = dlbL_check_live(L, 1, "Array:contiguous"); /* again: the allocation may run finalizers */
+  a = dlbL_push_result(L, 1, 0, &c, "Array:contiguous");
   check_status(L, dlb_array_clone(c, a, a->dtype, &err), &err, "Array:contiguous");
   dlbL_account(L, c->buffer->nbytes);
   return 1;

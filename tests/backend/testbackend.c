@@ -7,6 +7,7 @@
  *               host_pointer = false, copy_within = true}
  *   tb.fail_at("engine", 3, "BACKEND_FAILURE", 700)  -- the 3rd call fails
  *   tb.stats("engine") -> {calls =, live =, allocations =, ...}
+ *   tb.set_memory_limit(64 * 2^20)  -- dlb_set_memory_limit, as a host would
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -241,12 +242,20 @@ static int tb_set_devices(lua_State *L) {
   return 0;
 }
 
+/* tb.set_memory_limit(bytes): what a host does with dlb_set_memory_limit. */
+static int tb_set_memory_limit(lua_State *L) {
+  lua_Integer bytes = luaL_checkinteger(L, 1);
+  if (dlb_set_memory_limit(L, bytes < 0 ? 0 : (size_t)bytes) != DLB_OK) return lua_error(L);
+  return 0;
+}
+
 int luaopen_testbackend(lua_State *L);
 __attribute__((visibility("default"))) int luaopen_testbackend(lua_State *L) {
   static const luaL_Reg fns[] = {{"register", tb_register},
                                  {"fail_at", tb_fail_at},
                                  {"stats", tb_stats},
                                  {"set_devices", tb_set_devices},
+                                 {"set_memory_limit", tb_set_memory_limit},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;

@@ -366,7 +366,7 @@ static void test_push(void) {
       int ndim;
       const char *code;
     } cases[] = {
-        {1, kDLCPU, 40, "DLPACK_INVALID"},  {0, kDLCPU, -1, "DLPACK_INVALID"},
+        {1, kDLCPU, 40, "SHAPE"},           {0, kDLCPU, -1, "DLPACK_INVALID"},
         {1, kDLCUDA, 2, "DEVICE_UNAVAILABLE"}, {0, kDLROCM, 2, "DEVICE_UNAVAILABLE"},
         {1, kDLVulkan, 2, "UNSUPPORTED"},  {0, kDLMetal, 2, "UNSUPPORTED"},
     };

@@ -11,17 +11,22 @@
 #include "dlbridge.h"
 
 static long fail_after = -1; /* allocations left before they fail; -1: never */
+static long fail_count = -1; /* how many fail then; -1: all until disarmed */
 
 static void *failing_alloc(void *ud, void *p, size_t old, size_t n) {
   if (n == 0) {
     free(p);
     return NULL;
   }
-  /* From the nth growing allocation on, every one fails until disarmed: Lua
-   * retries a failed allocation after an emergency collection. */
+  /* From the nth growing allocation on, every one fails until disarmed (or
+   * fail_count of them): Lua retries a failed allocation once, after an
+   * emergency collection, so two failures make one allocation fail. */
   if (n > old && fail_after >= 0) {
-    if (fail_after == 0) return NULL;
-    fail_after--;
+    if (fail_after == 0 && fail_count != 0) {
+      if (fail_count > 0) fail_count--;
+      return NULL;
+    }
+    if (fail_after > 0) fail_after--;
   }
   return realloc(p, n);
 }
@@ -53,6 +58,15 @@ static DLManagedTensorVersioned *new_tensor(void) {
 /* arm(n): Lua allocations fail from the nth from now on; arm() disarms. */
 static int arm(lua_State *L) {
   fail_after = lua_isnoneornil(L, 1) ? -1 : (long)lua_tointeger(L, 1);
+  fail_count = -1;
+  return 0;
+}
+
+/* arm_once(n): the nth allocation from now fails for good (it and Lua's
+ * retry), and later ones succeed: the error object can always be made. */
+static int arm_once(lua_State *L) {
+  fail_after = (long)lua_tointeger(L, 1);
+  fail_count = 2;
   return 0;
 }
 
@@ -94,6 +108,78 @@ static const char *workload =
     "end\n"
     "return failures\n";
 
+/* Where Lua runs out of memory inside dlbridge and the error object can be
+ * made, the script gets a dlbridge.Error OUT_OF_MEMORY, never Lua's plain
+ * "not enough memory" string; the state stays usable. The arguments are
+ * made beforehand: an allocation of the script's own is not dlbridge's. */
+static const char *coded_workload =
+    "local dl = require 'dlbridge'\n"
+    "local M = dl.zeros{4, 4}\n"
+    "local shape, sixteen, copy_opts = {4}, {16}, {copy = true}\n"
+    "local T, nested, CAP = M:transpose(), {{1, 2}, {3, 4}}, M:to_dlpack()\n"
+    "local ops = {\n"
+    "  {'dl.zeros', function() return dl.zeros(shape) end},\n"
+    "  {'a[i] view', function() return M[1] end},\n"
+    "  {'a:view', function() return M:view(sixteen) end},\n"
+    "  {'a:to_dlpack', function() return M:to_dlpack() end},\n"
+    "  {'dl.from_dlpack', function() return dl.from_dlpack(M) end},\n"
+    "  {'a:copy', function() return M:copy() end},\n"
+    "  {'a:transpose', function() return M:transpose() end},\n"
+    "  {'dl.device_put', function() return dl.device_put(M, 'cpu', copy_opts) end},\n"
+    "  {'host push', function() return push_armed_coded() end},\n"
+    "  {'a:astype', function() return M:astype('float32') end},\n"
+    "  {'a:contiguous', function() return T:contiguous() end},\n"
+    "  {'a:reshape', function() return T:reshape(sixteen) end},\n"
+    "  {'a:totable', function() return M:totable() end},\n"
+    "  {'tostring', function() return tostring(M) end},\n"
+    "  {'a.shape', function() return M.shape end},\n"
+    "  {'dl.array', function() return dl.array(nested) end},\n"
+    "  {'dl.arange', function() return dl.arange(10) end},\n"
+    "  {'dl.memory', function() return dl.memory() end},\n"
+    "  {'dl.backends', function() return dl.backends() end},\n"
+    "  {'dl.dtypes', function() return dl.dtypes() end},\n"
+    "  {'capsule.device', function() return CAP.device end},\n"
+    "  {'capsule.version', function() return CAP.version end},\n"
+    "}\n"
+    "local failures, wrong = 0, {}\n"
+    "for _, op in ipairs(ops) do\n"
+    "  for n = 0, 30 do\n"
+    "    local f = op[2]\n"
+    "    arm_once(n); local ok, e = pcall(f); arm()\n"
+    "    if not ok then\n"
+    "      failures = failures + 1\n"
+    "      if not dl.is_error(e) or e.code ~= 'OUT_OF_MEMORY' then\n"
+    "        wrong[#wrong + 1] = op[1] .. ', allocation ' .. n .. ': ' .. tostring(e)\n"
+    "      end\n"
+    "    end\n"
+    "    assert(M[2][3] == 0 and dl.zeros(shape).size == 4)  -- still usable\n"
+    "  end\n"
+    "end\n"
+    "if #wrong > 0 then error(table.concat(wrong, '\\n'), 0) end\n"
+    "return failures\n";
+
+/* push_armed_coded(): the host pushes a tensor; raises what it pushed. */
+static int push_armed_coded(lua_State *L) {
+  if (dlb_push_versioned(L, new_tensor()) != DLB_OK) return lua_error(L);
+  return 1;
+}
+
+static void test_coded_errors(void) {
+  lua_State *L = lua_newstate(failing_alloc, NULL);
+  luaL_openlibs(L);
+  dlb_preload(L);
+  lua_register(L, "arm", arm);
+  lua_register(L, "arm_once", arm_once);
+  lua_register(L, "push_armed_coded", push_armed_coded);
+  if (luaL_dostring(L, coded_workload) != LUA_OK) {
+    fprintf(stderr, "coded workload: %s\n", lua_tostring(L, -1));
+    CHECK(0);
+  } else {
+    CHECK(lua_tointeger(L, -1) > 0); /* some calls really failed */
+  }
+  lua_close(L);
+}
+
 int main(void) {
   lua_State *L = lua_newstate(failing_alloc, NULL);
   luaL_openlibs(L);
@@ -110,5 +196,7 @@ int main(void) {
   lua_close(L);
   CHECK(made > 0);
   CHECK_EQ_INT(deleted, made); /* every producer's deleter ran, exactly once */
+  test_coded_errors();
+  CHECK_EQ_INT(deleted, made);
   return check_done("capi_oom");
 }

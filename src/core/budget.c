@@ -1,0 +1,61 @@
+/* budget.c -- the memory budget of one lua_State. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "budget.h"
+
+dlb_budget *dlb_budget_new(void) {
+  dlb_budget *b = malloc(sizeof *b);
+  if (!b) return NULL;
+  atomic_init(&b->refs, 1);
+  atomic_init(&b->in_use, 0);
+  atomic_init(&b->peak, 0);
+  atomic_init(&b->limit, 0);
+  return b;
+}
+
+void dlb_budget_retain(dlb_budget *budget) {
+  atomic_fetch_add_explicit(&budget->refs, 1, memory_order_relaxed);
+}
+
+void dlb_budget_release(dlb_budget *budget) {
+  if (budget && atomic_fetch_sub_explicit(&budget->refs, 1, memory_order_acq_rel) == 1)
+    free(budget);
+}
+
+/* Whether used + nbytes passes limit (0: none) or overflows. */
+static int exceeds(size_t used, size_t nbytes, size_t limit) {
+  return nbytes > SIZE_MAX - used || (limit && used + nbytes > limit);
+}
+
+int dlb_budget_would_exceed(dlb_budget *budget, size_t nbytes) {
+  size_t limit = atomic_load_explicit(&budget->limit, memory_order_relaxed);
+  return limit && exceeds(atomic_load_explicit(&budget->in_use, memory_order_relaxed), nbytes,
+                          limit);
+}
+
+dlb_status dlb_budget_charge(dlb_budget *budget, size_t nbytes, dlb_error *err) {
+  size_t used = atomic_load_explicit(&budget->in_use, memory_order_relaxed), limit, peak;
+  do {
+    limit = atomic_load_explicit(&budget->limit, memory_order_relaxed);
+    if (exceeds(used, nbytes, limit)) {
+      dlb_fail(err, DLB_E_OUT_OF_MEMORY,
+               "the memory limit of %zu bytes is reached: %zu bytes in use, %zu more asked for",
+               limit, used, nbytes);
+      dlb_error_hint(err, "the host limits this state's memory (dlb_set_memory_limit): delete "
+                          "arrays you no longer need (a:delete()) or use smaller ones");
+      return DLB_E_OUT_OF_MEMORY;
+    }
+  } while (!atomic_compare_exchange_weak_explicit(&budget->in_use, &used, used + nbytes,
+                                                  memory_order_relaxed, memory_order_relaxed));
+  /* Raise the peak to what this charge reached (another thread may race it higher). */
+  peak = atomic_load_explicit(&budget->peak, memory_order_relaxed);
+  while (used + nbytes > peak &&
+         !atomic_compare_exchange_weak_explicit(&budget->peak, &peak, used + nbytes,
+                                                memory_order_relaxed, memory_order_relaxed)) {
+  }
+  return DLB_OK;
+}
+
+void dlb_budget_refund(dlb_budget *budget, size_t nbytes) {
+  atomic_fetch_sub_explicit(&budget->in_use, nbytes, memory_order_relaxed);
+}

@@ -1,0 +1,38 @@
+/* budget.h -- the memory budget of one lua_State: bytes in use, peak, limit.
+ *
+ * Every buffer allocated on (or imported into) a backend of a state is
+ * charged to that state's budget until the buffer is freed, on whatever
+ * thread and however late (after lua_close too): the budget is refcounted
+ * and every backend of the state holds a reference. All counters are
+ * atomic; a charge either fits under the limit and is counted, or fails
+ * with nothing counted.
+ */
+#ifndef DLB_CORE_BUDGET_H
+#define DLB_CORE_BUDGET_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include "error.h"
+
+typedef struct dlb_budget {
+  atomic_size_t refs;
+  atomic_size_t in_use; /* bytes charged and not yet refunded */
+  atomic_size_t peak;   /* the highest in_use so far */
+  atomic_size_t limit;  /* 0: no limit */
+} dlb_budget;
+
+/* A new budget with no limit and one reference, or NULL when out of memory. */
+dlb_budget *dlb_budget_new(void);
+void dlb_budget_retain(dlb_budget *budget);
+/* Drops a reference; the last one frees it. NULL is fine. */
+void dlb_budget_release(dlb_budget *budget);
+
+/* Counts nbytes more, or fails with DLB_E_OUT_OF_MEMORY (message and hint
+ * name the limit and the bytes in use) when that would pass the limit. */
+dlb_status dlb_budget_charge(dlb_budget *budget, size_t nbytes, dlb_error *err);
+/* Gives back bytes an earlier charge counted. Any thread. */
+void dlb_budget_refund(dlb_budget *budget, size_t nbytes);
+/* Whether a charge of nbytes would fail now (a hint to collect garbage first). */
+int dlb_budget_would_exceed(dlb_budget *budget, size_t nbytes);
+
+#endif
