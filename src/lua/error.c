@@ -4,47 +4,70 @@
 #include <string.h>
 #include "internal.h"
 
-/* Pushes the error table. message is copied before anything can longjmp,
- * so callers may pass stack buffers. */
-static void push_table(lua_State *L, dlb_status code, const char *op, const char *message,
-                       const char *hint, const char *backend, const char *device, int has_native,
-                       int64_t native) {
+/* What an error table holds; the strings are the caller's (stack buffers
+ * are fine: they are copied into Lua strings before anything returns). */
+typedef struct error_fields {
+  dlb_status code;
+  const char *op, *message, *hint, *backend, *device;
+  int has_native;
+  int64_t native;
+} error_fields;
+
+/* push_fields(fields): the error table (run in protected mode by push_table). */
+static int push_fields(lua_State *L) {
+  const error_fields *f = lua_touserdata(L, 1);
+  const char *hint = f->hint ? f->hint : dlb_default_hint(f->code);
   lua_createtable(L, 0, 8);
-  lua_pushstring(L, dlb_status_name(code));
+  lua_pushstring(L, dlb_status_name(f->code));
   lua_setfield(L, -2, "code");
-  lua_pushstring(L, message);
+  lua_pushstring(L, f->message);
   lua_setfield(L, -2, "message");
-  lua_pushstring(L, op);
+  lua_pushstring(L, f->op);
   lua_setfield(L, -2, "op");
-  if (!hint) hint = dlb_default_hint(code);
   if (hint) {
     lua_pushstring(L, hint);
     lua_setfield(L, -2, "hint");
   }
-  if (backend && backend[0]) {
-    lua_pushstring(L, backend);
+  if (f->backend && f->backend[0]) {
+    lua_pushstring(L, f->backend);
     lua_setfield(L, -2, "backend");
   }
-  if (device && device[0]) {
-    lua_pushstring(L, device);
+  if (f->device && f->device[0]) {
+    lua_pushstring(L, f->device);
     lua_setfield(L, -2, "device");
   }
-  if (has_native) {
-    lua_pushinteger(L, (lua_Integer)native);
+  if (f->has_native) {
+    lua_pushinteger(L, (lua_Integer)f->native);
     lua_setfield(L, -2, "status");
   }
-  luaL_where(L, 1);
+  luaL_where(L, 2); /* 0: this function, 1: dlbridge's, 2: its caller */
   lua_setfield(L, -2, "where");
   luaL_setmetatable(L, DLB_ERROR_MT);
+  return 1;
+}
+
+/* Pushes the error table. Lua running out of memory while making it is
+ * tried once more (a failure may be transient); the second time, Lua's own
+ * memory error (the string "not enough memory") is raised instead. */
+static void push_table(lua_State *L, const error_fields *f) {
+  for (int attempt = 0;; attempt++) {
+    lua_pushcfunction(L, push_fields); /* a light C function: no allocation */
+    lua_pushlightuserdata(L, (void *)f);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK) return;
+    if (attempt > 0) lua_error(L);
+    lua_pop(L, 1);
+  }
 }
 
 void dlbL_push_error(lua_State *L, const dlb_error *err, const char *op) {
-  push_table(L, err->code, op, err->message, err->hint, err->backend, err->device,
-             err->has_native, err->native_status);
+  error_fields f = {err->code, op, err->message, err->hint, err->backend, err->device,
+                    err->has_native, err->native_status};
+  push_table(L, &f);
 }
 
 static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message) {
-  push_table(L, code, op, message, NULL, NULL, NULL, 0, 0);
+  error_fields f = {code, op, message, NULL, NULL, NULL, 0, 0};
+  push_table(L, &f);
   return lua_error(L);
 }
 

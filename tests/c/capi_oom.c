@@ -155,8 +155,34 @@ static const char *coded_workload =
     "    assert(M[2][3] == 0 and dl.zeros(shape).size == 4)  -- still usable\n"
     "  end\n"
     "end\n"
+    "-- Under a memory budget too: a refusal runs a full GC first, inside the call.\n"
+    "local function warm(n) if n > 0 then return warm(n - 1) + 0 end return 0 end\n"
+    "collectgarbage() collectgarbage() limit(dl.memory().in_use + 16)\n"
+    "local big = {4096}\n"
+    "local budget_ops = {\n"
+    "  {'dl.zeros over budget', function() return dl.zeros(big) end},\n"
+    "  {'host push over budget', function() return push_armed_coded() end},\n"
+    "  {'dl.from_dlpack over budget', function() return dl.from_dlpack(make_capsule()) end},\n"
+    "}\n"
+    "for _, op in ipairs(budget_ops) do\n"
+    "  for n = 0, 30 do\n"
+    "    setmetatable({}, {__gc = function() local x = {} end})  -- garbage with a finalizer\n"
+    "    warm(12)  -- the GC frees call frames: make the script's own before arming\n"
+    "    arm_once(n); local ok, e = pcall(op[2]); arm()\n"
+    "    if ok or not dl.is_error(e) or e.code ~= 'OUT_OF_MEMORY' then\n"
+    "      wrong[#wrong + 1] = op[1] .. ', allocation ' .. n .. ': ' .. tostring(e)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "limit(0)\n"
     "if #wrong > 0 then error(table.concat(wrong, '\\n'), 0) end\n"
     "return failures\n";
+
+/* limit(bytes): dlb_set_memory_limit, as the host would. */
+static int limit(lua_State *L) {
+  if (dlb_set_memory_limit(L, (size_t)lua_tointeger(L, 1)) != DLB_OK) return lua_error(L);
+  return 0;
+}
 
 /* push_armed_coded(): the host pushes a tensor; raises what it pushed. */
 static int push_armed_coded(lua_State *L) {
@@ -171,6 +197,8 @@ static void test_coded_errors(void) {
   lua_register(L, "arm", arm);
   lua_register(L, "arm_once", arm_once);
   lua_register(L, "push_armed_coded", push_armed_coded);
+  lua_register(L, "limit", limit);
+  lua_register(L, "make_capsule", make_capsule);
   if (luaL_dostring(L, coded_workload) != LUA_OK) {
     fprintf(stderr, "coded workload: %s\n", lua_tostring(L, -1));
     CHECK(0);
