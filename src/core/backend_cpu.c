@@ -1,38 +1,67 @@
 /* backend_cpu.c -- host memory, 64-byte aligned, behind the same vtable as
- * every other backend. */
+ * every other backend.
+ *
+ * Memory comes from the C library's malloc/calloc, over-allocated by one
+ * alignment unit: the handle is the aligned address and the word just below
+ * it holds what malloc returned. That keeps what glibc does well: a large
+ * block is a fresh mapping whose zero pages calloc does not touch (so
+ * dl.zeros of a large array costs no page until it is used), and blocks
+ * freed by a loop are reused without new page faults (glibc raises its
+ * mmap threshold after such frees). Blocks of DLB_CPU_HUGEPAGE_BYTES or more
+ * are advised as transparent huge pages (Linux), as NumPy does: a 256 MiB
+ * array then faults in 128 times, not 65,536.
+ */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#endif
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include "backend.h"
 
 #define CPU_ALIGNMENT 64
+#define CPU_PAGE 4096
+
+/* Blocks from this size on are advised as huge pages (NumPy's threshold). */
+#define DLB_CPU_HUGEPAGE_BYTES ((size_t)4 << 20)
 
 static int cpu_device_count(void *ctx) { return 1; }
 
+/* Asks for transparent huge pages over the whole pages of [p, p + n). */
+static void advise_huge_pages(char *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  uintptr_t start = ((uintptr_t)p + CPU_PAGE - 1) & ~(uintptr_t)(CPU_PAGE - 1);
+  uintptr_t end = (uintptr_t)p + n;
+  if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE); /* a hint: errors ignored */
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 static dlb_status cpu_allocate(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle) {
-  /* aligned_alloc wants a multiple of the alignment. */
-  size_t rounded = (nbytes + CPU_ALIGNMENT - 1) & ~(size_t)(CPU_ALIGNMENT - 1);
-  void *p;
-  if (rounded < nbytes) return DLB_E_OUT_OF_MEMORY;
-  if (zeroed && rounded >= 1 << 20) {
-    /* Large zeroed blocks: calloc gets fresh zero pages from the kernel and
-     * glibc's mmap threshold already gives page (>= 64 byte) alignment. */
-    p = calloc(1, rounded);
-    if (p && ((uintptr_t)p & (CPU_ALIGNMENT - 1))) {
-      free(p);
-      p = NULL;
-    } else if (p) {
-      *handle = p;
-      return DLB_OK;
-    }
-  }
-  p = aligned_alloc(CPU_ALIGNMENT, rounded);
-  if (!p) return DLB_E_OUT_OF_MEMORY;
-  if (zeroed) memset(p, 0, rounded);
-  *handle = p;
+  /* Room for the alignment and the word that remembers malloc's pointer. */
+  size_t extra = CPU_ALIGNMENT + sizeof(void *);
+  char *raw, *aligned;
+  if (nbytes > SIZE_MAX - extra) return DLB_E_OUT_OF_MEMORY;
+  raw = zeroed ? calloc(1, nbytes + extra) : malloc(nbytes + extra);
+  if (!raw) return DLB_E_OUT_OF_MEMORY;
+  aligned = (char *)(((uintptr_t)raw + sizeof(void *) + CPU_ALIGNMENT - 1) &
+                     ~(uintptr_t)(CPU_ALIGNMENT - 1));
+  memcpy(aligned - sizeof(void *), &raw, sizeof raw);
+  if (nbytes >= DLB_CPU_HUGEPAGE_BYTES) advise_huge_pages(aligned, nbytes);
+  *handle = aligned;
   return DLB_OK;
 }
 
-static void cpu_deallocate(void *ctx, int device_id, void *handle) { free(handle); }
+static void cpu_deallocate(void *ctx, int device_id, void *handle) {
+  void *raw;
+  memcpy(&raw, (char *)handle - sizeof(void *), sizeof raw);
+  free(raw);
+}
 
 static dlb_status cpu_copy_to_host(void *ctx, int device_id, const void *handle, size_t offset,
                                    void *dst, size_t nbytes) {
