@@ -41,6 +41,44 @@ static void operand_of(loop_operand *op, const dlb_array *a) {
   for (int d = 0; d < a->ndim; d++) op->strides[d] = a->strides[d] * item;
 }
 
+/* Copies one element of size item (1, 2, 4, 8 or 16 bytes). */
+#define COPY_TILE(T)                                                             \
+  for (int64_t i = i0; i < i1; i++)                                              \
+    for (int64_t j = j0; j < j1; j++)                                            \
+      memcpy(d + i * d0 + j * d1, s + i * s0 + j * s1, sizeof(T))
+
+/* dst = src over an n0 x n1 block of one dtype whose inner dim is strided in
+ * the source but whose outer dim is not (a transpose): T x T tiles keep both
+ * sides in cache, so neither walks memory a stride apart for a whole row. */
+static void copy_tiled(char *d, int64_t d0, int64_t d1, const char *s, int64_t s0, int64_t s1,
+                       int64_t n0, int64_t n1, size_t item) {
+  /* 2 * T * T * item <= 16 KiB (the L1 share of one tile pair). */
+  const int64_t T = item <= 2 ? 64 : 32;
+  typedef struct { uint64_t lo, hi; } bytes16;
+  for (int64_t i0 = 0; i0 < n0; i0 += T)
+    for (int64_t j0 = 0; j0 < n1; j0 += T) {
+      int64_t i1 = i0 + T < n0 ? i0 + T : n0, j1 = j0 + T < n1 ? j0 + T : n1;
+      switch (item) {
+        case 1: COPY_TILE(uint8_t); break;
+        case 2: COPY_TILE(uint16_t); break;
+        case 4: COPY_TILE(uint32_t); break;
+        case 8: COPY_TILE(uint64_t); break;
+        default: COPY_TILE(bytes16); break;
+      }
+    }
+}
+#undef COPY_TILE
+
+/* Whether the last two dims of a same-dtype copy are a transpose worth
+ * tiling: the source's inner stride is not one element, its outer one is. */
+static int transposed_pair(const loop_operand *dst, const loop_operand *src, int ndim,
+                           const int64_t *shape, int64_t item) {
+  int in = ndim - 1;
+  return ndim >= 2 && shape[in] >= 8 && shape[in - 1] >= 8 && src->strides[in] != item &&
+         (src->strides[in - 1] == item || src->strides[in - 1] == -item) &&
+         (dst->strides[in] == item || dst->strides[in] == -item);
+}
+
 /* dst[i] = cast(src[i]) for every index of shape, innermost loop via dlb_cast. */
 static dlb_status cast_strided(dlb_dtype dst_type, loop_operand *dst, dlb_dtype src_type,
                                loop_operand *src, int ndim, const int64_t *shape_in,
@@ -50,15 +88,22 @@ static dlb_status cast_strided(dlb_dtype dst_type, loop_operand *dst, dlb_dtype 
   ndim = coalesce(ndim, shape, dst, src);
   if (ndim == 0)
     return dlb_cast(dst_type, dst->data, 0, src_type, src->data, 0, 1, err);
-  int inner = ndim - 1;
+  int64_t item = (int64_t)dlb_dtype_get(dst_type)->itemsize;
+  int tiled = dst_type == src_type && transposed_pair(dst, src, ndim, shape, item);
+  int inner = ndim - 1 - tiled; /* a tiled copy takes the last two dims at once */
   for (;;) {
     char *d = dst->data, *s = src->data;
+    dlb_status st = DLB_OK;
     for (int k = 0; k < inner; k++) {
       d += index[k] * dst->strides[k];
       s += index[k] * src->strides[k];
     }
-    dlb_status st = dlb_cast(dst_type, d, (ptrdiff_t)dst->strides[inner], src_type, s,
-                             (ptrdiff_t)src->strides[inner], (size_t)shape[inner], err);
+    if (tiled)
+      copy_tiled(d, dst->strides[inner], dst->strides[inner + 1], s, src->strides[inner],
+                 src->strides[inner + 1], shape[inner], shape[inner + 1], (size_t)item);
+    else
+      st = dlb_cast(dst_type, d, (ptrdiff_t)dst->strides[inner], src_type, s,
+                    (ptrdiff_t)src->strides[inner], (size_t)shape[inner], err);
     if (st != DLB_OK) return st;
     int k = inner - 1;
     while (k >= 0 && ++index[k] == shape[k]) index[k--] = 0;

@@ -606,12 +606,32 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
   do {                                                              \
     const char *sb_ = (const char *)src;                            \
     char *db_ = (char *)dst;                                        \
-    for (k = 0; k < n; k++) {                                       \
-      ST s;                                                         \
-      DT d;                                                         \
-      memcpy(&s, sb_ + (ptrdiff_t)k * src_stride, sizeof s);        \
-      BODY;                                                         \
-      memcpy(db_ + (ptrdiff_t)k * dst_stride, &d, sizeof d);        \
+    if (src_stride == sizeof(ST) && dst_stride == sizeof(DT)) {     \
+      /* contiguous: constant strides, which the compiler vectorises */ \
+      for (k = 0; k < n; k++) {                                     \
+        ST s;                                                       \
+        DT d;                                                       \
+        memcpy(&s, sb_ + k * sizeof(ST), sizeof s);                 \
+        BODY;                                                       \
+        memcpy(db_ + k * sizeof(DT), &d, sizeof d);                 \
+      }                                                             \
+    } else if (src_stride == 0 && dst_stride == sizeof(DT)) {       \
+      /* one value into a contiguous run (fill, broadcast) */       \
+      for (k = 0; k < n; k++) {                                     \
+        ST s;                                                       \
+        DT d;                                                       \
+        memcpy(&s, sb_, sizeof s);                                  \
+        BODY;                                                       \
+        memcpy(db_ + k * sizeof(DT), &d, sizeof d);                 \
+      }                                                             \
+    } else {                                                        \
+      for (k = 0; k < n; k++) {                                     \
+        ST s;                                                       \
+        DT d;                                                       \
+        memcpy(&s, sb_ + (ptrdiff_t)k * src_stride, sizeof s);      \
+        BODY;                                                       \
+        memcpy(db_ + (ptrdiff_t)k * dst_stride, &d, sizeof d);      \
+      }                                                             \
     }                                                               \
   } while (0)
 
@@ -656,6 +676,129 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
   }                                                                  \
   if (k < n) return cast_fail(err, bad, dst_type);                   \
   return DLB_OK
+
+typedef struct { float re, im; } cast_c64;
+typedef struct { double re, im; } cast_c128;
+
+/* The pairs the main switch of dlb_cast does not type (bool, complex,
+ * float16 and bfloat16 with integers), as typed loops: each element is
+ * converted as cast_store would. DLB_E_VALUE (and *at set to the element)
+ * for a float out of an integer's range; DLB_E_UNSUPPORTED (*at = SIZE_MAX)
+ * for a pair it leaves to the scalar loop. */
+static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
+                             const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err,
+                             size_t *at) {
+  size_t k = 0;
+  double bad = 0.0;
+  const dlb_kind dk = dtype_table[dst_type].kind, sk = dtype_table[src_type].kind;
+  *at = SIZE_MAX;
+  /* x -> bool: x != 0 (NaN is true; complex: either part). */
+  if (dk == DLB_KIND_BOOL) {
+    switch (src_type) {
+    case DLB_BOOL: case DLB_INT8: case DLB_UINT8: CAST_LOOP(uint8_t, uint8_t, d = s != 0); return DLB_OK;
+    case DLB_INT16: case DLB_UINT16: CAST_LOOP(uint16_t, uint8_t, d = s != 0); return DLB_OK;
+    case DLB_INT32: case DLB_UINT32: CAST_LOOP(uint32_t, uint8_t, d = s != 0); return DLB_OK;
+    case DLB_INT64: case DLB_UINT64: CAST_LOOP(uint64_t, uint8_t, d = s != 0); return DLB_OK;
+    case DLB_FLOAT16: case DLB_BFLOAT16: CAST_LOOP(uint16_t, uint8_t, d = (s & 0x7fff) != 0); return DLB_OK;
+    case DLB_FLOAT32: CAST_LOOP(float, uint8_t, d = s != 0.0f); return DLB_OK;
+    case DLB_FLOAT64: CAST_LOOP(double, uint8_t, d = s != 0.0); return DLB_OK;
+    case DLB_COMPLEX64: CAST_LOOP(cast_c64, uint8_t, d = s.re != 0.0f || s.im != 0.0f); return DLB_OK;
+    default: CAST_LOOP(cast_c128, uint8_t, d = s.re != 0.0 || s.im != 0.0); return DLB_OK;
+    }
+  }
+  /* bool -> x: 0 or 1. */
+  if (sk == DLB_KIND_BOOL) {
+    switch (dst_type) {
+    case DLB_INT8: case DLB_UINT8: CAST_LOOP(uint8_t, uint8_t, d = s != 0); return DLB_OK;
+    case DLB_INT16: case DLB_UINT16: CAST_LOOP(uint8_t, uint16_t, d = s != 0); return DLB_OK;
+    case DLB_INT32: case DLB_UINT32: CAST_LOOP(uint8_t, uint32_t, d = s != 0); return DLB_OK;
+    case DLB_INT64: case DLB_UINT64: CAST_LOOP(uint8_t, uint64_t, d = s != 0); return DLB_OK;
+    case DLB_FLOAT16: CAST_LOOP(uint8_t, uint16_t, d = s ? 0x3c00 : 0); return DLB_OK;
+    case DLB_BFLOAT16: CAST_LOOP(uint8_t, uint16_t, d = s ? 0x3f80 : 0); return DLB_OK;
+    case DLB_FLOAT32: CAST_LOOP(uint8_t, float, d = s != 0); return DLB_OK;
+    case DLB_FLOAT64: CAST_LOOP(uint8_t, double, d = s != 0); return DLB_OK;
+    case DLB_COMPLEX64: CAST_LOOP(uint8_t, cast_c64, d.re = s != 0; d.im = 0.0f); return DLB_OK;
+    default: CAST_LOOP(uint8_t, cast_c128, d.re = s != 0; d.im = 0.0); return DLB_OK;
+    }
+  }
+  /* real -> complex: the real part, imaginary 0 (float16/bfloat16 via double). */
+  if ((dk == DLB_KIND_COMPLEX) && sk != DLB_KIND_COMPLEX) {
+#define TO_COMPLEX(ST, CONV)                                                              \
+  if (dst_type == DLB_COMPLEX64)                                                          \
+    CAST_LOOP(ST, cast_c64, d.re = (float)(CONV); d.im = 0.0f);                           \
+  else                                                                                    \
+    CAST_LOOP(ST, cast_c128, d.re = (double)(CONV); d.im = 0.0);                          \
+  return DLB_OK
+    switch (src_type) {
+    case DLB_INT8: TO_COMPLEX(int8_t, s);
+    case DLB_INT16: TO_COMPLEX(int16_t, s);
+    case DLB_INT32: TO_COMPLEX(int32_t, s);
+    case DLB_INT64: TO_COMPLEX(int64_t, s);
+    case DLB_UINT8: TO_COMPLEX(uint8_t, s);
+    case DLB_UINT16: TO_COMPLEX(uint16_t, s);
+    case DLB_UINT32: TO_COMPLEX(uint32_t, s);
+    case DLB_UINT64: TO_COMPLEX(uint64_t, s);
+    case DLB_FLOAT16: TO_COMPLEX(uint16_t, dlb_float16_to_double(s));
+    case DLB_BFLOAT16: TO_COMPLEX(uint16_t, dlb_bfloat16_to_double(s));
+    case DLB_FLOAT32: TO_COMPLEX(float, s);
+    default: TO_COMPLEX(double, s);
+    }
+#undef TO_COMPLEX
+  }
+  /* complex64 -> float32 and complex128 -> float64: the real part. */
+  if (src_type == DLB_COMPLEX64 && dst_type == DLB_FLOAT32) {
+    CAST_LOOP(cast_c64, float, d = s.re);
+    return DLB_OK;
+  }
+  if (src_type == DLB_COMPLEX128 && dst_type == DLB_FLOAT64) {
+    CAST_LOOP(cast_c128, double, d = s.re);
+    return DLB_OK;
+  }
+  /* int -> float16/bfloat16: through double, rounded once there (every
+   * integer that can round to a finite half is exact in double). */
+  if ((sk == DLB_KIND_INT || sk == DLB_KIND_UINT) &&
+      (dst_type == DLB_FLOAT16 || dst_type == DLB_BFLOAT16)) {
+    uint16_t (*from)(double) = dst_type == DLB_FLOAT16 ? dlb_float16_from_double : dlb_bfloat16_from_double;
+    switch (src_type) {
+    case DLB_INT8: CAST_LOOP(int8_t, uint16_t, d = from((double)s)); return DLB_OK;
+    case DLB_INT16: CAST_LOOP(int16_t, uint16_t, d = from((double)s)); return DLB_OK;
+    case DLB_INT32: CAST_LOOP(int32_t, uint16_t, d = from((double)s)); return DLB_OK;
+    case DLB_UINT8: CAST_LOOP(uint8_t, uint16_t, d = from((double)s)); return DLB_OK;
+    case DLB_UINT16: CAST_LOOP(uint16_t, uint16_t, d = from((double)s)); return DLB_OK;
+    case DLB_UINT32: CAST_LOOP(uint32_t, uint16_t, d = from((double)s)); return DLB_OK;
+    default: return DLB_E_UNSUPPORTED; /* 64-bit: the scalar path rounds those exactly */
+    }
+  }
+  /* float16/bfloat16 -> int: through double (exact), range-checked. */
+  if ((src_type == DLB_FLOAT16 || src_type == DLB_BFLOAT16) && (dk == DLB_KIND_INT || dk == DLB_KIND_UINT)) {
+    double (*to)(uint16_t) = src_type == DLB_FLOAT16 ? dlb_float16_to_double : dlb_bfloat16_to_double;
+#define HALF_TO_INT(DTYPE, DT)                                                        \
+  case DTYPE:                                                                         \
+    CAST_LOOP(uint16_t, DT, double v_ = to(s); if (!float_fits_int(DTYPE, v_)) {      \
+      bad = v_;                                                                       \
+      break;                                                                          \
+    } d = (DT)v_);                                                                    \
+    break
+    switch (dst_type) {
+      HALF_TO_INT(DLB_INT8, int8_t);
+      HALF_TO_INT(DLB_INT16, int16_t);
+      HALF_TO_INT(DLB_INT32, int32_t);
+      HALF_TO_INT(DLB_INT64, int64_t);
+      HALF_TO_INT(DLB_UINT8, uint8_t);
+      HALF_TO_INT(DLB_UINT16, uint16_t);
+      HALF_TO_INT(DLB_UINT32, uint32_t);
+      HALF_TO_INT(DLB_UINT64, uint64_t);
+    default: return DLB_E_UNSUPPORTED;
+    }
+#undef HALF_TO_INT
+    if (k < n) {
+      *at = k;
+      return cast_fail(err, bad, dst_type);
+    }
+    return DLB_OK;
+  }
+  return DLB_E_UNSUPPORTED;
+}
 
 dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                     const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err) {
@@ -782,6 +925,10 @@ dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dty
     CAST_LOOP(c64, c128, d.re = (double)s.re; d.im = (double)s.im);
     return DLB_OK;
   }
+
+  if (cast_typed(dst_type, dst, dst_stride, src_type, src, src_stride, n, err, &k) == DLB_OK)
+    return DLB_OK;
+  if (k < n && k != SIZE_MAX) return DLB_E_VALUE; /* cast_typed reported it */
 
   /* Everything else, one scalar at a time. */
   for (k = 0; k < n; k++) {
