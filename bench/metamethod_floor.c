@@ -3,9 +3,15 @@
  *   as a float and does nothing else: the floor of any C __index (a[i]).
  * - require("bench_floor").finalizable(size) makes a userdata whose metatable
  *   has an empty __gc: a DLPack round trip makes two such objects (the capsule
- *   and the array), so two of these are its floor. */
+ *   and the array), so two of these are its floor.
+ * - require("bench_floor").memcpy(nbytes, reps) -> seconds (CPU time) of reps
+ *   memcpy calls between two buffers of nbytes, both touched first: the floor
+ *   of a contiguous copy into an existing array. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static int floor_index(lua_State *L) {
   lua_pushnumber(L, (lua_Number)lua_tointeger(L, 2));
@@ -31,6 +37,26 @@ static int floor_finalizable(lua_State *L) {
   return 1;
 }
 
+/* memcpy(nbytes, reps) -> seconds of CPU time for reps copies. */
+static int floor_memcpy(lua_State *L) {
+  size_t n = (size_t)luaL_checkinteger(L, 1);
+  lua_Integer reps = luaL_checkinteger(L, 2);
+  char *src = malloc(n), *dst = malloc(n);
+  clock_t t0;
+  if (!src || !dst) return luaL_error(L, "out of memory");
+  memset(src, 1, n);
+  memset(dst, 2, n);
+  t0 = clock();
+  for (lua_Integer r = 0; r < reps; r++) {
+    memcpy(dst, src, n);
+    __asm__ volatile("" : : "r"(dst) : "memory"); /* keep every copy */
+  }
+  lua_pushnumber(L, (lua_Number)(clock() - t0) / CLOCKS_PER_SEC);
+  free(src);
+  free(dst);
+  return 1;
+}
+
 __attribute__((visibility("default"))) int luaopen_bench_floor(lua_State *L);
 int luaopen_bench_floor(lua_State *L) {
   lua_createtable(L, 0, 1); /* module */
@@ -48,5 +74,7 @@ int luaopen_bench_floor(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pushcclosure(L, floor_finalizable, 1);
   lua_setfield(L, -2, "finalizable");
+  lua_pushcfunction(L, floor_memcpy);
+  lua_setfield(L, -2, "memcpy");
   return 1;
 }

@@ -1,0 +1,135 @@
+-- bench/bulk.lua: bulk data at memory speed (issue 8). Each figure is the median
+-- of ROUNDS rounds of CPU time (os.clock: page faults count), printed with the
+-- baseline measured in the same run: NumPy (bench/bulk_numpy.py under
+-- /usr/bin/python3, Debian's python3-numpy) or memcpy (bench_floor.memcpy).
+-- Targets: zeros, empty+fill, copy, fill, astype (every pair, contiguous and
+-- strided) <= 1.0x NumPy; 2,000 arrays of 8 MiB made and filled without delete
+-- <= 1.0x NumPy with peak RSS <= 300 MiB; transpose-copy 4096^2 float32 <= 0.3x
+-- NumPy; contiguous copy into an existing array >= 0.9x memcpy's speed.
+-- BENCH_ROUNDS sets the rounds (default 5); BENCH_PAIRS=0 skips the pair table.
+local dl = require "dlbridge"
+local floor = require "bench_floor"
+
+local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 5
+local PAIRS = os.getenv("BENCH_PAIRS") ~= "0"
+local BIG = 32 * 1024 * 1024 -- float64 elements: 256 MiB
+local N = 10000000
+local PAIRS_N = 1000000
+local DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128"}
+
+local function median(f)
+  local times = {}
+  for r = 1, ROUNDS do
+    collectgarbage("collect")
+    local t0 = os.clock()
+    f()
+    times[r] = os.clock() - t0
+  end
+  table.sort(times)
+  return times[(ROUNDS + 1) // 2]
+end
+
+-- NumPy's figures, by name, from the same run (nil when NumPy is missing).
+local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "bench"
+local numpy = {}
+local py = io.popen("/usr/bin/python3 " .. here .. "/bulk_numpy.py " .. ROUNDS .. " 2>/dev/null")
+if py then
+  for line in py:lines() do
+    local name, seconds = line:match("^(%S+) (%S+)$")
+    if name then numpy[name] = tonumber(seconds) end
+  end
+  py:close()
+end
+
+local function peak_rss_mib()
+  local f = io.open("/proc/self/status", "r")
+  local kb = f and f:read("a"):match("VmHWM:%s*(%d+)")
+  if f then f:close() end
+  return kb and tonumber(kb) / 1024
+end
+
+local function report(name, label, seconds, target)
+  local base = numpy[name]
+  if base then
+    print(string.format("%-36s %9.3f ms   NumPy %9.3f ms   ratio %5.2fx  (target <= %gx)",
+                        label, seconds * 1e3, base * 1e3, seconds / base, target))
+  else
+    print(string.format("%-36s %9.3f ms   (no NumPy figure)", label, seconds * 1e3))
+  end
+  return base and seconds / base
+end
+
+print(string.format("dlbridge %s, %s, median of %d rounds (CPU time)", dl.version, _VERSION,
+                    ROUNDS))
+local full = dl.ones{BIG}
+report("zeros_256MiB", "dl.zeros 256 MiB", median(function() dl.zeros{BIG}:delete() end), 1.0)
+report("empty_fill_256MiB", "dl.empty + fill 256 MiB",
+       median(function() dl.empty{BIG}:fill(1.5):delete() end), 1.0)
+report("copy_256MiB", "a:copy() 256 MiB", median(function() full:copy():delete() end), 1.0)
+local v = dl.empty{N}
+report("fill_1e7", "a:fill(v) 1e7 float64", median(function() v:fill(2.5) end), 1.0)
+full:delete()
+v:delete()
+
+collectgarbage("collect")
+local loop = median(function()
+  for _ = 1, 2000 do
+    local c = dl.empty{1024 * 1024}
+    c:fill(1.0)
+  end
+end)
+report("loop_2000x8MiB", "2000 x (empty 8 MiB + fill), no delete", loop, 1.0)
+print(string.format("%-36s %9.1f MiB  (target <= 300 MiB)", "  peak RSS of this process so far",
+                    peak_rss_mib() or -1))
+
+local sq = dl.ones({4096, 4096}, {dtype = "float32"})
+local dst = dl.empty({4096, 4096}, {dtype = "float32"})
+report("transpose_contiguous", "a:transpose():contiguous() 4096^2 f32",
+       median(function() sq:transpose():contiguous():delete() end), 0.3)
+report("transpose_copy_from", "b:copy_from(a:transpose()) 4096^2 f32",
+       median(function() dst:copy_from(sq:transpose()) end), 0.3)
+
+local reps = 5
+local copy_into = median(function() for _ = 1, reps do dst:copy_from(sq) end end)
+local memcpy = median(function() floor.memcpy(sq.nbytes, reps) end)
+-- floor.memcpy times itself; the outer timing adds only one call.
+print(string.format("%-36s %9.3f ms   memcpy %8.3f ms   speed %5.2fx memcpy  (target >= 0.9x)",
+                    "b:copy_from(a) 64 MiB, contiguous", copy_into / reps * 1e3,
+                    memcpy / reps * 1e3, memcpy / copy_into))
+
+local src64 = dl.ones{N}
+report("astype_f64_f32", "a:astype('float32') 1e7 float64",
+       median(function() src64:astype("float32"):delete() end), 1.0)
+src64:delete()
+
+if PAIRS then
+  -- Every pair, contiguous and strided (every other element), 1e6 elements:
+  -- the worst ratios, and how many pairs meet the target.
+  local rows, met, total = {}, 0, 0
+  for _, s in ipairs(DTYPES) do
+    local a = dl.ones({PAIRS_N}, {dtype = s})
+    local strided = dl.ones({2 * PAIRS_N}, {dtype = s}):slice(1, 1, -1, 2)
+    for _, d in ipairs(DTYPES) do
+      for _, layout in ipairs{"", "strided_"} do
+        local x = layout == "" and a or strided
+        local name = "astype_" .. layout .. s .. "_" .. d
+        local t = median(function() x:astype(d):delete() end)
+        local base = numpy[name]
+        if base then
+          total = total + 1
+          if t <= base then met = met + 1 end
+          rows[#rows + 1] = {name = name, t = t, base = base}
+        end
+      end
+    end
+  end
+  table.sort(rows, function(x, y) return x.t / x.base > y.t / y.base end)
+  print(string.format("astype, every pair of %d dtypes x {contiguous, strided}, 1e6 elements: "
+                      .. "%d of %d pairs <= 1.0x NumPy; the worst:", #DTYPES, met, total))
+  for i = 1, math.min(8, #rows) do
+    local r = rows[i]
+    print(string.format("  %-34s %8.3f ms   NumPy %8.3f ms   ratio %5.2fx", r.name, r.t * 1e3,
+                        r.base * 1e3, r.t / r.base))
+  end
+end

@@ -1,0 +1,62 @@
+"""bench/bulk_numpy.py: NumPy's side of bench/bulk.lua, in the same run.
+
+Run by bench/bulk.lua under /usr/bin/python3 (Debian's python3-numpy). Prints
+one line per figure, "name seconds", each the median of ROUNDS rounds of CPU
+time (time.process_time, as os.clock in Lua: page faults count in both).
+The names match bench/bulk.lua's.
+"""
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+BIG = 32 * 1024 * 1024      # float64 elements: 256 MiB
+N = 10_000_000              # elements for fill and astype
+PAIRS_N = 1_000_000         # elements for the all-pairs astype table
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def median(f):
+    times = []
+    for _ in range(ROUNDS):
+        t0 = time.process_time()
+        f()
+        times.append(time.process_time() - t0)
+    return statistics.median(times)
+
+
+def emit(name, f):
+    print(f"{name} {median(f):.9f}", flush=True)
+
+
+full = np.ones(BIG)
+emit("zeros_256MiB", lambda: np.zeros(BIG))
+emit("empty_fill_256MiB", lambda: np.empty(BIG).fill(1.5))
+emit("copy_256MiB", lambda: full.copy())
+v = np.empty(N)
+emit("fill_1e7", lambda: v.fill(2.5))
+del full
+
+
+def loop_2000():
+    for _ in range(2000):
+        c = np.empty(1024 * 1024)
+        c.fill(1.0)
+
+
+emit("loop_2000x8MiB", loop_2000)
+sq = np.ones((4096, 4096), dtype=np.float32)
+dst = np.empty((4096, 4096), dtype=np.float32)
+emit("transpose_contiguous", lambda: np.ascontiguousarray(sq.T))
+emit("transpose_copy_from", lambda: np.copyto(dst, sq.T))
+src64 = np.ones(N)
+emit("astype_f64_f32", lambda: src64.astype(np.float32))
+for s in DTYPES:
+    a = np.ones(PAIRS_N, dtype=s)
+    strided = np.ones(2 * PAIRS_N, dtype=s)[::2]
+    for d in DTYPES:
+        emit(f"astype_{s}_{d}", lambda: a.astype(d))
+        emit(f"astype_strided_{s}_{d}", lambda: strided.astype(d))
