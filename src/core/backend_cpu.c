@@ -2,8 +2,9 @@
  * every other backend.
  *
  * Memory comes from the C library's malloc/calloc, over-allocated by one
- * alignment unit: the handle is the aligned address and the word just below
- * it holds what malloc returned. That keeps what glibc does well: a large
+ * alignment unit. The handle is the aligned address with its distance from
+ * what malloc returned (0..63) in its low six bits, so nothing is written
+ * into the block. That keeps what glibc does well: a large
  * block is a fresh mapping whose zero pages calloc does not touch (so
  * dl.zeros of a large array costs no page until it is used), and blocks
  * freed by a loop are reused without new page faults (glibc raises its
@@ -42,50 +43,49 @@ static void advise_huge_pages(char *p, size_t n) {
 #endif
 }
 
+/* The aligned block a handle stands for. */
+static char *block_of(const void *handle) {
+  return (char *)((uintptr_t)handle & ~(uintptr_t)(CPU_ALIGNMENT - 1));
+}
+
 static dlb_status cpu_allocate(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle) {
-  /* Room for the alignment and the word that remembers malloc's pointer. */
-  size_t extra = CPU_ALIGNMENT + sizeof(void *);
   char *raw, *aligned;
-  if (nbytes > SIZE_MAX - extra) return DLB_E_OUT_OF_MEMORY;
-  raw = zeroed ? calloc(1, nbytes + extra) : malloc(nbytes + extra);
+  if (nbytes > SIZE_MAX - CPU_ALIGNMENT) return DLB_E_OUT_OF_MEMORY;
+  raw = zeroed ? calloc(1, nbytes + CPU_ALIGNMENT - 1) : malloc(nbytes + CPU_ALIGNMENT - 1);
   if (!raw) return DLB_E_OUT_OF_MEMORY;
-  aligned = (char *)(((uintptr_t)raw + sizeof(void *) + CPU_ALIGNMENT - 1) &
-                     ~(uintptr_t)(CPU_ALIGNMENT - 1));
-  memcpy(aligned - sizeof(void *), &raw, sizeof raw);
+  aligned = (char *)(((uintptr_t)raw + CPU_ALIGNMENT - 1) & ~(uintptr_t)(CPU_ALIGNMENT - 1));
   if (nbytes >= DLB_CPU_HUGEPAGE_BYTES) advise_huge_pages(aligned, nbytes);
-  *handle = aligned;
+  *handle = aligned + (aligned - raw); /* the distance, 0..63, in the low bits */
   return DLB_OK;
 }
 
 static void cpu_deallocate(void *ctx, int device_id, void *handle) {
-  void *raw;
-  memcpy(&raw, (char *)handle - sizeof(void *), sizeof raw);
-  free(raw);
+  free(block_of(handle) - ((uintptr_t)handle & (CPU_ALIGNMENT - 1)));
 }
 
 static dlb_status cpu_copy_to_host(void *ctx, int device_id, const void *handle, size_t offset,
                                    void *dst, size_t nbytes) {
-  memcpy(dst, (const char *)handle + offset, nbytes);
+  memcpy(dst, block_of(handle) + offset, nbytes);
   return DLB_OK;
 }
 
 static dlb_status cpu_copy_from_host(void *ctx, int device_id, void *handle, size_t offset,
                                      const void *src, size_t nbytes) {
-  memcpy((char *)handle + offset, src, nbytes);
+  memcpy(block_of(handle) + offset, src, nbytes);
   return DLB_OK;
 }
 
 static dlb_status cpu_copy_within(void *ctx, int dst_device_id, void *dst_handle,
                                   size_t dst_offset, int src_device_id, const void *src_handle,
                                   size_t src_offset, size_t nbytes) {
-  memmove((char *)dst_handle + dst_offset, (const char *)src_handle + src_offset, nbytes);
+  memmove(block_of(dst_handle) + dst_offset, block_of(src_handle) + src_offset, nbytes);
   return DLB_OK;
 }
 
-static void *cpu_host_pointer(void *ctx, int device_id, void *handle) { return handle; }
+static void *cpu_host_pointer(void *ctx, int device_id, void *handle) { return block_of(handle); }
 
 static dlb_status cpu_export_pointer(void *ctx, int device_id, void *handle, void **data) {
-  *data = handle;
+  *data = block_of(handle);
   return DLB_OK;
 }
 
