@@ -653,23 +653,82 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
     CAST_LOOP(ST, float, d = (float)s);                              \
   return DLB_OK
 
-/* float -> int, checked against the target's range. */
-#define FLOAT_TO_INT_CASE(DTYPE, DT, ST)                             \
-  case DTYPE:                                                        \
-    CAST_LOOP(ST, DT, if (!float_fits_int(DTYPE, (double)s)) {       \
-      bad = (double)s;                                               \
-      break;                                                         \
-    } d = (DT)s);                                                    \
-    break
+/* float -> int, checked against the target's range without a branch (the
+ * loop vectorises; an element out of range stores 0); if any was, a second
+ * pass finds the first for the error, with k at it. */
+#define FLOAT_TO_INT_CASE(DTYPE, DT, ST)                                         \
+  case DTYPE: {                                                                  \
+    int all_fit_ = 1;                                                            \
+    CAST_LOOP(ST, DT, {                                                          \
+      const double v_ = (double)s;                                               \
+      const int fits_ = float_fits_int(DTYPE, v_);                              \
+      all_fit_ &= fits_;                                                         \
+      d = (DT)(fits_ ? v_ : 0.0);                                                \
+    });                                                                          \
+    if (!all_fit_)                                                               \
+      for (k = 0; k < n; k++) {                                                  \
+        ST s;                                                                    \
+        memcpy(&s, (const char *)src + (ptrdiff_t)k * src_stride, sizeof s);     \
+        if (!float_fits_int(DTYPE, (double)s)) {                                 \
+          bad = (double)s;                                                       \
+          break;                                                                 \
+        }                                                                        \
+      }                                                                          \
+    break;                                                                       \
+  }
+
+/* The same for targets that int32 holds, converting through int32 with the
+ * bounds in the source's own type (exact there: (LO, HI) exclusive), which
+ * is what the vector units do (cvttps2dq / cvttpd2dq, then packs). */
+#define FLOAT_TO_SMALL_INT_CASE(DTYPE, DT, ST, LO, HI)                           \
+  case DTYPE: {                                                                  \
+    int all_fit_ = 1;                                                            \
+    CAST_LOOP(ST, DT, {                                                          \
+      const int fits_ = (s > (ST)(LO)) & (s < (ST)(HI));                         \
+      all_fit_ &= fits_;                                                         \
+      d = (DT)(int32_t)(fits_ ? s : (ST)0);                                      \
+    });                                                                          \
+    if (!all_fit_)                                                               \
+      for (k = 0; k < n; k++) {                                                  \
+        ST s;                                                                    \
+        memcpy(&s, (const char *)src + (ptrdiff_t)k * src_stride, sizeof s);     \
+        if (!float_fits_int(DTYPE, (double)s)) {                                 \
+          bad = (double)s;                                                       \
+          break;                                                                 \
+        }                                                                        \
+      }                                                                          \
+    break;                                                                       \
+  }
+
+/* int32: [-2^31, 2^31) is exact in float and double. */
+#define FLOAT_TO_INT32_CASE(ST)                                                  \
+  case DLB_INT32: {                                                              \
+    int all_fit_ = 1;                                                            \
+    CAST_LOOP(ST, int32_t, {                                                     \
+      const int fits_ = (s >= (ST)-2147483648.0) & (s < (ST)2147483648.0);      \
+      all_fit_ &= fits_;                                                         \
+      d = (int32_t)(fits_ ? s : (ST)0);                                          \
+    });                                                                          \
+    if (!all_fit_)                                                               \
+      for (k = 0; k < n; k++) {                                                  \
+        ST s;                                                                    \
+        memcpy(&s, (const char *)src + (ptrdiff_t)k * src_stride, sizeof s);     \
+        if (!float_fits_int(DLB_INT32, (double)s)) {                             \
+          bad = (double)s;                                                       \
+          break;                                                                 \
+        }                                                                        \
+      }                                                                          \
+    break;                                                                       \
+  }
 
 #define FLOAT_TO_INT(ST)                                             \
   switch (dst_type) {                                                \
-    FLOAT_TO_INT_CASE(DLB_INT8, int8_t, ST);                         \
-    FLOAT_TO_INT_CASE(DLB_INT16, int16_t, ST);                       \
-    FLOAT_TO_INT_CASE(DLB_INT32, int32_t, ST);                       \
+    FLOAT_TO_SMALL_INT_CASE(DLB_INT8, int8_t, ST, -129, 128);        \
+    FLOAT_TO_SMALL_INT_CASE(DLB_INT16, int16_t, ST, -32769, 32768);  \
+    FLOAT_TO_SMALL_INT_CASE(DLB_UINT8, uint8_t, ST, -1, 256);        \
+    FLOAT_TO_SMALL_INT_CASE(DLB_UINT16, uint16_t, ST, -1, 65536);    \
+    FLOAT_TO_INT32_CASE(ST);                                         \
     FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST);                       \
-    FLOAT_TO_INT_CASE(DLB_UINT8, uint8_t, ST);                       \
-    FLOAT_TO_INT_CASE(DLB_UINT16, uint16_t, ST);                     \
     FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST);                     \
     FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST);                     \
   default: break;                                                    \
@@ -766,7 +825,16 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
     case DLB_UINT8: CAST_LOOP(uint8_t, uint16_t, d = from((double)s)); return DLB_OK;
     case DLB_UINT16: CAST_LOOP(uint16_t, uint16_t, d = from((double)s)); return DLB_OK;
     case DLB_UINT32: CAST_LOOP(uint32_t, uint16_t, d = from((double)s)); return DLB_OK;
-    default: return DLB_E_UNSUPPORTED; /* 64-bit: the scalar path rounds those exactly */
+    default: break;
+    }
+    /* 64-bit to float16: beyond 2^53 (where double rounds) the result is inf
+     * either way. To bfloat16 the scalar path rounds those exactly. */
+    if (dst_type == DLB_FLOAT16) {
+      if (src_type == DLB_INT64)
+        CAST_LOOP(int64_t, uint16_t, d = from((double)s));
+      else
+        CAST_LOOP(uint64_t, uint16_t, d = from((double)s));
+      return DLB_OK;
     }
   }
   /* float16/bfloat16 -> int: through double (exact), range-checked. */
@@ -800,7 +868,31 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
   return DLB_E_UNSUPPORTED;
 }
 
-dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
+/* dlb_cast of strided runs through contiguous chunks on the stack. */
+static dlb_status cast_buffered(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride,
+                                dlb_dtype src_type, const void *src, ptrdiff_t src_stride, size_t n,
+                                dlb_error *err) {
+  const size_t sitem = dtype_table[src_type].itemsize, ditem = dtype_table[dst_type].itemsize;
+  _Alignas(64) unsigned char sbuf[4096], dbuf[4096];
+  const size_t chunk = sizeof sbuf / (sitem > ditem ? sitem : ditem);
+  for (size_t pos = 0; pos < n; pos += chunk) {
+    const size_t m = n - pos < chunk ? n - pos : chunk;
+    const char *s = (const char *)src + (ptrdiff_t)pos * src_stride;
+    char *d = (char *)dst + (ptrdiff_t)pos * dst_stride;
+    char *out = dst_stride == (ptrdiff_t)ditem ? d : (char *)dbuf;
+    dlb_status st;
+    if (src_stride != (ptrdiff_t)sitem) {
+      dlb_cast(src_type, sbuf, (ptrdiff_t)sitem, src_type, s, src_stride, m, NULL); /* a copy */
+      s = (const char *)sbuf;
+    }
+    if ((st = dlb_cast(dst_type, out, (ptrdiff_t)ditem, src_type, s, (ptrdiff_t)sitem, m, err)) != DLB_OK)
+      return st;
+    if (out != d) dlb_cast(dst_type, d, dst_stride, dst_type, dbuf, (ptrdiff_t)ditem, m, NULL);
+  }
+  return DLB_OK;
+}
+
+DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                     const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err) {
   if ((unsigned)dst_type >= DLB_DTYPE_COUNT || (unsigned)src_type >= DLB_DTYPE_COUNT)
     return dlb_fail(err, DLB_E_DTYPE, "invalid dtype in cast");
@@ -827,6 +919,11 @@ dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dty
     }
     return DLB_OK;
   }
+
+  /* Strided runs of a cast: gathered into contiguous chunks (a plain copy),
+   * cast there by the contiguous loops, scattered back (NumPy's buffering). */
+  if (n > 16 && (src_stride != (ptrdiff_t)sinfo->itemsize || dst_stride != (ptrdiff_t)dinfo->itemsize))
+    return cast_buffered(dst_type, dst, dst_stride, src_type, src, src_stride, n, err);
 
   const int s_int = sinfo->kind == DLB_KIND_INT || sinfo->kind == DLB_KIND_UINT;
   const int d_int = dinfo->kind == DLB_KIND_INT || dinfo->kind == DLB_KIND_UINT;
@@ -929,6 +1026,25 @@ dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dty
   if (cast_typed(dst_type, dst, dst_stride, src_type, src, src_stride, n, err, &k) == DLB_OK)
     return DLB_OK;
   if (k < n && k != SIZE_MAX) return DLB_E_VALUE; /* cast_typed reported it */
+
+  /* complex -> any other real: its real part (exact in the complex's own
+   * float type), then that float's typed loop, a chunk at a time. */
+  if (sinfo->kind == DLB_KIND_COMPLEX && dinfo->kind != DLB_KIND_COMPLEX) {
+    const dlb_dtype mid = src_type == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64;
+    const size_t mid_item = dtype_table[mid].itemsize;
+    double chunk_buf[512];
+    const size_t chunk = sizeof chunk_buf / mid_item;
+    for (size_t pos = 0; pos < n; pos += chunk) {
+      const size_t m = n - pos < chunk ? n - pos : chunk;
+      dlb_status st = dlb_cast(mid, chunk_buf, (ptrdiff_t)mid_item, src_type,
+                               (const char *)src + (ptrdiff_t)pos * src_stride, src_stride, m, err);
+      if (st == DLB_OK)
+        st = dlb_cast(dst_type, (char *)dst + (ptrdiff_t)pos * dst_stride, dst_stride, mid, chunk_buf,
+                      (ptrdiff_t)mid_item, m, err);
+      if (st != DLB_OK) return st;
+    }
+    return DLB_OK;
+  }
 
   /* Everything else, one scalar at a time. */
   for (k = 0; k < n; k++) {

@@ -83,6 +83,15 @@ dlb_status dlb_scalar_store(dlb_dtype dtype, void *dst, const dlb_scalar *v, dlb
  * load as DLB_SCALAR_FLOAT; complex as DLB_SCALAR_COMPLEX; bool as BOOL. */
 void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
 
+/* Element loops are built once per x86-64 level and the best one for the CPU
+ * is picked when the library loads (function multiversioning, as NumPy's
+ * dispatch does): the vector units a build for plain x86-64 would leave idle. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__OPTIMIZE__) && defined(__linux__)
+#define DLB_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define DLB_KERNEL_CLONES
+#endif
+
 /*
  * Casts n elements (NumPy's astype, casting="unsafe", where that is defined):
  * integers wrap modulo 2^bits; int -> float and float -> narrower float round
