@@ -38,7 +38,8 @@ static int coalesce(int ndim, int64_t *shape, loop_operand *a, loop_operand *b) 
 static void operand_of(loop_operand *op, const dlb_array *a) {
   int64_t item = (int64_t)dlb_array_itemsize(a);
   op->data = dlb_array_host_data(a);
-  for (int d = 0; d < a->ndim; d++) op->strides[d] = a->strides[d] * item;
+  /* An extent-1 dim's stride is unbounded (an import may carry any): unused. */
+  for (int d = 0; d < a->ndim; d++) op->strides[d] = a->shape[d] == 1 ? 0 : a->strides[d] * item;
 }
 
 /* Copies one element of size item (1, 2, 4, 8 or 16 bytes). */

@@ -868,29 +868,9 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
   return DLB_E_UNSUPPORTED;
 }
 
-/* dlb_cast of strided runs through contiguous chunks on the stack. */
 static dlb_status cast_buffered(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride,
                                 dlb_dtype src_type, const void *src, ptrdiff_t src_stride, size_t n,
-                                dlb_error *err) {
-  const size_t sitem = dtype_table[src_type].itemsize, ditem = dtype_table[dst_type].itemsize;
-  _Alignas(64) unsigned char sbuf[4096], dbuf[4096];
-  const size_t chunk = sizeof sbuf / (sitem > ditem ? sitem : ditem);
-  for (size_t pos = 0; pos < n; pos += chunk) {
-    const size_t m = n - pos < chunk ? n - pos : chunk;
-    const char *s = (const char *)src + (ptrdiff_t)pos * src_stride;
-    char *d = (char *)dst + (ptrdiff_t)pos * dst_stride;
-    char *out = dst_stride == (ptrdiff_t)ditem ? d : (char *)dbuf;
-    dlb_status st;
-    if (src_stride != (ptrdiff_t)sitem) {
-      dlb_cast(src_type, sbuf, (ptrdiff_t)sitem, src_type, s, src_stride, m, NULL); /* a copy */
-      s = (const char *)sbuf;
-    }
-    if ((st = dlb_cast(dst_type, out, (ptrdiff_t)ditem, src_type, s, (ptrdiff_t)sitem, m, err)) != DLB_OK)
-      return st;
-    if (out != d) dlb_cast(dst_type, d, dst_stride, dst_type, dbuf, (ptrdiff_t)ditem, m, NULL);
-  }
-  return DLB_OK;
-}
+                                dlb_error *err);
 
 DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                     const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err) {
@@ -1052,6 +1032,30 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
     dlb_scalar_load(src_type, (const char *)src + (ptrdiff_t)k * src_stride, &s);
     dlb_status st = cast_store(dst_type, (char *)dst + (ptrdiff_t)k * dst_stride, &s, err);
     if (st != DLB_OK) return st;
+  }
+  return DLB_OK;
+}
+
+/* dlb_cast of strided runs through contiguous chunks on the stack. */
+static dlb_status cast_buffered(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride,
+                                dlb_dtype src_type, const void *src, ptrdiff_t src_stride, size_t n,
+                                dlb_error *err) {
+  const size_t sitem = dtype_table[src_type].itemsize, ditem = dtype_table[dst_type].itemsize;
+  _Alignas(64) unsigned char sbuf[4096], dbuf[4096];
+  const size_t chunk = sizeof sbuf / (sitem > ditem ? sitem : ditem);
+  for (size_t pos = 0; pos < n; pos += chunk) {
+    const size_t m = n - pos < chunk ? n - pos : chunk;
+    const char *s = (const char *)src + (ptrdiff_t)pos * src_stride;
+    char *d = (char *)dst + (ptrdiff_t)pos * dst_stride;
+    char *out = dst_stride == (ptrdiff_t)ditem ? d : (char *)dbuf;
+    dlb_status st;
+    if (src_stride != (ptrdiff_t)sitem) {
+      dlb_cast(src_type, sbuf, (ptrdiff_t)sitem, src_type, s, src_stride, m, NULL); /* a copy */
+      s = (const char *)sbuf;
+    }
+    if ((st = dlb_cast(dst_type, out, (ptrdiff_t)ditem, src_type, s, (ptrdiff_t)sitem, m, err)) != DLB_OK)
+      return st;
+    if (out != d) dlb_cast(dst_type, d, dst_stride, dst_type, dbuf, (ptrdiff_t)ditem, m, NULL);
   }
   return DLB_OK;
 }

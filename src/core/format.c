@@ -264,7 +264,8 @@ static void put_block(fmt_ctx *c, int dim, int64_t offset) {
       put(c, "...");
       put_separator(c, dim);
     }
-    int64_t at = offset + printed_index(c, dim, k) * a->strides[dim];
+    /* a size-0 array reads no element: its strides are unbounded, so unused */
+    int64_t at = a->numel > 0 ? offset + printed_index(c, dim, k) * a->strides[dim] : 0;
     if (dim == a->ndim - 1)
       put_element(c, at, 1);
     else

@@ -117,7 +117,10 @@ int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *str
         return 0;
     }
     new_strides[nj - 1] = old_strides[oj - 1];
-    for (int nk = nj - 1; nk > ni; nk--) new_strides[nk - 1] = new_strides[nk] * new_shape[nk];
+    /* Overflow here needs a stride that only extent-1 dims allowed (an
+     * import's): no view then; a copy has plain strides. */
+    for (int nk = nj - 1; nk > ni; nk--)
+      if (__builtin_mul_overflow(new_strides[nk], new_shape[nk], &new_strides[nk - 1])) return 0;
     ni = nj++;
     oi = oj++;
   }

@@ -27,7 +27,6 @@ static void push_array_mt(lua_State *L) {
  * runs on every call (a[i] above all). */
 typedef struct lua_array {
   dlb_array array;
-  dlb_live link; /* in the state's live list (internal.h) */
   uint64_t tag;
 } lua_array;
 
@@ -53,22 +52,17 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   return a;
 }
 
-/* The live list's release of an Array that Lua will never finalize. */
-static void release_linked_array(dlb_live *node) {
-  dlb_array_release(&((lua_array *)((char *)node - offsetof(lua_array, link)))->array);
-}
-
-/* new_array_object(metatable, state): the released, linked userdata. Runs
- * in protected mode: only the allocation can fail, and nothing after it. */
+/* new_array_object(metatable, state): the released userdata, tracked. Runs
+ * in protected mode: a Lua memory error leaves nothing behind. */
 static int new_array_object(lua_State *L) {
   lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
   u->tag = ARRAY_TAG;
   u->array.buffer = NULL;
   u->array.ndim = 0;
   u->array.numel = 0;
-  dlbL_live_link(lua_touserdata(L, 2), &u->link, release_linked_array);
   lua_pushvalue(L, 1);
   lua_setmetatable(L, -2);
+  dlbL_track_new(L, lua_touserdata(L, 2));
   return 1;
 }
 
@@ -204,7 +198,7 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   else if (strcmp(name, "strides") == 0) push_int_list(L, a->ndim, a->strides);
   else if (strcmp(name, "ndim") == 0) lua_pushinteger(L, a->ndim);
   else if (strcmp(name, "size") == 0) lua_pushinteger(L, (lua_Integer)a->numel);
-  else if (strcmp(name, "dtype") == 0) lua_pushstring(L, dlb_dtype_get(a->dtype)->name);
+  else if (strcmp(name, "dtype") == 0) dlbL_push_string(L, dlb_dtype_get(a->dtype)->name, "Array:__index");
   else if (strcmp(name, "itemsize") == 0) lua_pushinteger(L, (lua_Integer)dlb_array_itemsize(a));
   else if (strcmp(name, "nbytes") == 0) {
     /* numel * itemsize; an expanded view can exceed int64: then a float. */
@@ -216,9 +210,9 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   }
   else if (strcmp(name, "device") == 0) {
     dlbL_device_name(a, device, sizeof device);
-    lua_pushstring(L, device);
+    dlbL_push_string(L, device, "Array:__index");
   } else if (strcmp(name, "backend") == 0)
-    lua_pushstring(L, a->buffer->backend ? a->buffer->backend->name : "host");
+    dlbL_push_string(L, a->buffer->backend ? a->buffer->backend->name : "host", "Array:__index");
   else if (strcmp(name, "readonly") == 0) lua_pushboolean(L, a->readonly || a->buffer->readonly);
   else return 0;
   return 1;
@@ -363,7 +357,7 @@ static int array_tostring(lua_State *L) {
   dlb_error err;
   dlb_status st;
   if (!a->buffer) {
-    lua_pushliteral(L, "dlbridge.Array (deleted)");
+    dlbL_push_string(L, "dlbridge.Array (deleted)", "Array:__tostring");
     return 1;
   }
   dlbL_device_name(a, device, sizeof device);
@@ -384,20 +378,10 @@ static int array_tostring(lua_State *L) {
   return 1;
 }
 
-/* __close: the idempotent release; never raises. */
+/* __gc and __close: the idempotent release; never raises. */
 static int array_release(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
   if (a) dlb_array_release(a);
-  return 0;
-}
-
-/* __gc: the same release, and the object leaves the live list. */
-static int array_gc(lua_State *L) {
-  dlb_array *a = dlbL_to_array(L, 1);
-  if (a) {
-    dlbL_live_unlink(&((lua_array *)a)->link);
-    dlb_array_release(a);
-  }
   return 0;
 }
 
@@ -409,7 +393,7 @@ static int array_delete(lua_State *L) {
 
 static const luaL_Reg array_metamethods[] = {
     {"__index", array_index},       {"__newindex", array_newindex}, {"__len", array_len},
-    {"__tostring", array_tostring}, {"__gc", array_gc},             {"__close", array_release},
+    {"__tostring", array_tostring}, {"__gc", array_release},        {"__close", array_release},
     {NULL, NULL}};
 
 static const luaL_Reg array_methods[] = {

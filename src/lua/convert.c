@@ -63,6 +63,16 @@ void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op) {
              luaL_typename(L, idx));
 }
 
+/* complex_table(re, im): {re = re, im = im} (run in protected mode). */
+static int complex_table(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "re");
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, "im");
+  return 1;
+}
+
 void dlbL_push_scalar(lua_State *L, const dlb_scalar *v) {
   switch (v->kind) {
     case DLB_SCALAR_BOOL: lua_pushboolean(L, v->v.b); break;
@@ -71,11 +81,10 @@ void dlbL_push_scalar(lua_State *L, const dlb_scalar *v) {
     case DLB_SCALAR_UINT: lua_pushnumber(L, (lua_Number)v->v.u); break;
     case DLB_SCALAR_FLOAT: lua_pushnumber(L, (lua_Number)v->v.f); break;
     case DLB_SCALAR_COMPLEX:
-      lua_createtable(L, 0, 2);
+      lua_pushcfunction(L, complex_table);
       lua_pushnumber(L, v->v.c.re);
-      lua_setfield(L, -2, "re");
       lua_pushnumber(L, v->v.c.im);
-      lua_setfield(L, -2, "im");
+      dlbL_pcall(L, 2, 1, "dlbridge");
       break;
   }
 }

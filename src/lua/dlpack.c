@@ -14,8 +14,7 @@ struct dlb_capsule {
   int consumed;
   uint32_t major, minor;
   DLDevice device;
-  dlb_live link; /* in the state's live list (internal.h) */
-  uint64_t tag;  /* recognised by size and tag, as Arrays are (array.c) */
+  uint64_t tag; /* recognised by size and tag, as Arrays are (array.c) */
 };
 
 #define CAPSULE_TAG UINT64_C(0x63617073756c6521) /* "capsule!" */
@@ -35,20 +34,15 @@ static void capsule_release(dlb_capsule *c) {
   }
 }
 
-/* The live list's release of a capsule Lua will never finalize. */
-static void release_linked_capsule(dlb_live *node) {
-  capsule_release((dlb_capsule *)((char *)node - offsetof(dlb_capsule, link)));
-}
-
-/* new_capsule_object(metatable, state): the empty, linked userdata. Runs in
- * protected mode: only the allocation can fail, and nothing after it. */
+/* new_capsule_object(metatable, state): the empty userdata, tracked. Runs
+ * in protected mode: a Lua memory error leaves nothing behind. */
 static int new_capsule_object(lua_State *L) {
   dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
   memset(c, 0, sizeof *c);
   c->tag = CAPSULE_TAG;
-  dlbL_live_link(lua_touserdata(L, 2), &c->link, release_linked_capsule);
   lua_pushvalue(L, 1);
   lua_setmetatable(L, -2);
+  dlbL_track_new(L, lua_touserdata(L, 2));
   return 1;
 }
 
@@ -81,12 +75,14 @@ void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t) {
 
 /* __gc: an unconsumed capsule gives the tensor back to its producer, once. */
 static int capsule_gc(lua_State *L) {
-  dlb_capsule *c = to_capsule(L, 1);
-  if (c) {
-    dlbL_live_unlink(&c->link);
-    capsule_release(c);
-  }
+  dlbL_capsule_release(L, 1);
   return 0;
+}
+
+int dlbL_capsule_release(lua_State *L, int idx) {
+  dlb_capsule *c = to_capsule(L, idx);
+  if (c) capsule_release(c);
+  return c != NULL;
 }
 
 /* capsule.versioned, .version ({major, minor}, nil for legacy), .consumed, .device ({type, id}) */
@@ -122,7 +118,7 @@ static int capsule_index(lua_State *L) {
   return dlbL_call_protected(L, index_unprotected, "Capsule:__index");
 }
 
-static int capsule_tostring(lua_State *L) {
+static int tostring_unprotected(lua_State *L) {
   dlb_capsule *c = to_capsule(L, 1);
   if (!c) return 0;
   if (c->versioned)
@@ -134,6 +130,10 @@ static int capsule_tostring(lua_State *L) {
                     (int)c->device.device_type, (int)c->device.device_id,
                     c->consumed ? "consumed" : "unconsumed");
   return 1;
+}
+
+static int capsule_tostring(lua_State *L) {
+  return dlbL_call_protected(L, tostring_unprotected, "Capsule:__tostring");
 }
 
 void dlbL_open_capsule(lua_State *L) {
@@ -372,6 +372,32 @@ static void capsule_from_protocol(lua_State *L, int x, const char *op) {
                luaL_typename(L, -1));
 }
 
+/* protocol_capsule(x): the capsule x's __dlpack method gives (run in
+ * protected mode by dl.from_dlpack). */
+static int protocol_capsule(lua_State *L) {
+  int has_method = lua_type(L, 1) == LUA_TTABLE || lua_type(L, 1) == LUA_TUSERDATA;
+  if (has_method) {
+    lua_pushcfunction(L, has_callable_dunder);
+    lua_pushvalue(L, 1);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      dlb_error err;
+      dlb_fail(&err, DLB_E_ARGUMENT, "looking up the producer's __dlpack failed");
+      dlbL_push_error(L, &err, "dl.from_dlpack");
+      lua_rotate(L, -2, 1);
+      lua_setfield(L, -2, "cause");
+      lua_error(L);
+    }
+    has_method = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  if (!has_method)
+    dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+               "expected a capsule or a value with a callable __dlpack method, got %s",
+               luaL_typename(L, 1));
+  capsule_from_protocol(L, 1, "dl.from_dlpack");
+  return 1;
+}
+
 /* dl.from_dlpack(x, opts): an array over the producer's memory. x is a
  * capsule or any value with a __dlpack method. opts = {device=, copy=}. */
 static int dlpack_from_dlpack(lua_State *L) {
@@ -412,25 +438,10 @@ static int dlpack_from_dlpack(lua_State *L) {
     dlb_export_options_init(&o);
     if (dlbL_export(L, x, &o, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
   } else if (!to_capsule(L, x)) {
-    int has_method = lua_type(L, x) == LUA_TTABLE || lua_type(L, x) == LUA_TUSERDATA;
-    if (has_method) {
-      lua_pushcfunction(L, has_callable_dunder);
-      lua_pushvalue(L, x);
-      if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-        dlb_fail(&err, DLB_E_ARGUMENT, "looking up the producer's __dlpack failed");
-        dlbL_push_error(L, &err, "dl.from_dlpack");
-        lua_rotate(L, -2, 1);
-        lua_setfield(L, -2, "cause");
-        lua_error(L);
-      }
-      has_method = lua_toboolean(L, -1);
-      lua_pop(L, 1);
-    }
-    if (!has_method)
-      dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                 "expected a capsule or a value with a callable __dlpack method, got %s",
-                 luaL_typename(L, x));
-    capsule_from_protocol(L, x, "dl.from_dlpack");
+    /* The protocol allocates (option tables, error causes): protected. */
+    lua_pushcfunction(L, protocol_capsule);
+    lua_pushvalue(L, x);
+    dlbL_pcall(L, 1, 1, "dl.from_dlpack");
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
   } else if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) {

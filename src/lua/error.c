@@ -94,14 +94,12 @@ dlb_status dlbL_push_protected(lua_State *L, lua_CFunction f) {
   return DLB_E_OUT_OF_MEMORY;
 }
 
-int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
-  int nargs = lua_gettop(L);
-  lua_pushcfunction(L, f);
-  lua_insert(L, 1);
-  switch (lua_pcall(L, nargs, LUA_MULTRET, 0)) {
-    case LUA_OK: return lua_gettop(L);
+void dlbL_pcall(lua_State *L, int nargs, int nresults, const char *op) {
+  switch (lua_pcall(L, nargs, nresults, 0)) {
+    case LUA_OK: return;
     case LUA_ERRMEM:
-      dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua could not allocate the result");
+      lua_pop(L, 1);
+      dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for the result");
     default:
       /* A dlbridge error raised inside f saw f's pcall as its caller: give it
        * the position of the code that called us instead. */
@@ -112,8 +110,28 @@ int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
       } else {
         lua_pop(L, 1);
       }
-      return lua_error(L);
+      lua_error(L);
   }
+}
+
+int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
+  int nargs = lua_gettop(L);
+  lua_pushcfunction(L, f);
+  lua_insert(L, 1);
+  dlbL_pcall(L, nargs, LUA_MULTRET, op);
+  return lua_gettop(L);
+}
+
+/* push_string_unprotected(s): the string s. */
+static int push_string_unprotected(lua_State *L) {
+  lua_pushstring(L, (const char *)lua_touserdata(L, 1));
+  return 1;
+}
+
+void dlbL_push_string(lua_State *L, const char *s, const char *op) {
+  lua_pushcfunction(L, push_string_unprotected);
+  lua_pushlightuserdata(L, (void *)s);
+  dlbL_pcall(L, 1, 1, op);
 }
 
 /* tostring(err): "dlbridge: CODE: message (hint: ...)". */

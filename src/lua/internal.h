@@ -23,27 +23,28 @@
 #define DLB_UV_METHODS lua_upvalueindex(3)
 #define DLB_NUPVALUES 3
 
-/* A link in the state's list of live objects. Every Array and Capsule
- * userdata is linked from its creation until its __gc. During lua_close, Lua
- * never finalizes objects made by other finalizers; the state's own __gc
- * (which runs after those of every object made after require) releases
- * whatever is still linked, so nothing they hold leaks. */
-typedef struct dlb_live {
-  struct dlb_live *prev, *next; /* NULL when not linked */
-  void (*release)(struct dlb_live *self);
-} dlb_live;
-
 /* Per-lua_State module state: the backend registry, the memory budget, the
- * live objects. Recognised by its userdata size and tag, like Arrays (a
- * host closure's own upvalues must never pass for it). After lua_close has
- * run its __gc, registry and cpu are NULL: dlbridge is closed in that state
- * and makes no new objects. */
+ * objects made inside finalizers. Recognised by its userdata size and tag,
+ * like Arrays (a host closure's own upvalues must never pass for it). After
+ * lua_close has run its __gc, registry and cpu are NULL: dlbridge is closed
+ * in that state and makes no new objects.
+ *
+ * Why the pins: during lua_close, Lua finalizes no object that a finalizer
+ * makes, so an Array or Capsule made by a finalizer there would leak what it
+ * holds. Every object made inside a finalizer (any finalizer: one that runs
+ * in lua_close cannot be told apart) is pinned in a registry table; the
+ * state's own __gc, which in lua_close runs after the finalizers of all
+ * objects made after require, releases what is pinned. The next object made
+ * outside a finalizer proves the state was not closing: the pins are
+ * dropped, and those objects live and die as any other. A pinned object is
+ * reachable, so its memory is valid whenever it is released. */
 typedef struct dlb_lua_state {
   dlb_registry *registry;
   dlb_backend *cpu;
   dlb_budget *budget; /* shared with every backend of the state */
-  dlb_live live;      /* list head: circular through prev/next */
   int capsule_mt;     /* registry reference of the Capsule metatable */
+  int pins;           /* registry reference of the pin table (objects made in finalizers) */
+  size_t pinned;      /* entries in it */
   uint64_t tag;
 } dlb_lua_state;
 
@@ -64,10 +65,10 @@ dlb_lua_state *dlbL_find_state(lua_State *L);
 /* The open module state; raises UNSUPPORTED when dlbridge was closed with
  * its lua_State (a finalizer running late in lua_close). */
 dlb_lua_state *dlbL_state(lua_State *L);
-/* Links node (a new object's) into the state's live list. */
-void dlbL_live_link(dlb_lua_state *state, dlb_live *node, void (*release)(dlb_live *));
-/* Unlinks node if it is linked (idempotent). */
-void dlbL_live_unlink(dlb_live *node);
+/* For a new Array or Capsule at the top of the stack, already with its
+ * metatable: pins it when a finalizer is running, else drops earlier pins
+ * (see dlb_lua_state). Allocates: call it in protected mode. */
+void dlbL_track_new(lua_State *L, dlb_lua_state *state);
 /* Makes room for an allocation of numel * itemsize bytes: when the state's memory limit
  * would refuse it, runs a full garbage collection first (garbage may be
  * holding the budget). Finalizers may run: call it where the caller
@@ -81,6 +82,11 @@ int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, .
 /* Calls f with this function's arguments in protected mode; a Lua memory
  * error (a huge table or string) becomes an OUT_OF_MEMORY dlbridge.Error. */
 int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op);
+/* lua_pcall of the function and nargs arguments on top; a memory error
+ * becomes OUT_OF_MEMORY naming op, any other error is raised again as is. */
+void dlbL_pcall(lua_State *L, int nargs, int nresults, const char *op);
+/* Pushes the string s in protected mode (OUT_OF_MEMORY naming op). */
+void dlbL_push_string(lua_State *L, const char *s, const char *op);
 /* Whether the value at idx is a dlbridge.Error. */
 int dlbL_is_error(lua_State *L, int idx);
 /* Pushes (does not raise) the error object for err. */
@@ -166,6 +172,9 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
 typedef struct dlb_capsule dlb_capsule;
 /* Pushes an empty capsule (owning nothing yet); raises as dlbL_push_empty. */
 dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op);
+/* Gives the tensor of the capsule at idx (if any, unconsumed) back to its
+ * producer; 0 when the value is no capsule. Never raises. */
+int dlbL_capsule_release(lua_State *L, int idx);
 /* Gives the empty capsule c the tensor t (cannot fail). */
 void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t);
 /* Takes the tensor of the capsule at idx, marking it consumed first. */

@@ -5,32 +5,43 @@
 
 #define DLB_MODULE_KEY "dlbridge.core"
 
-void dlbL_live_link(dlb_lua_state *state, dlb_live *node, void (*release)(dlb_live *)) {
-  node->release = release;
-  node->prev = &state->live;
-  node->next = state->live.next;
-  state->live.next->prev = node;
-  state->live.next = node;
-}
-
-void dlbL_live_unlink(dlb_live *node) {
-  if (!node->next) return;
-  node->prev->next = node->next;
-  node->next->prev = node->prev;
-  node->prev = node->next = NULL;
+void dlbL_track_new(lua_State *L, dlb_lua_state *state) {
+  /* Lua >= 5.4.4 refuses every lua_gc request (-1) while a finalizer runs. */
+  if (lua_gc(L, LUA_GCISRUNNING) < 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, state->pins);
+    lua_pushvalue(L, -2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    state->pinned++;
+  } else if (state->pinned) {
+    lua_newtable(L); /* the old pins become garbage: the objects live on unpinned */
+    lua_rawseti(L, LUA_REGISTRYINDEX, state->pins);
+    state->pinned = 0;
+  }
 }
 
 /* __gc of the State userdata, which runs only in lua_close (the registry
- * holds it): releases the objects Lua will never finalize, then drops the
- * registry's backend references (buffers still exported keep their
- * backends alive). From here on dlbridge makes no new objects here. */
+ * holds it): releases the objects made by finalizers (which Lua may never
+ * finalize), then drops the registry's backend references (buffers still
+ * exported keep their backends alive). From here on dlbridge makes no new
+ * objects here. */
 static int state_gc(lua_State *L) {
   dlb_lua_state *state = dlbL_to_state(L, 1);
   if (!state) return 0;
-  while (state->live.next && state->live.next != &state->live) {
-    dlb_live *node = state->live.next;
-    dlbL_live_unlink(node);
-    node->release(node);
+  if (state->pins != LUA_NOREF) {
+    if (lua_rawgeti(L, LUA_REGISTRYINDEX, state->pins) == LUA_TTABLE) {
+      lua_pushnil(L);
+      while (lua_next(L, -2)) { /* keys: the pinned objects; nothing here allocates */
+        dlb_array *a = dlbL_to_array(L, -2);
+        lua_pop(L, 1);
+        if (a)
+          dlb_array_release(a);
+        else
+          dlbL_capsule_release(L, -1);
+      }
+    }
+    lua_pop(L, 1);
   }
   dlb_registry_free(state->registry);
   state->registry = NULL;
@@ -48,8 +59,8 @@ static void push_state(lua_State *L) {
   state->registry = NULL;
   state->cpu = NULL;
   state->budget = NULL;
-  state->live.prev = state->live.next = &state->live;
-  state->live.release = NULL;
+  state->pins = LUA_NOREF;
+  state->pinned = 0;
   state->capsule_mt = LUA_NOREF;
   state->tag = DLB_STATE_TAG;
   if (luaL_newmetatable(L, DLB_STATE_MT)) {
@@ -57,6 +68,8 @@ static void push_state(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
+  lua_newtable(L);
+  state->pins = luaL_ref(L, LUA_REGISTRYINDEX);
   state->budget = dlb_budget_new();
   state->registry = dlb_registry_new();
   if (!state->registry || !state->budget)
@@ -193,6 +206,14 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   dlbL_open_errors(L);
   lua_pushliteral(L, DLB_VERSION_STRING);
   lua_setfield(L, module, "version");
+  /* Strings the binding looks up while a call runs, kept interned so that
+   * the lookups never allocate (and never fail under memory pressure). */
+  lua_createtable(L, 2, 0);
+  lua_pushliteral(L, "re");
+  lua_rawseti(L, -2, 1);
+  lua_pushliteral(L, "im");
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, LUA_REGISTRYINDEX, "dlbridge.strings");
   lua_pushvalue(L, module);
   lua_setfield(L, LUA_REGISTRYINDEX, DLB_MODULE_KEY);
   return 1;

@@ -226,7 +226,9 @@ dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype d
 static void push_nested(lua_State *L, const dlb_array *a, int depth, const char *base,
                         int64_t off) {
   int64_t n = a->shape[depth];
-  int64_t step = a->strides[depth] * (int64_t)dlb_array_itemsize(a);
+  /* Strides of extent-1 dims and of size-0 arrays are unbounded (no element
+   * is reached through them): only the others enter offsets. */
+  int64_t step = n > 1 && a->numel > 0 ? a->strides[depth] * (int64_t)dlb_array_itemsize(a) : 0;
   luaL_checkstack(L, 3, "totable");
   lua_createtable(L, n > INT32_MAX ? INT32_MAX : (int)n, 0);
   if (depth + 1 < a->ndim) {
