@@ -105,8 +105,10 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
   dlb_lua_state *state = dlbL_find_state(L);
   size_t nbytes;
   if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
-  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes))
-    lua_gc(L, LUA_GCCOLLECT); /* refused inside a finalizer (returns -1): harmless */
+  /* Not when the host or script stopped the GC (0), nor inside a finalizer (-1). */
+  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes) &&
+      lua_gc(L, LUA_GCISRUNNING) == 1)
+    lua_gc(L, LUA_GCCOLLECT);
 }
 
 void dlbL_account(lua_State *L, size_t nbytes) {
