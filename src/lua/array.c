@@ -12,15 +12,6 @@
 #define GC_STEP_UNITS(bytes) ((bytes) / 1024)
 #endif
 
-/* Pushes Array's metatable: the upvalue when called from the module, the
- * registry otherwise (a host's C function has upvalues of its own, or none). */
-static void push_array_mt(lua_State *L) {
-  if (dlbL_in_module(L))
-    lua_pushvalue(L, DLB_UV_ARRAY_MT);
-  else
-    luaL_getmetatable(L, DLB_ARRAY_MT);
-}
-
 /* The userdata of an Array: the core array, then a tag. An Array is
  * recognised by its userdata size and tag, which Lua code cannot forge; this
  * costs two API calls where a metatable comparison costs about six, and it
@@ -67,9 +58,15 @@ static int new_array_object(lua_State *L) {
 }
 
 dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
-  dlb_lua_state *state = dlbL_state(L);
+  /* Called from the module (the usual case), the upvalues hold both. */
+  dlb_lua_state *state = dlbL_to_state(L, DLB_UV_STATE);
+  int in_module = state != NULL;
+  if (!state || !state->registry) state = dlbL_state(L);
   lua_pushcfunction(L, new_array_object); /* a light C function: no allocation */
-  push_array_mt(L);
+  if (in_module)
+    lua_pushvalue(L, DLB_UV_ARRAY_MT);
+  else
+    luaL_getmetatable(L, DLB_ARRAY_MT);
   lua_pushlightuserdata(L, state);
   if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
     lua_pop(L, 1);
