@@ -4,6 +4,10 @@
  * - require("bench_floor").finalizable(size) makes a userdata whose metatable
  *   has an empty __gc: a DLPack round trip makes two such objects (the capsule
  *   and the array), so two of these are its floor.
+ * - require("bench_floor").checked() is a userdata whose __index/__newindex do
+ *   the least a safe element access must: recognise the userdata (size), check
+ *   the key and value are numbers, convert them; then read or write a double.
+ *   What an array access adds on top of this is dlbridge's own cost.
  * - require("bench_floor").memcpy(nbytes, reps) -> seconds (CPU time) of reps
  *   memcpy calls between two buffers of nbytes, both touched first: the floor
  *   of a contiguous copy into an existing array. */
@@ -32,6 +36,47 @@ static int floor_gc(lua_State *L) { return 0; }
 
 static int floor_finalizable(lua_State *L) {
   lua_newuserdatauv(L, (size_t)luaL_checkinteger(L, 1), 0);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+/* The checked floor: a 1-D array of doubles in the userdata itself. */
+typedef struct checked_floor {
+  double data[16];
+} checked_floor;
+
+static checked_floor *checked_self(lua_State *L) {
+  checked_floor *f = lua_touserdata(L, 1);
+  return f && lua_rawlen(L, 1) == sizeof *f ? f : NULL;
+}
+
+static int checked_index(lua_State *L) {
+  checked_floor *f = checked_self(L);
+  int isint;
+  lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : (isint = 0);
+  if (f && isint && i >= 1 && i <= 16) {
+    lua_pushnumber(L, f->data[i - 1]);
+    return 1;
+  }
+  lua_pushnumber(L, 0); /* the real thing would raise: never taken here */
+  return 1;
+}
+
+static int checked_newindex(lua_State *L) {
+  checked_floor *f = checked_self(L);
+  int isint, isnum;
+  lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : (isint = 0);
+  lua_Number v = lua_tonumberx(L, 3, &isnum);
+  if (f && isint && isnum && lua_type(L, 3) == LUA_TNUMBER && i >= 1 && i <= 16)
+    f->data[i - 1] = v;
+  return 0;
+}
+
+/* checked() -> the checked-floor userdata (upvalue 1: its metatable). */
+static int floor_checked(lua_State *L) {
+  checked_floor *f = lua_newuserdatauv(L, sizeof *f, 0);
+  for (int k = 0; k < 16; k++) f->data[k] = k;
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_setmetatable(L, -2);
   return 1;
@@ -76,5 +121,12 @@ int luaopen_bench_floor(lua_State *L) {
   lua_setfield(L, -2, "finalizable");
   lua_pushcfunction(L, floor_memcpy);
   lua_setfield(L, -2, "memcpy");
+  lua_createtable(L, 0, 2); /* the checked floor's metatable */
+  lua_pushcfunction(L, checked_index);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, checked_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushcclosure(L, floor_checked, 1);
+  lua_setfield(L, -2, "checked");
   return 1;
 }
