@@ -18,20 +18,11 @@ local PAIRS_N = 1000000
 local DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64", "complex64", "complex128"}
 
-local function median(f)
-  local times = {}
-  for r = 1, ROUNDS do
-    collectgarbage("collect")
-    local t0 = os.clock()
-    f()
-    times[r] = os.clock() - t0
-  end
-  table.sort(times)
-  return times[(ROUNDS + 1) // 2]
-end
+local support = require "support"
+local function median(f) return support.median_time(f, ROUNDS) end
 
 -- NumPy's figures, by name, from the same run (nil when NumPy is missing).
-local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "bench"
+local here = support.here()
 local numpy = {}
 local py = io.popen("/usr/bin/python3 " .. here .. "/bulk_numpy.py " .. ROUNDS .. " 2>/dev/null")
 if py then

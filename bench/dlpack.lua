@@ -9,17 +9,8 @@ local dl = require "dlbridge"
 local N = tonumber(os.getenv("BENCH_N")) or 200000
 local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
 
-local function median_ns(f)
-  local times = {}
-  for r = 1, ROUNDS do
-    collectgarbage("collect")
-    local t0 = os.clock()
-    f()
-    times[r] = (os.clock() - t0) / N * 1e9
-  end
-  table.sort(times)
-  return times[(ROUNDS + 1) // 2]
-end
+local support = require "support"
+local function median_ns(f) return support.median_time(f, ROUNDS) / N * 1e9 end
 
 local a = dl.zeros(16)
 local from_dlpack = dl.from_dlpack
@@ -42,7 +33,7 @@ local floor = median_ns(function()
   for _ = 1, N do finalizable(96); finalizable(576) end
 end)
 
-local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "bench"
+local here = support.here()
 local py = io.popen("/usr/bin/python3 " .. here .. "/dlpack_numpy.py 2>/dev/null")
 local numpy_ns = py and tonumber(py:read("l") or "")
 if py then py:close() end

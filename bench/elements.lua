@@ -9,18 +9,8 @@ local dl = require "dlbridge"
 local N = tonumber(os.getenv("BENCH_N")) or 1000000
 local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
 
--- Median seconds of ROUNDS calls of f.
-local function median_time(f)
-  local times = {}
-  for r = 1, ROUNDS do
-    collectgarbage("collect")
-    local t0 = os.clock()
-    f()
-    times[r] = os.clock() - t0
-  end
-  table.sort(times)
-  return times[(ROUNDS + 1) // 2]
-end
+local support = require "support"
+local function median_time(f) return support.median_time(f, ROUNDS) end
 
 local function report(name, seconds, baseline_name, baseline_seconds, target)
   local ns = seconds / N * 1e9

@@ -654,16 +654,17 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
   return DLB_OK
 
 /* float -> int, checked against the target's range without a branch (the
- * loop vectorises; an element out of range stores 0); if any was, a second
- * pass finds the first for the error, with k at it. */
-#define FLOAT_TO_INT_CASE(DTYPE, DT, ST)                                         \
+ * loop vectorises; an element out of range stores 0), converting through VIA
+ * (int32 where it holds the target: what the vector units convert, then
+ * pack; else double). If any element did not fit, a second pass finds the
+ * first for the error, with k at it. FITS is exact in the source's type. */
+#define FLOAT_TO_INT_CASE(DTYPE, DT, ST, FITS, VIA)                              \
   case DTYPE: {                                                                  \
     int all_fit_ = 1;                                                            \
     CAST_LOOP(ST, DT, {                                                          \
-      const double v_ = (double)s;                                               \
-      const int fits_ = float_fits_int(DTYPE, v_);                              \
+      const int fits_ = (FITS);                                                  \
       all_fit_ &= fits_;                                                         \
-      d = (DT)(fits_ ? v_ : 0.0);                                                \
+      d = (DT)(VIA)(fits_ ? s : (ST)0);                                          \
     });                                                                          \
     if (!all_fit_)                                                               \
       for (k = 0; k < n; k++) {                                                  \
@@ -677,62 +678,23 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
     break;                                                                       \
   }
 
-/* The same for targets that int32 holds, converting through int32 with the
- * bounds in the source's own type (exact there: (LO, HI) exclusive), which
- * is what the vector units do (cvttps2dq / cvttpd2dq, then packs). */
-#define FLOAT_TO_SMALL_INT_CASE(DTYPE, DT, ST, LO, HI)                           \
-  case DTYPE: {                                                                  \
-    int all_fit_ = 1;                                                            \
-    CAST_LOOP(ST, DT, {                                                          \
-      const int fits_ = (s > (ST)(LO)) & (s < (ST)(HI));                         \
-      all_fit_ &= fits_;                                                         \
-      d = (DT)(int32_t)(fits_ ? s : (ST)0);                                      \
-    });                                                                          \
-    if (!all_fit_)                                                               \
-      for (k = 0; k < n; k++) {                                                  \
-        ST s;                                                                    \
-        memcpy(&s, (const char *)src + (ptrdiff_t)k * src_stride, sizeof s);     \
-        if (!float_fits_int(DTYPE, (double)s)) {                                 \
-          bad = (double)s;                                                       \
-          break;                                                                 \
-        }                                                                        \
-      }                                                                          \
-    break;                                                                       \
-  }
+/* Bounds exclusive at both ends, exact in float and double. */
+#define IN_OPEN(LO, HI) ((s > (LO)) & (s < (HI)))
+#define FITS_DOUBLE(DTYPE) float_fits_int(DTYPE, (double)s)
 
-/* int32: [-2^31, 2^31) is exact in float and double. */
-#define FLOAT_TO_INT32_CASE(ST)                                                  \
-  case DLB_INT32: {                                                              \
-    int all_fit_ = 1;                                                            \
-    CAST_LOOP(ST, int32_t, {                                                     \
-      const int fits_ = (s >= (ST)-2147483648.0) & (s < (ST)2147483648.0);      \
-      all_fit_ &= fits_;                                                         \
-      d = (int32_t)(fits_ ? s : (ST)0);                                          \
-    });                                                                          \
-    if (!all_fit_)                                                               \
-      for (k = 0; k < n; k++) {                                                  \
-        ST s;                                                                    \
-        memcpy(&s, (const char *)src + (ptrdiff_t)k * src_stride, sizeof s);     \
-        if (!float_fits_int(DLB_INT32, (double)s)) {                             \
-          bad = (double)s;                                                       \
-          break;                                                                 \
-        }                                                                        \
-      }                                                                          \
-    break;                                                                       \
-  }
-
-#define FLOAT_TO_INT(ST)                                             \
-  switch (dst_type) {                                                \
-    FLOAT_TO_SMALL_INT_CASE(DLB_INT8, int8_t, ST, -129, 128);        \
-    FLOAT_TO_SMALL_INT_CASE(DLB_INT16, int16_t, ST, -32769, 32768);  \
-    FLOAT_TO_SMALL_INT_CASE(DLB_UINT8, uint8_t, ST, -1, 256);        \
-    FLOAT_TO_SMALL_INT_CASE(DLB_UINT16, uint16_t, ST, -1, 65536);    \
-    FLOAT_TO_INT32_CASE(ST);                                         \
-    FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST);                       \
-    FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST);                     \
-    FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST);                     \
-  default: break;                                                    \
-  }                                                                  \
+#define FLOAT_TO_INT(ST)                                                              \
+  switch (dst_type) {                                                                 \
+    FLOAT_TO_INT_CASE(DLB_INT8, int8_t, ST, IN_OPEN(-129, 128), int32_t);             \
+    FLOAT_TO_INT_CASE(DLB_INT16, int16_t, ST, IN_OPEN(-32769, 32768), int32_t);       \
+    FLOAT_TO_INT_CASE(DLB_UINT8, uint8_t, ST, IN_OPEN(-1, 256), int32_t);             \
+    FLOAT_TO_INT_CASE(DLB_UINT16, uint16_t, ST, IN_OPEN(-1, 65536), int32_t);         \
+    FLOAT_TO_INT_CASE(DLB_INT32, int32_t, ST,                                         \
+                      (s >= (ST)-2147483648.0) & (s < (ST)2147483648.0), int32_t);    \
+    FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST, FITS_DOUBLE(DLB_INT64), double);        \
+    FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST, FITS_DOUBLE(DLB_UINT32), double);     \
+    FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST, FITS_DOUBLE(DLB_UINT64), double);     \
+  default: break;                                                                     \
+  }                                                                                   \
   if (k < n) return cast_fail(err, bad, dst_type);                   \
   return DLB_OK
 
