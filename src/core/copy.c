@@ -70,14 +70,27 @@ static void copy_tiled(char *d, int64_t d0, int64_t d1, const char *s, int64_t s
 }
 #undef COPY_TILE
 
-/* Whether the last two dims of a same-dtype copy are a transpose worth
- * tiling: the source's inner stride is not one element, its outer one is. */
-static int transposed_pair(const loop_operand *dst, const loop_operand *src, int ndim,
-                           const int64_t *shape, int64_t item) {
+/* Whether a same-dtype copy is a transpose worth tiling: the destination
+ * runs along its inner dim one element at a time while the source does so
+ * along another dim. That dim is moved next to the inner one (the order of
+ * the outer dims does not matter: the operands do not overlap here). */
+static int transposed_pair(loop_operand *dst, loop_operand *src, int ndim, int64_t *shape,
+                           int64_t item) {
   int in = ndim - 1;
-  return ndim >= 2 && shape[in] >= 8 && shape[in - 1] >= 8 && src->strides[in] != item &&
-         (src->strides[in - 1] == item || src->strides[in - 1] == -item) &&
-         (dst->strides[in] == item || dst->strides[in] == -item);
+  if (ndim < 2 || shape[in] < 8 || src->strides[in] == item || src->strides[in] == -item ||
+      (dst->strides[in] != item && dst->strides[in] != -item))
+    return 0;
+  for (int p = in - 1; p >= 0; p--) {
+    if (shape[p] < 8 || (src->strides[p] != item && src->strides[p] != -item)) continue;
+    int64_t t;
+#define SWAP(x) (t = (x)[p], (x)[p] = (x)[in - 1], (x)[in - 1] = t)
+    SWAP(shape);
+    SWAP(dst->strides);
+    SWAP(src->strides);
+#undef SWAP
+    return 1;
+  }
+  return 0;
 }
 
 /* dst[i] = cast(src[i]) for every index of shape, innermost loop via dlb_cast. */
