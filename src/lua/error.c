@@ -103,12 +103,14 @@ void dlbL_pcall(lua_State *L, int nargs, int nresults, const char *op) {
     default:
       /* A dlbridge error raised inside f saw f's pcall as its caller: give it
        * the position of the code that called us instead. */
-      if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "where") == LUA_TSTRING) {
-        lua_pop(L, 1);
-        luaL_where(L, 1);
-        lua_setfield(L, -2, "where");
-      } else {
-        lua_pop(L, 1);
+      if (lua_type(L, -1) == LUA_TTABLE) {
+        if (lua_getfield(L, -1, "where") == LUA_TSTRING) {
+          lua_pop(L, 1);
+          luaL_where(L, 1);
+          lua_setfield(L, -2, "where");
+        } else {
+          lua_pop(L, 1); /* the field, not the error */
+        }
       }
       lua_error(L);
   }
