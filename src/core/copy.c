@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "copy.h"
+#include "iter.h"
 #include "shape.h"
 #include "staging.h"
 
@@ -10,29 +11,6 @@ typedef struct loop_operand {
   char *data;
   int64_t strides[DLB_MAX_NDIM];
 } loop_operand;
-
-/* Drops extent-1 dims and merges neighbours that are contiguous in both
- * operands, so a contiguous copy becomes a single inner loop. */
-static int coalesce(int ndim, int64_t *shape, loop_operand *a, loop_operand *b) {
-  int out = 0;
-  for (int d = 0; d < ndim; d++) {
-    if (shape[d] == 1) continue;
-    int64_t sa, sb = 0;
-    if (out > 0 && !__builtin_mul_overflow(shape[d], a->strides[d], &sa) &&
-        a->strides[out - 1] == sa &&
-        (!b || (!__builtin_mul_overflow(shape[d], b->strides[d], &sb) && b->strides[out - 1] == sb))) {
-      shape[out - 1] *= shape[d];
-      a->strides[out - 1] = a->strides[d];
-      if (b) b->strides[out - 1] = b->strides[d];
-      continue;
-    }
-    shape[out] = shape[d];
-    a->strides[out] = a->strides[d];
-    if (b) b->strides[out] = b->strides[d];
-    out++;
-  }
-  return out;
-}
 
 /* Sets up an operand from an array: byte strides and host data pointer. */
 static void operand_of(loop_operand *op, const dlb_array *a) {
@@ -74,57 +52,67 @@ static void copy_tiled(char *d, int64_t d0, int64_t d1, const char *s, int64_t s
  * runs along its inner dim one element at a time while the source does so
  * along another dim. That dim is moved next to the inner one (the order of
  * the outer dims does not matter: the operands do not overlap here). */
-static int transposed_pair(loop_operand *dst, loop_operand *src, int ndim, int64_t *shape,
-                           int64_t item) {
-  int in = ndim - 1;
-  if (ndim < 2 || shape[in] < 8 || src->strides[in] == item || src->strides[in] == -item ||
-      (dst->strides[in] != item && dst->strides[in] != -item))
+static int transposed_pair(dlb_iter *it, int64_t item) {
+  int in = it->ndim - 1;
+  int64_t *dst = it->strides[0], *src = it->strides[1];
+  if (it->ndim < 2 || it->shape[in] < 8 || src[in] == item || src[in] == -item ||
+      (dst[in] != item && dst[in] != -item))
     return 0;
   for (int p = in - 1; p >= 0; p--) {
-    if (shape[p] < 8 || (src->strides[p] != item && src->strides[p] != -item)) continue;
+    if (it->shape[p] < 8 || (src[p] != item && src[p] != -item)) continue;
     int64_t t;
 #define SWAP(x) (t = (x)[p], (x)[p] = (x)[in - 1], (x)[in - 1] = t)
-    SWAP(shape);
-    SWAP(dst->strides);
-    SWAP(src->strides);
+    SWAP(it->shape);
+    SWAP(dst);
+    SWAP(src);
 #undef SWAP
     return 1;
   }
   return 0;
 }
 
-/* dst[i] = cast(src[i]) for every index of shape, innermost loop via dlb_cast. */
-static dlb_status cast_strided(dlb_dtype dst_type, loop_operand *dst, dlb_dtype src_type,
-                               loop_operand *src, int ndim, const int64_t *shape_in,
-                               dlb_error *err) {
-  int64_t shape[DLB_MAX_NDIM], index[DLB_MAX_NDIM] = {0};
-  memcpy(shape, shape_in, (size_t)ndim * sizeof shape[0]);
-  ndim = coalesce(ndim, shape, dst, src);
-  if (ndim == 0)
-    return dlb_cast(dst_type, dst->data, 0, src_type, src->data, 0, 1, err);
-  int64_t item = (int64_t)dlb_dtype_get(dst_type)->itemsize;
-  int tiled = dst_type == src_type && transposed_pair(dst, src, ndim, shape, item);
-  int inner = ndim - 1 - tiled; /* a tiled copy takes the last two dims at once */
-  for (;;) {
-    char *d = dst->data, *s = src->data;
-    dlb_status st = DLB_OK;
-    for (int k = 0; k < inner; k++) {
-      d += index[k] * dst->strides[k];
-      s += index[k] * src->strides[k];
-    }
-    if (tiled)
-      copy_tiled(d, dst->strides[inner], dst->strides[inner + 1], s, src->strides[inner],
-                 src->strides[inner + 1], shape[inner], shape[inner + 1], (size_t)item);
-    else
-      st = dlb_cast(dst_type, d, (ptrdiff_t)dst->strides[inner], src_type, s,
-                    (ptrdiff_t)src->strides[inner], (size_t)shape[inner], err);
-    if (st != DLB_OK) return st;
-    int k = inner - 1;
-    while (k >= 0 && ++index[k] == shape[k]) index[k--] = 0;
-    if (k < 0) return DLB_OK;
-  }
+/* What the kernels of cast_strided need. */
+typedef struct cast_ctx {
+  dlb_dtype dst_type, src_type;
+  const dlb_iter *it;
+  dlb_error *err;
+  dlb_status status;
+} cast_ctx;
+
+/* The cast kernel over one run of the inner dim. */
+static int cast_loop(char **data, const int64_t *steps, int64_t n, void *aux) {
+  cast_ctx *c = aux;
+  c->status = dlb_cast(c->dst_type, data[0], (ptrdiff_t)steps[0], c->src_type, data[1],
+                       (ptrdiff_t)steps[1], (size_t)n, c->err);
+  return c->status != DLB_OK;
 }
 
+/* The tiled copy of the last two dims at one index of the others. */
+static int tile_body(char **data, void *aux) {
+  const cast_ctx *c = aux;
+  const dlb_iter *it = c->it;
+  int a = it->ndim - 2, b = it->ndim - 1;
+  copy_tiled(data[0], it->strides[0][a], it->strides[0][b], data[1], it->strides[1][a],
+             it->strides[1][b], it->shape[a], it->shape[b], dlb_dtype_get(c->dst_type)->itemsize);
+  return 0;
+}
+
+/* dst[i] = cast(src[i]) for every index of shape (dst and src must not
+ * overlap: the iterator may reorder and reverse the walk). */
+static dlb_status cast_strided(dlb_dtype dst_type, loop_operand *dst, dlb_dtype src_type,
+                               loop_operand *src, int ndim, const int64_t *shape,
+                               dlb_error *err) {
+  dlb_iter it;
+  char *data[2] = {dst->data, src->data};
+  const int64_t *strides[2] = {dst->strides, src->strides};
+  cast_ctx c = {dst_type, src_type, &it, err, DLB_OK};
+  dlb_iter_init(&it, 2, ndim, shape, data, strides);
+  if (dst_type == src_type && transposed_pair(&it, (int64_t)dlb_dtype_get(dst_type)->itemsize))
+    dlb_iter_each(&it, 2, tile_body, &c);
+  else
+    dlb_iter_run(&it, cast_loop, &c);
+  return c.status;
+}
 
 static dlb_status require_writable(const dlb_array *a, dlb_error *err) {
   if (!a->readonly && !a->buffer->readonly) return DLB_OK;
