@@ -185,8 +185,7 @@ static void push_int_list(lua_State *L, int n, const int64_t *v) {
   lua_pushcfunction(L, int_list);
   lua_pushlightuserdata(L, copy);
   lua_pushinteger(L, n);
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK)
-    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:__index", "Lua has no memory for the table");
+  dlbL_pcall(L, 2, 1, "Array:__index");
 }
 
 /* a.shape, a.dtype, ...: returns 0 when name is not an attribute. */
