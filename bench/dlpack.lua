@@ -32,6 +32,12 @@ local finalizable = require("bench_floor").finalizable
 local floor = median_ns(function()
   for _ = 1, N do finalizable(96); finalizable(576) end
 end)
+-- The same two made in protected mode, as dlbridge does so that Lua running
+-- out of memory raises OUT_OF_MEMORY, not a plain string (issue 7).
+local finalizable_protected = require("bench_floor").finalizable_protected
+local floor_protected = median_ns(function()
+  for _ = 1, N do finalizable_protected(96); finalizable_protected(576) end
+end)
 
 local here = support.here()
 local py = io.popen("/usr/bin/python3 " .. here .. "/dlpack_numpy.py 2>/dev/null")
@@ -41,8 +47,12 @@ if py then py:close() end
 print(string.format("dlbridge %s, %s, N = %d, median of %d rounds", dl.version, _VERSION, N, ROUNDS))
 print(string.format("%-44s %7.1f ns/call", "Lua {i, i} (interpreter baseline)", table_pair))
 print(string.format("%-44s %7.1f ns/call", "two finalizable userdata (the floor)", floor))
+print(string.format("%-44s %7.1f ns/call   %5.2fx floor", "  the same, each made in protected mode",
+                    floor_protected, floor_protected / floor))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor      (target <= 1.2x floor, 130 ns)",
                     "dl.from_dlpack(a:to_dlpack())", round_trip, round_trip / floor))
+print(string.format("%-44s %7s           %5.2fx protected floor",
+                    "", "", round_trip / floor_protected))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor",
                     "dl.from_dlpack(a:to_dlpack{legacy})", round_trip_legacy, round_trip_legacy / floor))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor",

@@ -4,6 +4,9 @@
  * - require("bench_floor").finalizable(size) makes a userdata whose metatable
  *   has an empty __gc: a DLPack round trip makes two such objects (the capsule
  *   and the array), so two of these are its floor.
+ * - require("bench_floor").finalizable_protected(size) makes the same userdata
+ *   in protected mode (lua_pcall of a light C function), as a library must to
+ *   turn Lua's memory error into an error object of its own.
  * - require("bench_floor").checked() is a userdata whose __index/__newindex do
  *   the least a safe element access must: recognise the userdata (size), check
  *   the key and value are numbers, convert them; then read or write a double.
@@ -38,6 +41,23 @@ static int floor_finalizable(lua_State *L) {
   lua_newuserdatauv(L, (size_t)luaL_checkinteger(L, 1), 0);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_setmetatable(L, -2);
+  return 1;
+}
+
+/* make_finalizable(size, metatable): the userdata (run in protected mode). */
+static int make_finalizable(lua_State *L) {
+  lua_newuserdatauv(L, (size_t)lua_tointeger(L, 1), 0);
+  lua_pushvalue(L, 2);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+static int floor_finalizable_protected(lua_State *L) {
+  lua_Integer size = luaL_checkinteger(L, 1);
+  lua_pushcfunction(L, make_finalizable);
+  lua_pushinteger(L, size);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) return lua_error(L);
   return 1;
 }
 
@@ -117,8 +137,11 @@ int luaopen_bench_floor(lua_State *L) {
   lua_createtable(L, 0, 1); /* metatable with an empty __gc */
   lua_pushcfunction(L, floor_gc);
   lua_setfield(L, -2, "__gc");
+  lua_pushvalue(L, -1);
   lua_pushcclosure(L, floor_finalizable, 1);
-  lua_setfield(L, -2, "finalizable");
+  lua_setfield(L, -3, "finalizable");
+  lua_pushcclosure(L, floor_finalizable_protected, 1);
+  lua_setfield(L, -2, "finalizable_protected");
   lua_pushcfunction(L, floor_memcpy);
   lua_setfield(L, -2, "memcpy");
   lua_createtable(L, 0, 2); /* the checked floor's metatable */
