@@ -331,3 +331,17 @@ describe("looping over an array", function()
     assert.same({10, 20, 30}, seen)
   end)
 end)
+
+describe("negative indices on the longest possible dims", function()
+  -- An expanded view can have math.maxinteger elements (stride 0): -1 is
+  -- still the last one, with no overflow on the way.
+  it("count from the end of any extent", function()
+    local long = dl.zeros(1):expand{math.maxinteger}
+    assert.equal(0, long[-1])
+    assert.equal(0, long[math.maxinteger])
+    assert.equal(0, long[-math.maxinteger])
+    local ints = dl.zeros(1, {dtype = "int32"}):expand{math.maxinteger}
+    assert.equal(0, ints[-1])
+    assert.equal(0, ints:get(-1))
+  end)
+end)

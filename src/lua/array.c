@@ -223,7 +223,7 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
     case LUA_TNUMBER:
       if (a->ndim == 1 && a->buffer && a->buffer->host && lua_isinteger(L, 2)) {
         int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
-        if (i < 0 && i >= -n) i += n + 1;
+        if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
         if (i >= 1 && i <= n) {
           push_element(L, a, element_1d(a, i - 1));
           return 1;
@@ -251,7 +251,7 @@ static int array_index(lua_State *L) {
       lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
     int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
-    if (i < 0 && i >= -n) i += n + 1;
+    if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
     if (isint && i >= 1 && i <= n) {
       double d;
       memcpy(&d, (const char *)a->buffer->host + a->offset + (i - 1) * a->strides[0] * 8, 8);
@@ -270,7 +270,7 @@ static int array_newindex(lua_State *L) {
     int isint, isnum;
     int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
     double d = (double)lua_tonumberx(L, 3, &isnum);
-    if (i < 0 && i >= -n) i += n + 1;
+    if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
     if (isint && isnum && lua_type(L, 3) == LUA_TNUMBER && i >= 1 && i <= n) {
       memcpy((char *)a->buffer->host + a->offset + (i - 1) * a->strides[0] * 8, &d, 8);
       return 0;
