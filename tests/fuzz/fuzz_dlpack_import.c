@@ -449,7 +449,14 @@ static const char exercise[] =
     "local function pick() return P[byte() % #P + 1] end\n"
     "local function add(ok, v) if ok and dl.is_array(v) and #P < 24 then P[#P + 1] = v end; return v end\n"
     "local function shape(x) return get(x, 'shape') or {} end\n"
-    "local function small(x, limit) local n = get(x, 'size'); return n and n <= (limit or 65536) end\n"
+    /* The work of totable/tobytes/tostring: the product of the extents, zeros
+     * counted as 1 (a size-0 array still makes one Lua table per row). */
+    "local function small(x, limit)\n"
+    "  local s = get(x, 'shape'); if not s then return false end\n"
+    "  local w = 1\n"
+    "  for _, e in ipairs(s) do w = w * math.max(e, 1); if w > (limit or 65536) then return false end end\n"
+    "  return true\n"
+    "end\n"
     "local function M(x, name, ...)\n"
     "  if not TRACE then return pcall(x[name], x, ...) end\n"
     "  local r = table.pack(pcall(x[name], x, ...))\n"
