@@ -24,21 +24,23 @@ static void count_delete(DLManagedTensorVersioned *self) {
   free(self);
 }
 
-/* host_capsule(): a capsule owning a fresh counted host tensor. */
-static int host_capsule(lua_State *L) {
+/* A fresh counted host tensor of 4 int64. */
+static DLManagedTensorVersioned *counted_tensor(void) {
   producer *p = calloc(1, sizeof *p);
   producer_init(p, 1, count_delete, NULL, data, kDLCPU, dt(kDLInt, 64, 1), 1, shape4, NULL, 0);
   made++;
-  if (dlb_push_capsule_versioned(L, &p->t.v) != DLB_OK) return lua_error(L);
+  return &p->t.v;
+}
+
+/* host_capsule(): a capsule owning a fresh counted host tensor. */
+static int host_capsule(lua_State *L) {
+  if (dlb_push_capsule_versioned(L, counted_tensor()) != DLB_OK) return lua_error(L);
   return 1;
 }
 
 /* host_array(): the same tensor pushed straight in as an array. */
 static int host_array(lua_State *L) {
-  producer *p = calloc(1, sizeof *p);
-  producer_init(p, 1, count_delete, NULL, data, kDLCPU, dt(kDLInt, 64, 1), 1, shape4, NULL, 0);
-  made++;
-  if (dlb_push_versioned(L, &p->t.v) != DLB_OK) return lua_error(L);
+  if (dlb_push_versioned(L, counted_tensor()) != DLB_OK) return lua_error(L);
   return 1;
 }
 
