@@ -281,10 +281,12 @@ static dlb_status validate(const DLTensor *t, dlb_array *out, int64_t *lo, int64
 static dlb_status byte_range(const DLTensor *t, const dlb_array *a, int64_t lo, int64_t hi,
                              int64_t *first, int64_t *last, dlb_error *err) {
   int64_t item = (int64_t)dlb_dtype_get(a->dtype)->itemsize, offset = (int64_t)t->byte_offset;
+  int64_t span;
   uintptr_t data = (uintptr_t)t->data;
+  /* The span last - first is the buffer's size: it must fit too. */
   if (__builtin_mul_overflow(lo, item, first) || __builtin_add_overflow(*first, offset, first) ||
       __builtin_add_overflow(hi, 1, last) || __builtin_mul_overflow(*last, item, last) ||
-      __builtin_add_overflow(*last, offset, last))
+      __builtin_add_overflow(*last, offset, last) || __builtin_sub_overflow(*last, *first, &span))
     return dlb_fail(err, DLB_E_DLPACK_INVALID, "the tensor's byte range overflows");
   /* The range must not wrap around the address space. */
   if ((*first < 0 && data < (uintptr_t)(-(*first + 1)) + 1) ||

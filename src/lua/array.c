@@ -98,6 +98,21 @@ dlb_array *dlbL_pin(lua_State *L, int idx, const char *op) {
   return v;
 }
 
+/* gc(what, units): lua_gc in protected mode: a collection can run out of
+ * Lua memory on the way (finalizers, call frames), and a collection that
+ * failed is no reason to fail the call that asked for it. */
+static int gc_unprotected(lua_State *L) {
+  lua_gc(L, (int)lua_tointeger(L, 1), (int)lua_tointeger(L, 2));
+  return 0;
+}
+
+static void collect(lua_State *L, int what, int units) {
+  lua_pushcfunction(L, gc_unprotected);
+  lua_pushinteger(L, what);
+  lua_pushinteger(L, units);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
+}
+
 void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
   dlb_lua_state *state = dlbL_find_state(L);
   size_t nbytes;
@@ -105,12 +120,12 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
   /* Not when the host or script stopped the GC (0), nor inside a finalizer (-1). */
   if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes) &&
       lua_gc(L, LUA_GCISRUNNING) == 1)
-    lua_gc(L, LUA_GCCOLLECT);
+    collect(L, LUA_GCCOLLECT, 0);
 }
 
 void dlbL_account(lua_State *L, size_t nbytes) {
   size_t units = GC_STEP_UNITS(nbytes);
-  if (units > 0) lua_gc(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
+  if (units > 0) collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
 }
 
 void dlbL_device_name(const dlb_array *a, char *out, size_t size) {

@@ -654,11 +654,15 @@ static int strict_errors = -1;
 
 static int noop(lua_State *L) { return 0; }
 
+/* CALLs running inside another CALL (a finalizer it triggered): they run
+ * under the outer call's memory faults, whatever their own byte says. */
+static int call_depth;
+
 /* CALL(slot, fault, f, ...): f(...) in protected mode; the first result (or
  * the error) goes to S[slot] unless slot is 0. */
 static int l_call(lua_State *L) {
   int slot = (int)lua_tointeger(L, 1), fault = (int)lua_tointeger(L, 2);
-  int nargs = lua_gettop(L) - 3, direct = lua_iscfunction(L, 3), st, plain_oom, gc_stopped;
+  int nargs = lua_gettop(L) - 3, direct = lua_iscfunction(L, 3), st, plain_oom, gc_stopped, nested;
   size_t saved_cap = heap_of_run->cap;
   fuzz_heap *h = heap_of_run;
   luaL_checkstack(L, 64, "CALL");
@@ -679,15 +683,22 @@ static int l_call(lua_State *L) {
   } else if (fault >= 144) {
     fuzz_heap_fail_after(h, (fault - 144) / 2, 2 + (fault - 144) % 2);
   }
+  nested = call_depth > 0;
+  call_depth++;
   st = lua_pcall(L, nargs, 1, 0);
-  fuzz_heap_reset(h);
-  h->cap = saved_cap;
+  call_depth--;
+  if (nested) {
+    h->cap = saved_cap; /* the outer call's faults stay armed */
+  } else {
+    fuzz_heap_reset(h);
+    h->cap = saved_cap;
+  }
   if (gc_stopped) lua_gc(L, LUA_GCRESTART);
   if (st != LUA_OK && direct) {
     /* A memory error may stay a plain string only when Lua could not even
      * allocate the error object: a dead heap (fault 64..127), or a budget too
      * small for an error table (under 16 KiB). */
-    int room_to_report = fault < 64 || fault >= 144 || (fault >= 128 + 6 && fault < 144);
+    int room_to_report = !nested && (fault < 64 || fault >= 144 || (fault >= 128 + 6 && fault < 144));
     plain_oom = st == LUA_ERRMEM || (lua_type(L, -1) == LUA_TSTRING &&
                                      strcmp(lua_tostring(L, -1), "not enough memory") == 0);
     if ((plain_oom && room_to_report) || (strict_errors && !plain_oom && !fuzz_is_dlb_error(L, -1))) {
