@@ -673,6 +673,8 @@ static int l_call(lua_State *L) {
    * stack), and what that object held leaks: a Lua limitation, not
    * dlbridge's. Faults that can starve a finalizer (more than one failure
    * in a row) run with the collector stopped; one failure Lua retries. */
+  nested = call_depth > 0; /* inside a finalizer of an outer CALL: its faults stand */
+  if (nested) fault = -1;
   gc_stopped = fault >= 64 && lua_gc(L, LUA_GCISRUNNING) == 1;
   if (gc_stopped) lua_gc(L, LUA_GCSTOP);
   if (fault >= 0 && fault < 64) fuzz_heap_fail_after(h, fault, 1);
@@ -683,7 +685,6 @@ static int l_call(lua_State *L) {
   } else if (fault >= 144) {
     fuzz_heap_fail_after(h, (fault - 144) / 2, 2 + (fault - 144) % 2);
   }
-  nested = call_depth > 0;
   call_depth++;
   st = lua_pcall(L, nargs, 1, 0);
   call_depth--;
