@@ -415,8 +415,9 @@ static const luaL_Reg array_methods[] = {
 /* Expects [Array metatable, State, methods] on top; fills both tables. */
 void dlbL_open_array(lua_State *L) {
   int mt = lua_absindex(L, -3), methods = lua_absindex(L, -1);
-  const luaL_Reg *lists[] = {array_methods, dlbL_view_methods, dlbL_data_methods,
-                            dlbL_dlpack_methods, dlbL_backend_methods};
+  const luaL_Reg *lists[] = {array_methods,        dlbL_view_methods,    dlbL_data_methods,
+                            dlbL_dlpack_methods,  dlbL_backend_methods, dlbL_compute_methods,
+                            dlbL_reduce_methods,  dlbL_linalg_methods};
   for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
     lua_pushvalue(L, methods);
     lua_pushvalue(L, mt);
@@ -430,5 +431,11 @@ void dlbL_open_array(lua_State *L) {
   lua_pushvalue(L, mt + 1);
   lua_pushvalue(L, methods);
   luaL_setfuncs(L, array_metamethods, DLB_NUPVALUES);
+  lua_pop(L, 1);
+  lua_pushvalue(L, mt);
+  lua_pushvalue(L, mt);
+  lua_pushvalue(L, mt + 1);
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, dlbL_compute_metamethods, DLB_NUPVALUES);
   lua_pop(L, 1);
 }

@@ -194,6 +194,15 @@ extern const luaL_Reg dlbL_dlpack_methods[]; /* dlpack.c: to_dlpack, __dlpack, _
 extern const luaL_Reg dlbL_dlpack_functions[]; /* dlpack.c: from_dlpack */
 extern const luaL_Reg dlbL_backend_functions[]; /* backends.c: backends, device_put */
 extern const luaL_Reg dlbL_backend_methods[];   /* backends.c: to */
+/* compute.c: operators (into Array's metatable), element-wise functions and
+ * comparisons (dl.add, a:eq, a:sqrt). */
+extern const luaL_Reg dlbL_compute_metamethods[];
+extern const luaL_Reg dlbL_compute_methods[];
+extern const luaL_Reg dlbL_compute_functions[];
+extern const luaL_Reg dlbL_reduce_methods[];   /* reduce.c: a:sum(), ... */
+extern const luaL_Reg dlbL_reduce_functions[]; /* reduce.c: dl.sum(a), ... */
+extern const luaL_Reg dlbL_linalg_methods[];   /* linalg.c: a:matmul(b), ... */
+extern const luaL_Reg dlbL_linalg_functions[]; /* linalg.c: dl.matmul, dl.concat, dl.stack */
 /* dlpack.c: creates the Capsule metatable (once per state). */
 void dlbL_open_capsule(lua_State *L);
 

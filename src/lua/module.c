@@ -201,6 +201,9 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, module_functions);
   set_functions(L, module, dlbL_dlpack_functions);
   set_functions(L, module, dlbL_backend_functions);
+  set_functions(L, module, dlbL_compute_functions);
+  set_functions(L, module, dlbL_reduce_functions);
+  set_functions(L, module, dlbL_linalg_functions);
   dlbL_open_capsule(L);
   lua_settop(L, module);
   dlbL_open_errors(L);

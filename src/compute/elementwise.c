@@ -1,0 +1,2 @@
+/* elementwise.c -- placeholder */
+#include "loops.h"

@@ -1,0 +1,76 @@
+/* elementwise.h -- element-wise operations (NumPy's ufuncs): the list of
+ * operations, how each picks its dtypes, and the one driver that runs them
+ * with broadcasting, casting, `out` arrays and overlap handling. No Lua here. */
+#ifndef DLB_COMPUTE_ELEMENTWISE_H
+#define DLB_COMPUTE_ELEMENTWISE_H
+
+#include "operands.h"
+
+typedef enum dlb_op {
+  /* two inputs */
+  DLB_OP_ADD, DLB_OP_SUBTRACT, DLB_OP_MULTIPLY, DLB_OP_DIVIDE, DLB_OP_FLOOR_DIVIDE,
+  DLB_OP_MOD, DLB_OP_POWER, DLB_OP_MAXIMUM, DLB_OP_MINIMUM, DLB_OP_ATAN2,
+  DLB_OP_BITWISE_AND, DLB_OP_BITWISE_OR, DLB_OP_BITWISE_XOR, DLB_OP_LEFT_SHIFT,
+  DLB_OP_RIGHT_SHIFT, DLB_OP_LOGICAL_AND, DLB_OP_LOGICAL_OR, DLB_OP_LOGICAL_XOR,
+  DLB_OP_EQUAL, DLB_OP_NOT_EQUAL, DLB_OP_LESS, DLB_OP_LESS_EQUAL, DLB_OP_GREATER,
+  DLB_OP_GREATER_EQUAL,
+  /* one input */
+  DLB_OP_NEGATIVE, DLB_OP_BITWISE_NOT, DLB_OP_LOGICAL_NOT, DLB_OP_ABS, DLB_OP_SIGN,
+  DLB_OP_SQRT, DLB_OP_EXP, DLB_OP_EXP2, DLB_OP_EXPM1, DLB_OP_LOG, DLB_OP_LOG2, DLB_OP_LOG10,
+  DLB_OP_LOG1P, DLB_OP_SIN, DLB_OP_COS, DLB_OP_TAN, DLB_OP_ASIN, DLB_OP_ACOS, DLB_OP_ATAN,
+  DLB_OP_SINH, DLB_OP_COSH, DLB_OP_TANH, DLB_OP_FLOOR, DLB_OP_CEIL, DLB_OP_TRUNC, DLB_OP_ROUND,
+  DLB_OP_ISNAN, DLB_OP_ISINF, DLB_OP_ISFINITE,
+  /* three inputs: where(cond, x, y) */
+  DLB_OP_WHERE,
+  DLB_OP_COUNT
+} dlb_op;
+
+/* How an operation chooses its dtypes from the common dtype C of its inputs. */
+typedef enum dlb_op_class {
+  DLB_CLASS_ARITHMETIC, /* result C; bool: see elementwise.c */
+  DLB_CLASS_TRUE_DIVIDE, /* result C, or float64 for bool and integer C */
+  DLB_CLASS_COMPARISON, /* computes in C, result bool */
+  DLB_CLASS_BITWISE,    /* bool and integer C only; result C */
+  DLB_CLASS_LOGICAL,    /* inputs as bool (x ~= 0), result bool */
+  DLB_CLASS_FLOAT_MATH, /* result dlb_float_type_for(C) */
+  DLB_CLASS_ROUNDING,   /* result C (integers come back unchanged) */
+  DLB_CLASS_PREDICATE,  /* isnan and friends: result bool */
+  DLB_CLASS_WHERE       /* cond as bool; result the common dtype of x and y */
+} dlb_op_class;
+
+typedef struct dlb_op_info {
+  const char *name; /* NumPy's name: "add", "floor_divide", "where" */
+  int nin;          /* 1, 2 or 3 */
+  dlb_op_class cls;
+} dlb_op_info;
+
+const dlb_op_info *dlb_op_get(dlb_op op);
+
+/* The dtypes one call runs with: the kernel sees inputs of in[k] and writes
+ * loop_out; the result array has dtype result (cast from loop_out when they
+ * differ, as float16 results computed in float32 are). */
+typedef struct dlb_op_types {
+  dlb_dtype in[3];
+  dlb_dtype loop_out;
+  dlb_dtype result;
+} dlb_op_types;
+
+/* Picks the dtypes of op over in[0..nin-1] (NEP 50 promotion, then the
+ * op's class); DLB_E_DTYPE when op has no loop for them (bitwise on floats,
+ * ordering complex numbers, subtracting booleans). */
+dlb_status dlb_op_resolve(dlb_op op, const dlb_operand *in, dlb_op_types *types, dlb_error *err);
+
+/*
+ * Runs op element-wise over in[0..nin-1] (arrays and scalars, broadcast
+ * together). When out->buffer is NULL a new contiguous result is allocated
+ * on the operands' device (cpu when there is none) into *out; otherwise
+ * *out is written (checked as dlb_check_out; it may be an input: in place;
+ * inputs that partly overlap it are copied first). A scalar that does not
+ * fit the common dtype is DLB_E_VALUE (comparisons excepted: they are exact).
+ * On failure a newly allocated *out is released; a given one may be partly
+ * written.
+ */
+dlb_status dlb_elementwise(dlb_op op, const dlb_operand *in, dlb_array *out, dlb_backend *cpu,
+                           dlb_error *err);
+
+#endif

@@ -1,0 +1,167 @@
+/* operands.c -- device checks, broadcasting and `out` checks shared by every
+ * compute operation. */
+#include <stdio.h>
+#include <string.h>
+#include "operands.h"
+
+/* The device an array's memory is on; wrapped host memory counts as cpu:0. */
+static dlb_placement placement_of(const dlb_array *a, dlb_backend *cpu) {
+  dlb_placement p = {a->buffer->backend, a->buffer->device_id};
+  if (!p.backend) {
+    p.backend = cpu;
+    p.device_id = 0;
+  }
+  return p;
+}
+
+static void placement_name(const dlb_placement *p, char *out, size_t size) {
+  snprintf(out, size, "%s:%d", p->backend->name, p->device_id);
+}
+
+dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
+                              dlb_placement *where, const char *op, dlb_error *err) {
+  int have = 0;
+  where->backend = cpu;
+  where->device_id = 0;
+  for (int k = 0; k < n; k++) {
+    const dlb_array *a = in[k].array;
+    dlb_placement p;
+    if (!a) continue;
+    if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "%s: argument %d was deleted", op, k + 1);
+    p = placement_of(a, cpu);
+    if (have && (p.backend != where->backend || p.device_id != where->device_id)) {
+      char first[48], other[48];
+      placement_name(where, first, sizeof first);
+      placement_name(&p, other, sizeof other);
+      dlb_fail(err, DLB_E_ARGUMENT, "%s: operands on different devices (%s and %s)", op, first,
+               other);
+      dlb_error_hint(err, "move them to one device first with dl.device_put(a, device)");
+      return DLB_E_ARGUMENT;
+    }
+    if (!a->buffer->host) {
+      char name[48];
+      placement_name(&p, name, sizeof name);
+      dlb_fail(err, DLB_E_UNSUPPORTED, "%s: %s memory is not addressable by the host", op, name);
+      dlb_error_hint(err, "compute on the host: dl.device_put(a, \"cpu\") first");
+      if (err) {
+        snprintf(err->backend, sizeof err->backend, "%s", p.backend->name);
+        snprintf(err->device, sizeof err->device, "%s", name);
+      }
+      return DLB_E_UNSUPPORTED;
+    }
+    *where = p;
+    have = 1;
+  }
+  return DLB_OK;
+}
+
+/* "(2, 3)" into out. */
+static void shape_text(int ndim, const int64_t *shape, char *out, size_t size) {
+  size_t len = 0;
+  len += (size_t)snprintf(out, size, "(");
+  for (int d = 0; d < ndim && len < size; d++)
+    len += (size_t)snprintf(out + len, size - len, d ? ", %lld" : "%lld", (long long)shape[d]);
+  if (len < size) snprintf(out + len, size - len, ")");
+}
+
+dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t *shape,
+                                const char *op, dlb_error *err) {
+  int nd = 0;
+  for (int k = 0; k < n; k++)
+    if (in[k].array && in[k].array->ndim > nd) nd = in[k].array->ndim;
+  for (int d = 0; d < nd; d++) shape[d] = 1;
+  for (int k = 0; k < n; k++) {
+    const dlb_array *a = in[k].array;
+    if (!a) continue;
+    for (int d = 0; d < a->ndim; d++) {
+      int64_t e = a->shape[d], *r = &shape[nd - a->ndim + d];
+      if (e == *r || e == 1) continue;
+      if (*r == 1) {
+        *r = e;
+        continue;
+      }
+      {
+        char sa[160], sb[160];
+        shape_text(a->ndim, a->shape, sa, sizeof sa);
+        shape_text(nd, shape, sb, sizeof sb);
+        return dlb_fail(err, DLB_E_SHAPE, "%s: shapes %s and %s do not broadcast together", op,
+                        sa, sb);
+      }
+    }
+  }
+  *ndim = nd;
+  return DLB_OK;
+}
+
+void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, int64_t *strides) {
+  int64_t itemsize = (int64_t)dlb_array_itemsize(a);
+  int lead = ndim - a->ndim;
+  for (int d = 0; d < ndim; d++) {
+    int s = d - lead;
+    strides[d] = s < 0 || (a->shape[s] == 1 && shape[d] != 1) ? 0 : a->strides[s] * itemsize;
+  }
+}
+
+dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const int64_t *shape,
+                         const dlb_placement *where, const char *op, dlb_error *err) {
+  dlb_placement p;
+  if (!out->buffer) return dlb_fail(err, DLB_E_DELETED, "%s: the out array was deleted", op);
+  if (out->readonly || out->buffer->readonly)
+    return dlb_fail(err, DLB_E_READ_ONLY, "%s: the out array is read-only", op);
+  if (out->ndim != ndim || memcmp(out->shape, shape, (size_t)ndim * sizeof *shape) != 0) {
+    char so[160], sr[160];
+    shape_text(out->ndim, out->shape, so, sizeof so);
+    shape_text(ndim, shape, sr, sizeof sr);
+    return dlb_fail(err, DLB_E_SHAPE, "%s: out has shape %s, the result has shape %s", op, so, sr);
+  }
+  if (!dlb_can_cast_same_kind(result, out->dtype))
+    return dlb_fail(err, DLB_E_DTYPE, "%s: a %s result cannot be written into a %s out array",
+                    op, dlb_dtype_get(result)->name, dlb_dtype_get(out->dtype)->name);
+  p.backend = out->buffer->backend;
+  p.device_id = out->buffer->device_id;
+  if ((p.backend && (p.backend != where->backend || p.device_id != where->device_id)) ||
+      !out->buffer->host)
+    return dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
+  return DLB_OK;
+}
+
+/* [first, last) byte range of a's elements within its buffer. */
+static void byte_range(const dlb_array *a, size_t *first, size_t *last) {
+  int64_t lo = 0, hi = 0, itemsize = (int64_t)dlb_array_itemsize(a);
+  for (int d = 0; d < a->ndim; d++) {
+    int64_t span = (a->shape[d] - 1) * a->strides[d] * itemsize;
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
+  }
+  *first = (size_t)((int64_t)a->offset + lo);
+  *last = (size_t)((int64_t)a->offset + hi + itemsize);
+}
+
+int dlb_arrays_overlap(const dlb_array *a, const dlb_array *b) {
+  size_t a0, a1, b0, b1;
+  if (!a->buffer || !b->buffer || a->numel == 0 || b->numel == 0) return 0;
+  if (a->buffer != b->buffer) {
+    /* Two buffers may still wrap the same host memory (an import of an export). */
+    const char *pa = a->buffer->host, *pb = b->buffer->host;
+    if (!pa || !pb) return 0;
+    byte_range(a, &a0, &a1);
+    byte_range(b, &b0, &b1);
+    return (uintptr_t)pa + a0 < (uintptr_t)pb + b1 && (uintptr_t)pb + b0 < (uintptr_t)pa + a1;
+  }
+  byte_range(a, &a0, &a1);
+  byte_range(b, &b0, &b1);
+  return a0 < b1 && b0 < a1;
+}
+
+int dlb_arrays_same_layout(const dlb_array *a, const dlb_array *b) {
+  if (!a->buffer || !b->buffer) return 0;
+  if (dlb_array_host_data(a) != dlb_array_host_data(b) || a->ndim != b->ndim ||
+      dlb_array_itemsize(a) != dlb_array_itemsize(b))
+    return 0;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d]))
+      return 0;
+  return 1;
+}
