@@ -1,3 +1,418 @@
-/* loops_arith.c -- placeholder */
+/* loops_arith.c -- the kernels of arithmetic, comparisons, bitwise and
+ * logical operations, and where: one C expression per (operation, dtype),
+ * expanded into a loop with contiguous and stride-0 branches that the
+ * compiler vectorises (NumPy's BINARY_LOOP_FAST, fast_loop_macros.h). */
+#include <math.h>
+#include <string.h>
 #include "loops.h"
-dlb_loop dlb_arith_loop(dlb_op op, dlb_dtype type) { (void)op; (void)type; return NULL; }
+
+/* The integer macros below serve signed and unsigned types alike: "b < 0"
+ * is always false for the unsigned ones, and that is intended. */
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wtautological-compare"
+#pragma clang diagnostic ignored "-Wtautological-unsigned-zero-compare"
+#endif
+
+typedef uint8_t dlb_bool8; /* a bool element: 0 or 1 */
+typedef struct { float re, im; } complex64;
+typedef struct { double re, im; } complex128;
+
+/* --- loop shapes --------------------------------------------------------- */
+
+/* A two-input kernel name(out, a, b): out = EXPR over a and b of type TI. */
+#define BINARY_KERNEL(name, TI, TO, EXPR)                                                     \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
+    char *po = data[0], *pa = data[1], *pb = data[2];                                          \
+    const int64_t so = steps[0], sa = steps[1], sb = steps[2];                                 \
+    (void)aux;                                                                                 \
+    if (so == sizeof(TO) && sa == sizeof(TI) && sb == sizeof(TI)) {                            \
+      TO *o = (TO *)po;                                                                        \
+      const TI *x = (const TI *)pa, *y = (const TI *)pb;                                       \
+      for (int64_t i = 0; i < n; i++) {                                                        \
+        const TI a = x[i], b = y[i];                                                           \
+        o[i] = (EXPR);                                                                         \
+      }                                                                                        \
+    } else if (so == sizeof(TO) && sa == sizeof(TI) && sb == 0) {                              \
+      TO *o = (TO *)po;                                                                        \
+      const TI *x = (const TI *)pa, b = *(const TI *)pb;                                       \
+      for (int64_t i = 0; i < n; i++) {                                                        \
+        const TI a = x[i];                                                                     \
+        o[i] = (EXPR);                                                                         \
+      }                                                                                        \
+    } else if (so == sizeof(TO) && sa == 0 && sb == sizeof(TI)) {                              \
+      TO *o = (TO *)po;                                                                        \
+      const TI a = *(const TI *)pa, *y = (const TI *)pb;                                       \
+      for (int64_t i = 0; i < n; i++) {                                                        \
+        const TI b = y[i];                                                                     \
+        o[i] = (EXPR);                                                                         \
+      }                                                                                        \
+    } else {                                                                                   \
+      for (int64_t i = 0; i < n; i++, po += so, pa += sa, pb += sb) {                          \
+        const TI a = *(const TI *)pa, b = *(const TI *)pb;                                     \
+        *(TO *)po = (EXPR);                                                                    \
+      }                                                                                        \
+    }                                                                                          \
+    return 0;                                                                                  \
+  }
+
+/* A one-input kernel name(out, a): out = EXPR over a of type TI. */
+#define UNARY_KERNEL(name, TI, TO, EXPR)                                                      \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
+    char *po = data[0], *pa = data[1];                                                         \
+    const int64_t so = steps[0], sa = steps[1];                                                \
+    (void)aux;                                                                                 \
+    if (so == sizeof(TO) && sa == sizeof(TI)) {                                                \
+      TO *o = (TO *)po;                                                                        \
+      const TI *x = (const TI *)pa;                                                            \
+      for (int64_t i = 0; i < n; i++) {                                                        \
+        const TI a = x[i];                                                                     \
+        o[i] = (EXPR);                                                                         \
+      }                                                                                        \
+    } else {                                                                                   \
+      for (int64_t i = 0; i < n; i++, po += so, pa += sa) {                                    \
+        const TI a = *(const TI *)pa;                                                          \
+        *(TO *)po = (EXPR);                                                                    \
+      }                                                                                        \
+    }                                                                                          \
+    return 0;                                                                                  \
+  }
+
+/* A kernel whose body is a statement over one element (for operations that
+ * can fail or branch too much for an expression): BODY reads a (and b) and
+ * sets o, or returns an error code. */
+#define BINARY_STATEMENT_KERNEL(name, TI, TO, BODY)                                    \
+  static int name(char **data, const int64_t *steps, int64_t n, void *aux) {           \
+    char *po = data[0], *pa = data[1], *pb = data[2];                                   \
+    (void)aux;                                                                          \
+    for (int64_t i = 0; i < n; i++, po += steps[0], pa += steps[1], pb += steps[2]) { \
+      const TI a = *(const TI *)pa, b = *(const TI *)pb;                                \
+      TO o;                                                                             \
+      BODY;                                                                             \
+      *(TO *)po = o;                                                                    \
+    }                                                                                   \
+    return 0;                                                                           \
+  }
+
+/* --- integer helpers (no signed overflow: wrap through the unsigned type) --- */
+
+#define WRAP(T, U, a, op, b) ((T)((U)(a)op(U)(b)))
+
+/* Python's floor division and modulo on integers; b == 0 gives 0 and
+ * MIN // -1 gives MIN (wrapped), as NumPy. */
+#define INT_DIVMOD_HELPERS(T, U, MIN)                                             \
+  static inline T floor_div_##T(T a, T b) {                                        \
+    if (b == 0) return 0;                                                          \
+    if (b == -1) return (T)(0 - (U)a);                                             \
+    T q = a / b;                                                                   \
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;                                 \
+    return q;                                                                      \
+  }                                                                                \
+  static inline T floor_mod_##T(T a, T b) {                                        \
+    if (b == 0 || b == -1) return 0;                                               \
+    T r = a % b;                                                                   \
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
+    return r;                                                                      \
+  }
+
+#define UINT_DIVMOD_HELPERS(T)                                                  \
+  static inline T floor_div_##T(T a, T b) { return b == 0 ? 0 : (T)(a / b); } \
+  static inline T floor_mod_##T(T a, T b) { return b == 0 ? 0 : (T)(a % b); }
+
+INT_DIVMOD_HELPERS(int8_t, uint8_t, INT8_MIN)
+INT_DIVMOD_HELPERS(int16_t, uint16_t, INT16_MIN)
+INT_DIVMOD_HELPERS(int32_t, uint32_t, INT32_MIN)
+INT_DIVMOD_HELPERS(int64_t, uint64_t, INT64_MIN)
+UINT_DIVMOD_HELPERS(uint8_t)
+UINT_DIVMOD_HELPERS(uint16_t)
+UINT_DIVMOD_HELPERS(uint32_t)
+UINT_DIVMOD_HELPERS(uint64_t)
+
+/* a ** b by squaring, wrapping; a negative b is an error for signed types. */
+#define INT_POWER_HELPER(T, U)                           \
+  static inline int power_##T(T a, T b, T *out) {        \
+    U result = 1, base = (U)a;                           \
+    if (b < 0) return DLB_LOOP_NEGATIVE_POWER;            \
+    for (uint64_t e = (uint64_t)b; e; e >>= 1) {         \
+      if (e & 1) result = (U)(result * base);            \
+      base = (U)(base * base);                           \
+    }                                                    \
+    *out = (T)result;                                    \
+    return 0;                                            \
+  }
+
+INT_POWER_HELPER(int8_t, uint8_t)
+INT_POWER_HELPER(int16_t, uint16_t)
+INT_POWER_HELPER(int32_t, uint32_t)
+INT_POWER_HELPER(int64_t, uint64_t)
+INT_POWER_HELPER(uint8_t, uint8_t)
+INT_POWER_HELPER(uint16_t, uint16_t)
+INT_POWER_HELPER(uint32_t, uint32_t)
+INT_POWER_HELPER(uint64_t, uint64_t)
+
+/* NumPy's shifts: a shift by the width or more (or a negative one, seen as
+ * huge) gives 0, or -1 for a negative signed value shifted right. */
+#define SHIFT_HELPERS(T, U)                                                             \
+  static inline T shift_left_##T(T a, T b) {                                            \
+    return (U)b < sizeof(T) * 8 ? (T)((U)a << (U)b) : 0;                                \
+  }                                                                                     \
+  static inline T shift_right_##T(T a, T b) {                                           \
+    return (U)b < sizeof(T) * 8 ? (T)(a >> (U)b) : (T)(a < 0 ? (T)-1 : 0);              \
+  }
+
+SHIFT_HELPERS(int8_t, uint8_t)
+SHIFT_HELPERS(int16_t, uint16_t)
+SHIFT_HELPERS(int32_t, uint32_t)
+SHIFT_HELPERS(int64_t, uint64_t)
+SHIFT_HELPERS(uint8_t, uint8_t)
+SHIFT_HELPERS(uint16_t, uint16_t)
+SHIFT_HELPERS(uint32_t, uint32_t)
+SHIFT_HELPERS(uint64_t, uint64_t)
+
+/* --- float helpers (NumPy's npy_divmod) --------------------------------- */
+
+#define FLOAT_DIVMOD_HELPERS(T, FMOD, FLOOR, COPYSIGN)                \
+  static inline T floor_mod_##T(T a, T b) {                           \
+    T mod = FMOD(a, b);                                               \
+    if (b == 0) return mod; /* NaN */                                 \
+    if (mod != 0) {                                                   \
+      if ((b < 0) != (mod < 0)) mod += b;                             \
+    } else {                                                          \
+      mod = COPYSIGN((T)0, b);                                        \
+    }                                                                 \
+    return mod;                                                       \
+  }                                                                   \
+  static inline T floor_div_##T(T a, T b) {                           \
+    T mod, div, floordiv;                                             \
+    if (b == 0) return a / b;                                         \
+    mod = FMOD(a, b);                                                 \
+    div = (a - mod) / b;                                              \
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= (T)1;              \
+    if (div != 0) {                                                   \
+      floordiv = FLOOR(div);                                          \
+      if (div - floordiv > (T)0.5) floordiv += (T)1;                  \
+    } else {                                                          \
+      floordiv = COPYSIGN((T)0, a / b);                               \
+    }                                                                 \
+    return floordiv;                                                  \
+  }
+
+FLOAT_DIVMOD_HELPERS(float, fmodf, floorf, copysignf)
+FLOAT_DIVMOD_HELPERS(double, fmod, floor, copysign)
+
+/* maximum/minimum propagate NaN (np.maximum, not np.fmax). */
+#define FMAX(a, b) ((a) >= (b) || (a) != (a) ? (a) : (b))
+#define FMIN(a, b) ((a) <= (b) || (a) != (a) ? (a) : (b))
+
+/* --- complex helpers ---------------------------------------------------- */
+
+#define COMPLEX_HELPERS(C, R, FABS)                                                  \
+  static inline C cadd_##C(C a, C b) { return (C){a.re + b.re, a.im + b.im}; }        \
+  static inline C csub_##C(C a, C b) { return (C){a.re - b.re, a.im - b.im}; }        \
+  static inline C cmul_##C(C a, C b) {                                                \
+    return (C){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};                \
+  }                                                                                  \
+  /* Smith's division, as NumPy's. */                                                \
+  static inline C cdiv_##C(C a, C b) {                                                \
+    R abs_br = FABS(b.re), abs_bi = FABS(b.im);                                      \
+    if (abs_br >= abs_bi) {                                                          \
+      if (abs_br == 0 && abs_bi == 0) return (C){a.re / abs_br, a.im / abs_bi};      \
+      R rat = b.im / b.re, scl = (R)1.0 / (b.re + b.im * rat);                       \
+      return (C){(a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl};              \
+    } else {                                                                         \
+      R rat = b.re / b.im, scl = (R)1.0 / (b.im + b.re * rat);                       \
+      return (C){(a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl};              \
+    }                                                                                \
+  }                                                                                  \
+  static inline C cneg_##C(C a) { return (C){-a.re, -a.im}; }                        \
+  static inline dlb_bool8 ceq_##C(C a, C b) { return a.re == b.re && a.im == b.im; } \
+  static inline dlb_bool8 cne_##C(C a, C b) { return !(a.re == b.re && a.im == b.im); }
+
+COMPLEX_HELPERS(complex64, float, fabsf)
+COMPLEX_HELPERS(complex128, double, fabs)
+
+#include <complex.h>
+/* Complex power through C99's cpow (NumPy special-cases small integer
+ * exponents; results agree to a few ulp). */
+static inline complex64 cpow_complex64(complex64 a, complex64 b) {
+  float complex r = cpowf(CMPLXF(a.re, a.im), CMPLXF(b.re, b.im));
+  return (complex64){crealf(r), cimagf(r)};
+}
+static inline complex128 cpow_complex128(complex128 a, complex128 b) {
+  double complex r;
+  if (b.re == 0 && b.im == 0) return (complex128){1, 0};
+  r = cpow(CMPLX(a.re, a.im), CMPLX(b.re, b.im));
+  return (complex128){creal(r), cimag(r)};
+}
+
+/* --- the kernels ---------------------------------------------------------- */
+
+/* Every integer dtype: (T, unsigned twin). */
+#define FOR_INTS(X)                                                                       \
+  X(int8_t, uint8_t) X(int16_t, uint16_t) X(int32_t, uint32_t) X(int64_t, uint64_t)       \
+  X(uint8_t, uint8_t) X(uint16_t, uint16_t) X(uint32_t, uint32_t) X(uint64_t, uint64_t)
+
+#define INT_KERNELS(T, U)                                                                \
+  BINARY_KERNEL(add_##T, T, T, WRAP(T, U, a, +, b))                                      \
+  BINARY_KERNEL(subtract_##T, T, T, WRAP(T, U, a, -, b))                                 \
+  BINARY_KERNEL(multiply_##T, T, T, WRAP(T, U, a, *, b))                                 \
+  BINARY_KERNEL(maximum_##T, T, T, a > b ? a : b)                                        \
+  BINARY_KERNEL(minimum_##T, T, T, a < b ? a : b)                                        \
+  BINARY_KERNEL(bitwise_and_##T, T, T, (T)(a & b))                                       \
+  BINARY_KERNEL(bitwise_or_##T, T, T, (T)(a | b))                                        \
+  BINARY_KERNEL(bitwise_xor_##T, T, T, (T)(a ^ b))                                       \
+  BINARY_KERNEL(left_shift_##T, T, T, shift_left_##T(a, b))                              \
+  BINARY_KERNEL(right_shift_##T, T, T, shift_right_##T(a, b))                            \
+  BINARY_KERNEL(floor_divide_##T, T, T, floor_div_##T(a, b))                             \
+  BINARY_KERNEL(mod_##T, T, T, floor_mod_##T(a, b))                                      \
+  BINARY_STATEMENT_KERNEL(power_##T##_loop, T, T, {                                      \
+    int st_ = power_##T(a, b, &o);                                                       \
+    if (st_) return st_;                                                                 \
+  })                                                                                     \
+  BINARY_KERNEL(equal_##T, T, dlb_bool8, a == b)                                         \
+  BINARY_KERNEL(not_equal_##T, T, dlb_bool8, a != b)                                     \
+  BINARY_KERNEL(less_##T, T, dlb_bool8, a < b)                                           \
+  BINARY_KERNEL(less_equal_##T, T, dlb_bool8, a <= b)                                    \
+  BINARY_KERNEL(greater_##T, T, dlb_bool8, a > b)                                        \
+  BINARY_KERNEL(greater_equal_##T, T, dlb_bool8, a >= b)                                 \
+  UNARY_KERNEL(negative_##T, T, T, (T)(0 - (U)a))                                        \
+  UNARY_KERNEL(bitwise_not_##T, T, T, (T)~a)
+
+FOR_INTS(INT_KERNELS)
+
+#define FLOAT_KERNELS(T, POW)                                     \
+  BINARY_KERNEL(add_##T, T, T, a + b)                             \
+  BINARY_KERNEL(subtract_##T, T, T, a - b)                        \
+  BINARY_KERNEL(multiply_##T, T, T, a * b)                        \
+  BINARY_KERNEL(divide_##T, T, T, a / b)                          \
+  BINARY_KERNEL(maximum_##T, T, T, FMAX(a, b))                    \
+  BINARY_KERNEL(minimum_##T, T, T, FMIN(a, b))                    \
+  BINARY_KERNEL(floor_divide_##T, T, T, floor_div_##T(a, b))      \
+  BINARY_KERNEL(mod_##T, T, T, floor_mod_##T(a, b))               \
+  BINARY_KERNEL(power_##T, T, T, POW(a, b))                       \
+  BINARY_KERNEL(equal_##T, T, dlb_bool8, a == b)                  \
+  BINARY_KERNEL(not_equal_##T, T, dlb_bool8, a != b)              \
+  BINARY_KERNEL(less_##T, T, dlb_bool8, a < b)                    \
+  BINARY_KERNEL(less_equal_##T, T, dlb_bool8, a <= b)             \
+  BINARY_KERNEL(greater_##T, T, dlb_bool8, a > b)                 \
+  BINARY_KERNEL(greater_equal_##T, T, dlb_bool8, a >= b)          \
+  UNARY_KERNEL(negative_##T, T, T, -a)
+
+FLOAT_KERNELS(float, powf)
+FLOAT_KERNELS(double, pow)
+
+#define COMPLEX_KERNELS(C)                                         \
+  BINARY_KERNEL(add_##C, C, C, cadd_##C(a, b))                     \
+  BINARY_KERNEL(subtract_##C, C, C, csub_##C(a, b))                \
+  BINARY_KERNEL(multiply_##C, C, C, cmul_##C(a, b))                \
+  BINARY_KERNEL(divide_##C, C, C, cdiv_##C(a, b))                  \
+  BINARY_KERNEL(power_##C, C, C, cpow_##C(a, b))                   \
+  BINARY_KERNEL(equal_##C, C, dlb_bool8, ceq_##C(a, b))            \
+  BINARY_KERNEL(not_equal_##C, C, dlb_bool8, cne_##C(a, b))        \
+  UNARY_KERNEL(negative_##C, C, C, cneg_##C(a))
+
+COMPLEX_KERNELS(complex64)
+COMPLEX_KERNELS(complex128)
+
+/* bool: + is or, * is and (NumPy), comparisons on 0/1. */
+BINARY_KERNEL(or_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a | b) != 0))
+BINARY_KERNEL(and_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a & b) != 0))
+BINARY_KERNEL(xor_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) != (b != 0)))
+BINARY_KERNEL(logical_and_bool, dlb_bool8, dlb_bool8, (dlb_bool8)(a != 0 && b != 0))
+BINARY_KERNEL(logical_or_bool, dlb_bool8, dlb_bool8, (dlb_bool8)(a != 0 || b != 0))
+BINARY_KERNEL(equal_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) == (b != 0)))
+BINARY_KERNEL(not_equal_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) != (b != 0)))
+BINARY_KERNEL(less_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) < (b != 0)))
+BINARY_KERNEL(less_equal_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) <= (b != 0)))
+BINARY_KERNEL(greater_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) > (b != 0)))
+BINARY_KERNEL(greater_equal_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) >= (b != 0)))
+UNARY_KERNEL(logical_not_bool, dlb_bool8, dlb_bool8, (dlb_bool8)(a == 0))
+
+/* where(cond, x, y) moves whole elements: one kernel per element size. */
+#define WHERE_KERNEL(name, T)                                                                  \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
+    char *po = data[0], *pc = data[1], *px = data[2], *py = data[3];                           \
+    (void)aux;                                                                                 \
+    if (steps[0] == sizeof(T) && steps[1] == 1 && steps[2] == sizeof(T) &&                     \
+        steps[3] == sizeof(T)) {                                                               \
+      T *o = (T *)po;                                                                          \
+      const dlb_bool8 *c = (const dlb_bool8 *)pc;                                              \
+      const T *x = (const T *)px, *y = (const T *)py;                                          \
+      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                               \
+    } else {                                                                                   \
+      for (int64_t i = 0; i < n;                                                               \
+           i++, po += steps[0], pc += steps[1], px += steps[2], py += steps[3])                \
+        *(T *)po = *(const dlb_bool8 *)pc ? *(const T *)px : *(const T *)py;                   \
+    }                                                                                          \
+    return 0;                                                                                  \
+  }
+
+WHERE_KERNEL(where_1, uint8_t)
+WHERE_KERNEL(where_2, uint16_t)
+WHERE_KERNEL(where_4, uint32_t)
+WHERE_KERNEL(where_8, uint64_t)
+WHERE_KERNEL(where_16, complex128)
+
+/* --- lookup ------------------------------------------------------------- */
+
+/* The row of kernels for one operation, indexed by loop dtype. */
+typedef dlb_loop kernel_row[DLB_DTYPE_COUNT];
+
+#define INT_ROW(op)                                                                   \
+  [DLB_INT8] = op##_int8_t, [DLB_INT16] = op##_int16_t, [DLB_INT32] = op##_int32_t,   \
+  [DLB_INT64] = op##_int64_t, [DLB_UINT8] = op##_uint8_t, [DLB_UINT16] = op##_uint16_t, \
+  [DLB_UINT32] = op##_uint32_t, [DLB_UINT64] = op##_uint64_t
+#define FLOAT_ROW(op) [DLB_FLOAT32] = op##_float, [DLB_FLOAT64] = op##_double
+#define COMPLEX_ROW(op) [DLB_COMPLEX64] = op##_complex64, [DLB_COMPLEX128] = op##_complex128
+
+static const kernel_row kernels[DLB_OP_COUNT] = {
+    [DLB_OP_ADD] = {[DLB_BOOL] = or_bool, INT_ROW(add), FLOAT_ROW(add), COMPLEX_ROW(add)},
+    [DLB_OP_SUBTRACT] = {INT_ROW(subtract), FLOAT_ROW(subtract), COMPLEX_ROW(subtract)},
+    [DLB_OP_MULTIPLY] = {[DLB_BOOL] = and_bool, INT_ROW(multiply), FLOAT_ROW(multiply),
+                         COMPLEX_ROW(multiply)},
+    [DLB_OP_DIVIDE] = {FLOAT_ROW(divide), COMPLEX_ROW(divide)},
+    [DLB_OP_FLOOR_DIVIDE] = {INT_ROW(floor_divide), FLOAT_ROW(floor_divide)},
+    [DLB_OP_MOD] = {INT_ROW(mod), FLOAT_ROW(mod)},
+    [DLB_OP_POWER] = {[DLB_INT8] = power_int8_t_loop, [DLB_INT16] = power_int16_t_loop,
+                      [DLB_INT32] = power_int32_t_loop, [DLB_INT64] = power_int64_t_loop,
+                      [DLB_UINT8] = power_uint8_t_loop, [DLB_UINT16] = power_uint16_t_loop,
+                      [DLB_UINT32] = power_uint32_t_loop, [DLB_UINT64] = power_uint64_t_loop,
+                      FLOAT_ROW(power), COMPLEX_ROW(power)},
+    [DLB_OP_MAXIMUM] = {[DLB_BOOL] = or_bool, INT_ROW(maximum), FLOAT_ROW(maximum)},
+    [DLB_OP_MINIMUM] = {[DLB_BOOL] = and_bool, INT_ROW(minimum), FLOAT_ROW(minimum)},
+    [DLB_OP_BITWISE_AND] = {[DLB_BOOL] = and_bool, INT_ROW(bitwise_and)},
+    [DLB_OP_BITWISE_OR] = {[DLB_BOOL] = or_bool, INT_ROW(bitwise_or)},
+    [DLB_OP_BITWISE_XOR] = {[DLB_BOOL] = xor_bool, INT_ROW(bitwise_xor)},
+    [DLB_OP_LEFT_SHIFT] = {INT_ROW(left_shift)},
+    [DLB_OP_RIGHT_SHIFT] = {INT_ROW(right_shift)},
+    [DLB_OP_LOGICAL_AND] = {[DLB_BOOL] = logical_and_bool},
+    [DLB_OP_LOGICAL_OR] = {[DLB_BOOL] = logical_or_bool},
+    [DLB_OP_LOGICAL_XOR] = {[DLB_BOOL] = xor_bool},
+    [DLB_OP_EQUAL] = {[DLB_BOOL] = equal_bool, INT_ROW(equal), FLOAT_ROW(equal),
+                      COMPLEX_ROW(equal)},
+    [DLB_OP_NOT_EQUAL] = {[DLB_BOOL] = not_equal_bool, INT_ROW(not_equal), FLOAT_ROW(not_equal),
+                          COMPLEX_ROW(not_equal)},
+    [DLB_OP_LESS] = {[DLB_BOOL] = less_bool, INT_ROW(less), FLOAT_ROW(less)},
+    [DLB_OP_LESS_EQUAL] = {[DLB_BOOL] = less_equal_bool, INT_ROW(less_equal),
+                           FLOAT_ROW(less_equal)},
+    [DLB_OP_GREATER] = {[DLB_BOOL] = greater_bool, INT_ROW(greater), FLOAT_ROW(greater)},
+    [DLB_OP_GREATER_EQUAL] = {[DLB_BOOL] = greater_equal_bool, INT_ROW(greater_equal),
+                              FLOAT_ROW(greater_equal)},
+    [DLB_OP_NEGATIVE] = {INT_ROW(negative), FLOAT_ROW(negative), COMPLEX_ROW(negative)},
+    [DLB_OP_BITWISE_NOT] = {[DLB_BOOL] = logical_not_bool, INT_ROW(bitwise_not)},
+    [DLB_OP_LOGICAL_NOT] = {[DLB_BOOL] = logical_not_bool},
+};
+
+dlb_loop dlb_arith_loop(dlb_op op, dlb_dtype type) {
+  if ((unsigned)op >= DLB_OP_COUNT || (unsigned)type >= DLB_DTYPE_COUNT) return NULL;
+  if (op == DLB_OP_WHERE) {
+    switch (dlb_dtype_get(type)->itemsize) {
+    case 1: return where_1;
+    case 2: return where_2;
+    case 4: return where_4;
+    case 8: return where_8;
+    default: return where_16;
+    }
+  }
+  return kernels[op][type];
+}

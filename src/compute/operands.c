@@ -14,6 +14,12 @@ static dlb_placement placement_of(const dlb_array *a, dlb_backend *cpu) {
   return p;
 }
 
+/* Whether the host can address the buffer's memory (an empty buffer has no
+ * pointer: its backend decides). */
+static int host_addressable(const dlb_buffer *b) {
+  return b->host || (b->nbytes == 0 && (!b->backend || b->backend->ops.host_pointer));
+}
+
 static void placement_name(const dlb_placement *p, char *out, size_t size) {
   snprintf(out, size, "%s:%d", p->backend->name, p->device_id);
 }
@@ -38,7 +44,7 @@ dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
       dlb_error_hint(err, "move them to one device first with dl.device_put(a, device)");
       return DLB_E_ARGUMENT;
     }
-    if (!a->buffer->host) {
+    if (!host_addressable(a->buffer)) {
       char name[48];
       placement_name(&p, name, sizeof name);
       dlb_fail(err, DLB_E_UNSUPPORTED, "%s: %s memory is not addressable by the host", op, name);
@@ -120,7 +126,7 @@ dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const
   p.backend = out->buffer->backend;
   p.device_id = out->buffer->device_id;
   if ((p.backend && (p.backend != where->backend || p.device_id != where->device_id)) ||
-      !out->buffer->host)
+      !host_addressable(out->buffer))
     return dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
   return DLB_OK;
 }

@@ -1,6 +1,264 @@
-/* compute.c -- operators and element-wise functions (placeholder lists). */
+/* compute.c -- element-wise operations from Lua: the operators of Array's
+ * metatable, dl.add and friends, a:eq(b) and friends, a:sqrt() and friends.
+ * All of them are one call of dlb_elementwise (src/compute/elementwise.h). */
+#include <string.h>
+#include "../compute/elementwise.h"
+#include "../core/shape.h"
 #include "internal.h"
 
-const luaL_Reg dlbL_compute_metamethods[] = {{NULL, NULL}};
-const luaL_Reg dlbL_compute_methods[] = {{NULL, NULL}};
-const luaL_Reg dlbL_compute_functions[] = {{NULL, NULL}};
+/* Reads the operand at idx: an Array (live), a Lua number or boolean, a
+ * complex scalar {re=, im=}, or nested tables (made into an array in place,
+ * as dl.array would: not a weak scalar). */
+static void check_operand(lua_State *L, int idx, dlb_operand *o, const char *op) {
+  dlb_array *a = dlbL_to_array(L, idx);
+  o->array = NULL;
+  if (a) {
+    if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, op, "argument %d: the array was deleted", idx);
+    o->array = a;
+    return;
+  }
+  switch (lua_type(L, idx)) {
+  case LUA_TNUMBER:
+  case LUA_TBOOLEAN:
+    dlbL_to_scalar(L, idx, &o->scalar, op);
+    return;
+  case LUA_TTABLE:
+    if (dlbL_is_complex(L, idx)) {
+      dlbL_to_scalar(L, idx, &o->scalar, op);
+      return;
+    }
+    dlbL_array_from_lua(L, idx, 0, DLB_FLOAT64, op);
+    lua_replace(L, idx);
+    o->array = dlbL_to_array(L, idx);
+    return;
+  default:
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument %d: dlbridge.Array or number expected, got %s",
+               idx, luaL_typename(L, idx));
+  }
+}
+
+/* The `out` array of the options table at idx (nil or {out = array}), or NULL. */
+static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
+  dlb_array *out = NULL;
+  if (lua_isnoneornil(L, idx)) return NULL;
+  if (!lua_istable(L, idx))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument %d: options table expected, got %s", idx,
+               luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "out") != 0)
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%s' (known: out)", dlbL_key_name(L, -2));
+    out = dlbL_check_array(L, -1, op);
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+/* Makes room in the memory budget for op's result (collecting garbage first
+ * when the limit would refuse it). Errors are left to dlb_elementwise. */
+static void reserve_result(lua_State *L, dlb_op op, const dlb_operand *in) {
+  const dlb_op_info *info = dlb_op_get(op);
+  dlb_op_types types;
+  int64_t shape[DLB_MAX_NDIM], numel;
+  int ndim;
+  if (dlb_op_resolve(op, in, &types, NULL) != DLB_OK ||
+      dlb_broadcast_shapes(info->nin, in, &ndim, shape, info->name, NULL) != DLB_OK ||
+      dlb_shape_numel(ndim, shape, &numel, NULL) != DLB_OK)
+    return;
+  dlbL_reserve(L, numel, dlb_dtype_get(types.result)->itemsize);
+}
+
+/* op over the nin operands at 1..nin, with options at nin + 1 when
+ * has_options: returns the result (a new array, or out). */
+static int elementwise(lua_State *L, dlb_op op, const char *name, int has_options) {
+  const dlb_op_info *info = dlb_op_get(op);
+  int nin = info->nin, top = lua_gettop(L);
+  dlb_operand in[3];
+  dlb_array *out = NULL, *result;
+  dlb_error err;
+  if (top < nin)
+    dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes %d operand%s, got %d", name, nin,
+               nin > 1 ? "s" : "", top);
+  if (top > nin + has_options)
+    dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes %d operand%s%s, got %d arguments", name, nin,
+               nin > 1 ? "s" : "", has_options ? " and options" : "", top);
+  lua_settop(L, nin + 1);
+  if (has_options) out = check_out_option(L, nin + 1, name);
+  for (int k = 0; k < nin; k++) check_operand(L, k + 1, &in[k], name);
+  if (out) {
+    if (dlb_elementwise(op, in, out, dlbL_state(L)->cpu, &err) != DLB_OK)
+      dlbL_raise_error(L, &err, name);
+    lua_getfield(L, nin + 1, "out");
+    return 1;
+  }
+  result = dlbL_push_empty(L, name);
+  reserve_result(L, op, in); /* may run finalizers: the core checks liveness again */
+  if (dlb_elementwise(op, in, result, dlbL_state(L)->cpu, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, name);
+  dlbL_account(L, result->buffer->nbytes);
+  return 1;
+}
+
+/* dl.NAME(operands..., opts) and a:NAME(operands..., opts). */
+#define FUNCTION(fname, OP) \
+  static int fn_##fname(lua_State *L) { return elementwise(L, OP, "dl." #fname, 1); }
+
+FUNCTION(add, DLB_OP_ADD)
+FUNCTION(sub, DLB_OP_SUBTRACT)
+FUNCTION(mul, DLB_OP_MULTIPLY)
+FUNCTION(div, DLB_OP_DIVIDE)
+FUNCTION(floor_divide, DLB_OP_FLOOR_DIVIDE)
+FUNCTION(mod, DLB_OP_MOD)
+FUNCTION(pow, DLB_OP_POWER)
+FUNCTION(neg, DLB_OP_NEGATIVE)
+FUNCTION(maximum, DLB_OP_MAXIMUM)
+FUNCTION(minimum, DLB_OP_MINIMUM)
+FUNCTION(atan2, DLB_OP_ATAN2)
+FUNCTION(bitwise_and, DLB_OP_BITWISE_AND)
+FUNCTION(bitwise_or, DLB_OP_BITWISE_OR)
+FUNCTION(bitwise_xor, DLB_OP_BITWISE_XOR)
+FUNCTION(bitwise_not, DLB_OP_BITWISE_NOT)
+FUNCTION(left_shift, DLB_OP_LEFT_SHIFT)
+FUNCTION(right_shift, DLB_OP_RIGHT_SHIFT)
+FUNCTION(logical_and, DLB_OP_LOGICAL_AND)
+FUNCTION(logical_or, DLB_OP_LOGICAL_OR)
+FUNCTION(logical_xor, DLB_OP_LOGICAL_XOR)
+FUNCTION(logical_not, DLB_OP_LOGICAL_NOT)
+FUNCTION(equal, DLB_OP_EQUAL)
+FUNCTION(not_equal, DLB_OP_NOT_EQUAL)
+FUNCTION(less, DLB_OP_LESS)
+FUNCTION(less_equal, DLB_OP_LESS_EQUAL)
+FUNCTION(greater, DLB_OP_GREATER)
+FUNCTION(greater_equal, DLB_OP_GREATER_EQUAL)
+FUNCTION(abs, DLB_OP_ABS)
+FUNCTION(sign, DLB_OP_SIGN)
+FUNCTION(sqrt, DLB_OP_SQRT)
+FUNCTION(exp, DLB_OP_EXP)
+FUNCTION(exp2, DLB_OP_EXP2)
+FUNCTION(expm1, DLB_OP_EXPM1)
+FUNCTION(log, DLB_OP_LOG)
+FUNCTION(log2, DLB_OP_LOG2)
+FUNCTION(log10, DLB_OP_LOG10)
+FUNCTION(log1p, DLB_OP_LOG1P)
+FUNCTION(sin, DLB_OP_SIN)
+FUNCTION(cos, DLB_OP_COS)
+FUNCTION(tan, DLB_OP_TAN)
+FUNCTION(asin, DLB_OP_ASIN)
+FUNCTION(acos, DLB_OP_ACOS)
+FUNCTION(atan, DLB_OP_ATAN)
+FUNCTION(sinh, DLB_OP_SINH)
+FUNCTION(cosh, DLB_OP_COSH)
+FUNCTION(tanh, DLB_OP_TANH)
+FUNCTION(floor, DLB_OP_FLOOR)
+FUNCTION(ceil, DLB_OP_CEIL)
+FUNCTION(trunc, DLB_OP_TRUNC)
+FUNCTION(round, DLB_OP_ROUND)
+FUNCTION(isnan, DLB_OP_ISNAN)
+FUNCTION(isinf, DLB_OP_ISINF)
+FUNCTION(isfinite, DLB_OP_ISFINITE)
+FUNCTION(where, DLB_OP_WHERE)
+
+/* dl.clip(a, lo, hi, opts): maximum(a, lo), then minimum with hi; either
+ * bound may be nil (not both). The result dtype is that of a with both
+ * bounds (weak scalars keep it). */
+static int fn_clip(lua_State *L) {
+  int has_lo, has_hi;
+  if (lua_gettop(L) > 4)
+    dlbL_raise(L, DLB_E_ARGUMENT, "dl.clip", "dl.clip(a, lo, hi, opts) takes 4 arguments, got %d",
+               lua_gettop(L));
+  lua_settop(L, 4);
+  has_lo = !lua_isnil(L, 2);
+  has_hi = !lua_isnil(L, 3);
+  if (!has_lo && !has_hi)
+    dlbL_raise(L, DLB_E_ARGUMENT, "dl.clip", "dl.clip needs a lower or an upper bound");
+  lua_pushcfunction(L, fn_maximum); /* 5: the first step (or a copy when lo is nil) */
+  lua_pushvalue(L, 1);
+  if (has_lo) {
+    lua_pushvalue(L, 2);
+  } else { /* a with itself: maximum(a, a) is a, in the same dtype */
+    lua_pushvalue(L, 1);
+  }
+  lua_pushvalue(L, 4);
+  lua_call(L, 3, 1);
+  if (!has_hi) return 1;
+  lua_pushcfunction(L, fn_minimum);
+  lua_pushvalue(L, 5);
+  lua_pushvalue(L, 3);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, 5);
+  lua_setfield(L, -2, "out");
+  lua_call(L, 3, 1);
+  return 1;
+}
+
+/* --- operators ------------------------------------------------------------ */
+
+#define OPERATOR(mname, OP) \
+  static int mm_##mname(lua_State *L) { return elementwise(L, OP, "Array:__" #mname, 0); }
+
+OPERATOR(add, DLB_OP_ADD)
+OPERATOR(sub, DLB_OP_SUBTRACT)
+OPERATOR(mul, DLB_OP_MULTIPLY)
+OPERATOR(div, DLB_OP_DIVIDE)
+OPERATOR(idiv, DLB_OP_FLOOR_DIVIDE)
+OPERATOR(mod, DLB_OP_MOD)
+OPERATOR(pow, DLB_OP_POWER)
+OPERATOR(band, DLB_OP_BITWISE_AND)
+OPERATOR(bor, DLB_OP_BITWISE_OR)
+OPERATOR(bxor, DLB_OP_BITWISE_XOR)
+OPERATOR(shl, DLB_OP_LEFT_SHIFT)
+OPERATOR(shr, DLB_OP_RIGHT_SHIFT)
+
+/* Unary operators get their operand twice (Lua's convention): drop one. */
+static int mm_unm(lua_State *L) {
+  lua_settop(L, 1);
+  return elementwise(L, DLB_OP_NEGATIVE, "Array:__unm", 0);
+}
+
+static int mm_bnot(lua_State *L) {
+  lua_settop(L, 1);
+  return elementwise(L, DLB_OP_BITWISE_NOT, "Array:__bnot", 0);
+}
+
+/* a < b would give one boolean: point to the element-wise methods. */
+static int mm_compare(lua_State *L) {
+  return dlbL_raise(L, DLB_E_ARGUMENT, "Array:__lt",
+                    "arrays do not compare with < or <=: use a:lt(b), a:le(b), a:gt(b), a:ge(b) "
+                    "(element-wise, giving a bool array)");
+}
+
+const luaL_Reg dlbL_compute_metamethods[] = {
+    {"__add", mm_add},   {"__sub", mm_sub},   {"__mul", mm_mul},         {"__div", mm_div},
+    {"__idiv", mm_idiv}, {"__mod", mm_mod},   {"__pow", mm_pow},         {"__unm", mm_unm},
+    {"__band", mm_band}, {"__bor", mm_bor},   {"__bxor", mm_bxor},       {"__shl", mm_shl},
+    {"__shr", mm_shr},   {"__bnot", mm_bnot}, {"__lt", mm_compare},      {"__le", mm_compare},
+    {NULL, NULL}};
+
+/* The same C functions serve dl.f(a, ...) and a:f(...). Longer NumPy names
+ * (subtract, multiply, divide, power, negative, invert) are aliases. */
+#define ELEMENTWISE_NAMES                                                                      \
+  {"add", fn_add}, {"sub", fn_sub}, {"subtract", fn_sub}, {"mul", fn_mul},                     \
+      {"multiply", fn_mul}, {"div", fn_div}, {"divide", fn_div},                               \
+      {"floor_divide", fn_floor_divide}, {"mod", fn_mod}, {"pow", fn_pow}, {"power", fn_pow},  \
+      {"neg", fn_neg}, {"negative", fn_neg}, {"maximum", fn_maximum}, {"minimum", fn_minimum}, \
+      {"atan2", fn_atan2}, {"bitwise_and", fn_bitwise_and}, {"bitwise_or", fn_bitwise_or},     \
+      {"bitwise_xor", fn_bitwise_xor}, {"bitwise_not", fn_bitwise_not},                        \
+      {"invert", fn_bitwise_not}, {"left_shift", fn_left_shift},                               \
+      {"right_shift", fn_right_shift}, {"logical_and", fn_logical_and},                        \
+      {"logical_or", fn_logical_or}, {"logical_xor", fn_logical_xor},                          \
+      {"logical_not", fn_logical_not}, {"equal", fn_equal}, {"not_equal", fn_not_equal},       \
+      {"less", fn_less}, {"less_equal", fn_less_equal}, {"greater", fn_greater},               \
+      {"greater_equal", fn_greater_equal}, {"abs", fn_abs}, {"sign", fn_sign},                 \
+      {"sqrt", fn_sqrt}, {"exp", fn_exp}, {"exp2", fn_exp2}, {"expm1", fn_expm1},              \
+      {"log", fn_log}, {"log2", fn_log2}, {"log10", fn_log10}, {"log1p", fn_log1p},            \
+      {"sin", fn_sin}, {"cos", fn_cos}, {"tan", fn_tan}, {"asin", fn_asin}, {"acos", fn_acos}, \
+      {"atan", fn_atan}, {"sinh", fn_sinh}, {"cosh", fn_cosh}, {"tanh", fn_tanh},              \
+      {"floor", fn_floor}, {"ceil", fn_ceil}, {"trunc", fn_trunc}, {"round", fn_round},        \
+      {"isnan", fn_isnan}, {"isinf", fn_isinf}, {"isfinite", fn_isfinite}, {"clip", fn_clip}
+
+const luaL_Reg dlbL_compute_functions[] = {ELEMENTWISE_NAMES, {"where", fn_where}, {NULL, NULL}};
+
+/* Methods add the short comparison names: a:eq(b) is dl.equal(a, b). */
+const luaL_Reg dlbL_compute_methods[] = {
+    ELEMENTWISE_NAMES, {"eq", fn_equal}, {"ne", fn_not_equal}, {"lt", fn_less},
+    {"le", fn_less_equal}, {"gt", fn_greater}, {"ge", fn_greater_equal}, {NULL, NULL}};
