@@ -54,8 +54,12 @@ static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
   return out;
 }
 
-/* Makes room in the memory budget for op's result (collecting garbage first
- * when the limit would refuse it). Errors are left to dlb_elementwise. */
+/* Makes room for op's result: collects garbage when the memory limit would
+ * refuse it, and paces the collector by the result's size. This runs before
+ * the result object exists: a collector step taken after an arithmetic
+ * metamethod made its result keeps Lua 5.4 from ever finalizing those
+ * results by steps (measured: `for i = 1, 20 do local x = a * 2 end` kept
+ * all 20 alive). Errors are left to dlb_elementwise. */
 static void reserve_result(lua_State *L, dlb_op op, const dlb_operand *in) {
   const dlb_op_info *info = dlb_op_get(op);
   dlb_op_types types;
@@ -66,6 +70,7 @@ static void reserve_result(lua_State *L, dlb_op op, const dlb_operand *in) {
       dlb_shape_numel(ndim, shape, &numel, NULL) != DLB_OK)
     return;
   dlbL_reserve(L, numel, dlb_dtype_get(types.result)->itemsize);
+  dlbL_account(L, (size_t)numel * dlb_dtype_get(types.result)->itemsize);
 }
 
 /* op over the nin operands at 1..nin, with options at nin + 1 when
@@ -91,11 +96,10 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
     lua_getfield(L, nin + 1, "out");
     return 1;
   }
-  result = dlbL_push_empty(L, name);
   reserve_result(L, op, in); /* may run finalizers: the core checks liveness again */
+  result = dlbL_push_empty(L, name);
   if (dlb_elementwise(op, in, result, dlbL_state(L)->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, name);
-  dlbL_account(L, result->buffer->nbytes);
   return 1;
 }
 
