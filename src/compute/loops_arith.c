@@ -233,16 +233,24 @@ COMPLEX_HELPERS(complex128, double, fabs)
 
 #include <complex.h>
 /* Complex power through C99's cpow (NumPy special-cases small integer
- * exponents; results agree to a few ulp). */
+ * exponents; results agree to a few ulp). A C complex has the layout of
+ * two reals (C11 6.2.5), as complex64/complex128 do: memcpy converts. */
 static inline complex64 cpow_complex64(complex64 a, complex64 b) {
-  float complex r = cpowf(CMPLXF(a.re, a.im), CMPLXF(b.re, b.im));
-  return (complex64){crealf(r), cimagf(r)};
+  float complex x, y, r;
+  memcpy(&x, &a, sizeof x);
+  memcpy(&y, &b, sizeof y);
+  r = cpowf(x, y);
+  memcpy(&a, &r, sizeof a);
+  return a;
 }
 static inline complex128 cpow_complex128(complex128 a, complex128 b) {
-  double complex r;
+  double complex x, y, r;
   if (b.re == 0 && b.im == 0) return (complex128){1, 0};
-  r = cpow(CMPLX(a.re, a.im), CMPLX(b.re, b.im));
-  return (complex128){creal(r), cimag(r)};
+  memcpy(&x, &a, sizeof x);
+  memcpy(&y, &b, sizeof y);
+  r = cpow(x, y);
+  memcpy(&a, &r, sizeof a);
+  return a;
 }
 
 /* --- the kernels ---------------------------------------------------------- */

@@ -123,9 +123,12 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
     collect(L, LUA_GCCOLLECT, 0);
 }
 
+/* Lua 5.4's LUA_GCSTEP runs even when the collector was stopped: a host or
+ * script that stopped it (collectgarbage "stop") gets no step from us. */
 void dlbL_account(lua_State *L, size_t nbytes) {
   size_t units = GC_STEP_UNITS(nbytes);
-  if (units > 0) collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
+  if (units > 0 && lua_gc(L, LUA_GCISRUNNING) == 1)
+    collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
 }
 
 void dlbL_device_name(const dlb_array *a, char *out, size_t size) {

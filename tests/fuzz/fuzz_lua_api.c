@@ -550,6 +550,77 @@ static void st_misc(gen *g) {
   put(&g->t, ")\n");
 }
 
+/* An operand of a compute call: mostly arrays from the slots, else numbers or odd values. */
+static void g_operand(gen *g) {
+  if (u8(g) < 170) {
+    put(&g->t, "TINY(");
+    g_self(g);
+    put(&g->t, ")");
+  } else {
+    g_value(g);
+  }
+}
+
+/* An `out` option now and then: another slot (any shape, dtype, liveness). */
+static void g_out_option(gen *g) {
+  uint8_t s = u8(g);
+  if (s < 200) return;
+  if (s < 250) put(&g->t, ", {out = S[%d]}", s % NSLOTS + 1);
+  else put(&g->t, ", {outt = 1}");
+}
+
+/* Compute: element-wise operations (functions, methods, metamethods),
+ * reductions, matmul and joining, with hostile operands and options. */
+static void st_compute(gen *g) {
+  static const char *binary[] = {
+      "dl.add",     "dl.sub",       "dl.mul",     "dl.div",        "dl.floor_divide", "dl.mod",
+      "dl.pow",     "dl.maximum",   "dl.minimum", "dl.atan2",      "dl.bitwise_and",  "dl.left_shift",
+      "dl.right_shift", "dl.logical_xor", "dl.equal", "dl.less",   "MT.ge",           "AMT.__add",
+      "AMT.__idiv", "AMT.__pow",    "AMT.__shl",  "AMT.__band",    "AMT.__mod",       "AMT.__div"};
+  static const char *unary[] = {"dl.neg",   "dl.abs",       "dl.sign",        "dl.sqrt",
+                                "dl.exp",   "dl.log1p",     "dl.tanh",        "dl.round",
+                                "dl.isnan", "dl.bitwise_not", "dl.logical_not", "dl.floor",
+                                "dl.sin",   "dl.exp2"};
+  static const char *reductions[] = {"dl.sum", "dl.prod",   "dl.mean", "dl.max",  "dl.argmin",
+                                     "dl.any", "dl.std",    "dl.var",  "dl.argmax", "dl.count_nonzero",
+                                     "dl.all", "dl.min"};
+  static const char *reduce_opts[] = {"nil", "1", "-1", "{dim = 1}", "{dim = {1, 2}}",
+                                      "{dim = 2, keepdims = true}", "{dtype = 'float32'}",
+                                      "{ddof = 1}", "{dim = 0}", "{dim = {1, 1}}", "{nope = 1}",
+                                      "{dim = 33}", "{dim = {}}", "{ddof = MI}", "{dtype = 'int8'}"};
+  uint8_t m = u8(g) % 9;
+  switch (m) {
+    case 0: case 1: case 2:
+      call_head(g, 1, binary[u8(g) % COUNT(binary)]);
+      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      g_out_option(g);
+      break;
+    case 3: case 4:
+      call_head(g, 1, unary[u8(g) % COUNT(unary)]);
+      put(&g->t, ", "); g_operand(g);
+      g_out_option(g);
+      break;
+    case 5:
+      call_head(g, 1, reductions[u8(g) % COUNT(reductions)]);
+      put(&g->t, ", TINY("); g_self(g); put(&g->t, "), %s", reduce_opts[u8(g) % COUNT(reduce_opts)]);
+      break;
+    case 6:
+      call_head(g, 1, "dl.matmul");
+      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      g_out_option(g);
+      break;
+    case 7:
+      call_head(g, 1, u8(g) & 1 ? "dl.where" : "dl.clip");
+      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      break;
+    default:
+      call_head(g, 1, u8(g) & 1 ? "dl.concat" : "dl.stack");
+      put(&g->t, ", {"); g_operand(g); put(&g->t, ", "); g_operand(g);
+      put(&g->t, "}, "); g_dim(g);
+  }
+  put(&g->t, ")\n");
+}
+
 static void g_statement(gen *g, int depth, int in_coroutine) {
   uint8_t op = u8(g);
   g->statements++;
@@ -605,7 +676,7 @@ static void g_statement(gen *g, int depth, int in_coroutine) {
       if (in_coroutine && (u8(g) & 1)) put(&g->t, "coroutine.yield()\n");
       put(&g->t, "end\n");
       break;
-    case 14: st_misc(g); break;
+    case 14: if (u8(g) & 1) st_misc(g); else st_compute(g); break;
     default: { /* a loop: many short-lived arrays (GC accounting, finalizers) */
       int n = u8(g) % 16 + 2;
       put(&g->t, "for i = 1, %d do CALL(%d, -1, dl.zeros, {%d, i}) end\n", n, u8(g) % NSLOTS + 1,
@@ -623,7 +694,7 @@ static const char prelude[] =
     "for _, k in ipairs{'view', 'reshape', 'transpose', 'permute', 'narrow', 'select', 'slice',\n"
     "    'squeeze', 'unsqueeze', 'expand', 'contiguous', 'is_contiguous', 'copy', 'astype', 'fill',\n"
     "    'copy_from', 'totable', 'tobytes', 'get', 'set', 'delete', 'to_dlpack', '__dlpack',\n"
-    "    '__dlpack_device', 'to'} do MT[k] = A1[k] end\n"
+    "    '__dlpack_device', 'to', 'ge'} do MT[k] = A1[k] end\n"
     "local AMT = getmetatable(A1)\n"
     "local C1 = dl.zeros{2}:to_dlpack()\n"
     "local CMT = getmetatable(C1)\n"
@@ -635,6 +706,16 @@ static const char prelude[] =
     "    if ok then\n"
     "      local w = 1\n"
     "      for _, e in ipairs(s) do w = w * math.max(e, 1); if w > 20000 then return nil end end\n"
+    "    end\n"
+    "  end\n"
+    "  return x\n"
+    "end\n"
+    "local function TINY(x)\n" /* compute operands: broadcasts of two stay small */
+    "  if dl.is_array(x) then\n"
+    "    local ok, s = pcall(function() return x.shape end)\n"
+    "    if ok then\n"
+    "      local w = 1\n"
+    "      for _, e in ipairs(s) do w = w * math.max(e, 1); if w > 2000 then return nil end end\n"
     "    end\n"
     "  end\n"
     "  return x\n"
