@@ -295,9 +295,8 @@ static dlb_status prepare(dlb_op op, const dlb_operand *in, dlb_op_types *types,
 }
 
 /* The walk itself over out and the (prepared) inputs. */
-static dlb_status run(dlb_op op, const dlb_operand *in, const dlb_array *const *arrays,
-                      unsigned char (*scalars)[16], const dlb_op_types *types, dlb_array *out,
-                      dlb_error *err) {
+static dlb_status run(dlb_op op, const dlb_array *const *arrays, unsigned char (*scalars)[16],
+                      const dlb_op_types *types, dlb_array *out, dlb_error *err) {
   const dlb_op_info *info = &op_table[op];
   int nop = info->nin + 1, ndim = out->ndim, need_buffer = 0;
   int64_t stride_store[4][DLB_MAX_NDIM];
@@ -326,7 +325,6 @@ static dlb_status run(dlb_op op, const dlb_operand *in, const dlb_array *const *
     }
     b.loop[k + 1] = types->in[k];
   }
-  (void)in;
   for (int k = 0; k < nop; k++) {
     strides[k] = stride_store[k];
     b.cast[k] = b.actual[k] != b.loop[k] || !aligned(b.actual[k], data[k], ndim, strides[k]);
@@ -351,34 +349,48 @@ static dlb_status run(dlb_op op, const dlb_operand *in, const dlb_array *const *
   return code ? kernel_failed(code, info->name, err) : DLB_OK;
 }
 
-dlb_status dlb_elementwise(dlb_op op, const dlb_operand *in, dlb_array *out, dlb_backend *cpu,
-                           dlb_error *err) {
+dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend *cpu,
+                                   dlb_elementwise_plan *plan, dlb_error *err) {
   const dlb_op_info *info;
-  _Alignas(16) unsigned char scalars[3][16];
-  const dlb_array *arrays[3] = {NULL, NULL, NULL};
-  dlb_array copies[3];
-  dlb_op_types types;
-  dlb_placement where;
-  int64_t shape[DLB_MAX_NDIM];
-  int ndim, allocated = 0;
   dlb_status st;
   if ((unsigned)op >= DLB_OP_COUNT) return dlb_fail(err, DLB_E_ARGUMENT, "unknown operation");
   info = &op_table[op];
+  plan->op = op;
+  for (int k = 0; k < info->nin; k++) plan->in[k] = in[k];
+  if ((st = dlb_check_operands(info->nin, in, cpu, &plan->where, info->name, err)) != DLB_OK ||
+      (st = prepare(op, in, &plan->types, plan->scalars, err)) != DLB_OK ||
+      (st = dlb_broadcast_shapes(info->nin, in, &plan->ndim, plan->shape, info->name, err)) !=
+          DLB_OK)
+    return st;
+  plan->numel = 1;
+  for (int d = 0; d < plan->ndim; d++) /* each operand's count fits: so does their broadcast */
+    if (__builtin_mul_overflow(plan->numel, plan->shape[d], &plan->numel))
+      return dlb_fail(err, DLB_E_SHAPE, "%s: the result has too many elements", info->name);
+  return DLB_OK;
+}
+
+dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out, dlb_backend *cpu,
+                               dlb_error *err) {
+  const dlb_op_info *info = &op_table[plan->op];
+  const dlb_array *arrays[3] = {NULL, NULL, NULL};
+  dlb_array copies[3];
+  dlb_placement where;
+  int allocated = 0;
+  dlb_status st;
   memset(copies, 0, sizeof copies);
-  if ((st = dlb_check_operands(info->nin, in, cpu, &where, info->name, err)) != DLB_OK ||
-      (st = prepare(op, in, &types, scalars, err)) != DLB_OK ||
-      (st = dlb_broadcast_shapes(info->nin, in, &ndim, shape, info->name, err)) != DLB_OK)
+  if ((st = dlb_check_operands(info->nin, plan->in, cpu, &where, info->name, err)) != DLB_OK)
     return st;
   if (!out->buffer) {
-    st = dlb_array_allocate(out, where.backend, where.device_id, types.result, ndim, shape, 0, err);
+    st = dlb_array_allocate(out, where.backend, where.device_id, plan->types.result, plan->ndim,
+                            plan->shape, 0, err);
     if (st != DLB_OK) return st;
     allocated = 1;
-  } else if ((st = dlb_check_out(out, types.result, ndim, shape, &where, info->name, err)) !=
-             DLB_OK) {
+  } else if ((st = dlb_check_out(out, plan->types.result, plan->ndim, plan->shape, &where,
+                                 info->name, err)) != DLB_OK) {
     return st;
   }
   for (int k = 0; k < info->nin; k++) {
-    arrays[k] = in[k].array;
+    arrays[k] = plan->in[k].array;
     /* An input out partly overlaps is read from a copy (NumPy: as if copied). */
     if (arrays[k] && !allocated && dlb_arrays_overlap(out, arrays[k]) &&
         !dlb_arrays_same_layout(out, arrays[k])) {
@@ -386,8 +398,16 @@ dlb_status dlb_elementwise(dlb_op op, const dlb_operand *in, dlb_array *out, dlb
       arrays[k] = &copies[k];
     }
   }
-  if (st == DLB_OK) st = run(op, in, arrays, scalars, &types, out, err);
+  if (st == DLB_OK)
+    st = run(plan->op, arrays, (unsigned char(*)[16])plan->scalars, &plan->types, out, err);
   for (int k = 0; k < 3; k++) dlb_array_release(&copies[k]);
   if (st != DLB_OK && allocated) dlb_array_release(out);
   return st;
+}
+
+dlb_status dlb_elementwise(dlb_op op, const dlb_operand *in, dlb_array *out, dlb_backend *cpu,
+                           dlb_error *err) {
+  dlb_elementwise_plan plan;
+  dlb_status st = dlb_elementwise_prepare(op, in, cpu, &plan, err);
+  return st != DLB_OK ? st : dlb_elementwise_run(&plan, out, cpu, err);
 }

@@ -60,6 +60,30 @@ typedef struct dlb_op_types {
  * ordering complex numbers, subtracting booleans). */
 dlb_status dlb_op_resolve(dlb_op op, const dlb_operand *in, dlb_op_types *types, dlb_error *err);
 
+/* What dlb_elementwise_prepare works out before anything is allocated: the
+ * dtypes, the device, the result's shape and the scalars in loop dtypes. */
+typedef struct dlb_elementwise_plan {
+  dlb_op op;
+  dlb_operand in[3];
+  dlb_op_types types;
+  dlb_placement where;
+  int ndim;
+  int64_t shape[DLB_MAX_NDIM];
+  int64_t numel;
+  _Alignas(16) unsigned char scalars[3][16];
+} dlb_elementwise_plan;
+
+/* Checks the operands and works out the plan of op over them (the errors
+ * of dlb_elementwise that come before allocation). */
+dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend *cpu,
+                                   dlb_elementwise_plan *plan, dlb_error *err);
+
+/* Runs a plan into out, as dlb_elementwise does. The operands are checked
+ * live again: code run between the two calls (a collection) may have
+ * deleted them. */
+dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out, dlb_backend *cpu,
+                               dlb_error *err);
+
 /*
  * Runs op element-wise over in[0..nin-1] (arrays and scalars, broadcast
  * together). When out->buffer is NULL a new contiguous result is allocated

@@ -3,7 +3,6 @@
  * All of them are one call of dlb_elementwise (src/compute/elementwise.h). */
 #include <string.h>
 #include "../compute/elementwise.h"
-#include "../core/shape.h"
 #include "internal.h"
 
 /* Reads the operand at idx: an Array (live), a Lua number or boolean, a
@@ -54,23 +53,17 @@ static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
   return out;
 }
 
-/* Makes room for op's result: collects garbage when the memory limit would
- * refuse it, and paces the collector by the result's size. This runs before
- * the result object exists: a collector step taken after an arithmetic
- * metamethod made its result keeps Lua 5.4 from ever finalizing those
- * results by steps (measured: `for i = 1, 20 do local x = a * 2 end` kept
- * all 20 alive). Errors are left to dlb_elementwise. */
-static void reserve_result(lua_State *L, dlb_op op, const dlb_operand *in) {
-  const dlb_op_info *info = dlb_op_get(op);
-  dlb_op_types types;
-  int64_t shape[DLB_MAX_NDIM], numel;
-  int ndim;
-  if (dlb_op_resolve(op, in, &types, NULL) != DLB_OK ||
-      dlb_broadcast_shapes(info->nin, in, &ndim, shape, info->name, NULL) != DLB_OK ||
-      dlb_shape_numel(ndim, shape, &numel, NULL) != DLB_OK)
-    return;
-  dlbL_reserve(L, numel, dlb_dtype_get(types.result)->itemsize);
-  dlbL_account(L, (size_t)numel * dlb_dtype_get(types.result)->itemsize);
+/* Makes room for a result of nbytes: collects garbage when the memory limit
+ * would refuse it, and paces the collector by the result's size. This runs
+ * before the result object exists: a collector step taken after an
+ * arithmetic metamethod made its result keeps Lua 5.4 from ever finalizing
+ * those results by steps (measured: `for i = 1, 20 do local x = a * 2 end`
+ * kept all 20 alive). Finalizers may run: dlb_elementwise_run checks the
+ * operands again. */
+static void reserve_result(lua_State *L, const dlb_elementwise_plan *plan) {
+  size_t itemsize = dlb_dtype_get(plan->types.result)->itemsize;
+  dlbL_reserve(L, plan->numel, itemsize);
+  if ((uint64_t)plan->numel * itemsize >= 1024) dlbL_account(L, (size_t)plan->numel * itemsize);
 }
 
 /* op over the nin operands at 1..nin, with options at nin + 1 when
@@ -80,6 +73,8 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   int nin = info->nin, top = lua_gettop(L);
   dlb_operand in[3];
   dlb_array *out = NULL, *result;
+  dlb_backend *cpu = dlbL_state(L)->cpu;
+  dlb_elementwise_plan plan;
   dlb_error err;
   if (top < nin)
     dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes %d operand%s, got %d", name, nin,
@@ -91,15 +86,14 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   if (has_options) out = check_out_option(L, nin + 1, name);
   for (int k = 0; k < nin; k++) check_operand(L, k + 1, &in[k], name);
   if (out) {
-    if (dlb_elementwise(op, in, out, dlbL_state(L)->cpu, &err) != DLB_OK)
-      dlbL_raise_error(L, &err, name);
+    if (dlb_elementwise(op, in, out, cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
     lua_getfield(L, nin + 1, "out");
     return 1;
   }
-  reserve_result(L, op, in); /* may run finalizers: the core checks liveness again */
+  if (dlb_elementwise_prepare(op, in, cpu, &plan, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
+  reserve_result(L, &plan);
   result = dlbL_push_empty(L, name);
-  if (dlb_elementwise(op, in, result, dlbL_state(L)->cpu, &err) != DLB_OK)
-    dlbL_raise_error(L, &err, name);
+  if (dlb_elementwise_run(&plan, result, cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
   return 1;
 }
 
