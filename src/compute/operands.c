@@ -70,6 +70,23 @@ static void shape_text(int ndim, const int64_t *shape, char *out, size_t size) {
   if (len < size) snprintf(out + len, size - len, ")");
 }
 
+/* SHAPE naming every array operand's shape, in argument order. */
+static dlb_status broadcast_failed(int n, const dlb_operand *in, const char *op, dlb_error *err) {
+  char text[200];
+  size_t len = 0;
+  text[0] = 0;
+  for (int k = 0; k < n && len < sizeof text; k++) {
+    if (!in[k].array) continue;
+    if (len) len += (size_t)snprintf(text + len, sizeof text - len, " and ");
+    if (len < sizeof text) shape_text(in[k].array->ndim, in[k].array->shape, text + len, sizeof text - len);
+    len = strlen(text);
+  }
+  dlb_fail(err, DLB_E_SHAPE, "%s: shapes %s do not broadcast together", op, text);
+  dlb_error_hint(err, "extents must match or be 1, aligned from the last dim: add dims with "
+                      "a:unsqueeze(d), or reduce with keepdims = true");
+  return DLB_E_SHAPE;
+}
+
 dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t *shape,
                                 const char *op, dlb_error *err) {
   int nd = 0;
@@ -86,13 +103,7 @@ dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t
         *r = e;
         continue;
       }
-      {
-        char sa[160], sb[160];
-        shape_text(a->ndim, a->shape, sa, sizeof sa);
-        shape_text(nd, shape, sb, sizeof sb);
-        return dlb_fail(err, DLB_E_SHAPE, "%s: shapes %s and %s do not broadcast together", op,
-                        sa, sb);
-      }
+      return broadcast_failed(n, in, op, err);
     }
   }
   *ndim = nd;

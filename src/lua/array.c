@@ -62,6 +62,7 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   dlb_lua_state *state = dlbL_to_state(L, DLB_UV_STATE);
   int in_module = state != NULL;
   if (!state || !state->registry) state = dlbL_state(L);
+  dlbL_pay_gc_debt(L, state);
   lua_pushcfunction(L, new_array_object); /* a light C function: no allocation */
   if (in_module)
     lua_pushvalue(L, DLB_UV_ARRAY_MT);
@@ -123,12 +124,21 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
     collect(L, LUA_GCCOLLECT, 0);
 }
 
-/* Lua 5.4's LUA_GCSTEP runs even when the collector was stopped: a host or
- * script that stopped it (collectgarbage "stop") gets no step from us. */
 void dlbL_account(lua_State *L, size_t nbytes) {
+  dlb_lua_state *state = dlbL_find_state(L);
   size_t units = GC_STEP_UNITS(nbytes);
-  if (units > 0 && lua_gc(L, LUA_GCISRUNNING) == 1)
-    collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
+  if (state && units > 0)
+    state->gc_debt_kb = units > SIZE_MAX - state->gc_debt_kb ? SIZE_MAX : state->gc_debt_kb + units;
+}
+
+/* Lua 5.4's LUA_GCSTEP runs even when the collector was stopped: a host or
+ * script that stopped it (collectgarbage "stop") gets no step from us, nor
+ * does a finalizer (-1); the debt waits. */
+void dlbL_pay_gc_debt(lua_State *L, dlb_lua_state *state) {
+  size_t units = state->gc_debt_kb;
+  if (units == 0 || lua_gc(L, LUA_GCISRUNNING) != 1) return;
+  state->gc_debt_kb = 0;
+  collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
 }
 
 void dlbL_device_name(const dlb_array *a, char *out, size_t size) {

@@ -54,12 +54,9 @@ static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
 }
 
 /* Makes room for a result of nbytes: collects garbage when the memory limit
- * would refuse it, and paces the collector by the result's size. This runs
- * before the result object exists: a collector step taken after an
- * arithmetic metamethod made its result keeps Lua 5.4 from ever finalizing
- * those results by steps (measured: `for i = 1, 20 do local x = a * 2 end`
- * kept all 20 alive). Finalizers may run: dlb_elementwise_run checks the
- * operands again. */
+ * would refuse it, and paces the collector by the result's size (the step
+ * is taken by dlbL_push_empty, before the result exists). Finalizers may
+ * run: dlb_elementwise_run checks the operands again. */
 static void reserve_result(lua_State *L, const dlb_elementwise_plan *plan) {
   size_t itemsize = dlb_dtype_get(plan->types.result)->itemsize;
   dlbL_reserve(L, plan->numel, itemsize);

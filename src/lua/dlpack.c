@@ -48,6 +48,7 @@ static int new_capsule_object(lua_State *L) {
 
 dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
   dlb_lua_state *state = dlbL_state(L);
+  dlbL_pay_gc_debt(L, state);
   lua_pushcfunction(L, new_capsule_object);
   lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
   lua_pushlightuserdata(L, state);
