@@ -1,5 +1,195 @@
-/* linalg.c -- matmul and joining (placeholder lists). */
+/* linalg.c -- matrix products (dl.matmul, dl.dot, a:T()) and joining
+ * (dl.concat, dl.stack). The work is in src/compute/matmul.c and join.c. */
+#include <limits.h>
+#include <string.h>
+#include "../compute/join.h"
+#include "../compute/matmul.h"
 #include "internal.h"
 
-const luaL_Reg dlbL_linalg_methods[] = {{NULL, NULL}};
-const luaL_Reg dlbL_linalg_functions[] = {{NULL, NULL}};
+/* Stack slot of matmul's out array (nil when none); the options table
+ * holds it too, but Lua code run during the call could change the table. */
+#define OUT_SLOT 4
+
+/* Reads matmul's options at idx (nil or a table): dtype, and out (copied
+ * to OUT_SLOT). Unknown keys raise ARGUMENT. */
+static void matmul_options(lua_State *L, int idx, dlb_dtype *dtype, const char *op) {
+  *dtype = DLB_MATMUL_PROMOTE;
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "dtype") == 0) {
+      *dtype = dlbL_check_dtype(L, -1, op);
+    } else if (strcmp(key, "out") == 0) {
+      if (!dlbL_to_array(L, -1))
+        dlbL_raise(L, DLB_E_ARGUMENT, op, "out must be a dlbridge.Array, got %s",
+                   luaL_typename(L, -1));
+      lua_pushvalue(L, -1);
+      lua_replace(L, OUT_SLOT);
+    } else {
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected out, dtype)",
+                 dlbL_key_name(L, -2));
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Element count of a result shape (checked again when it is allocated). */
+static int64_t shape_numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++)
+    if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;
+  return n;
+}
+
+/* matmul(a, b, opts) or dot(a, b): pushes the new result (or returns out). */
+static int product(lua_State *L, int is_dot, const char *op) {
+  dlb_lua_state *state = dlbL_state(L);
+  dlb_array *a, *b, *out = NULL, *result;
+  dlb_dtype dtype = DLB_MATMUL_PROMOTE, result_type;
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim;
+  dlb_error err;
+  dlb_status st;
+  if (is_dot && !lua_isnoneornil(L, 3))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dot takes two arrays and no options (see dl.matmul)");
+  lua_settop(L, OUT_SLOT);
+  lua_pushnil(L);
+  lua_replace(L, OUT_SLOT);
+  dlbL_check_array(L, 1, op);
+  dlbL_check_array(L, 2, op);
+  if (!is_dot) matmul_options(L, 3, &dtype, op);
+  /* Lua code may have run (options, finalizers): check everything from here. */
+  a = dlbL_check_live(L, 1, op);
+  b = dlbL_check_live(L, 2, op);
+  if (dlb_matmul_result(is_dot, a, b, dtype, &result_type, &ndim, shape, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  if (!lua_isnil(L, OUT_SLOT)) {
+    out = dlbL_to_array(L, OUT_SLOT);
+    if (!out->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the out array was deleted");
+    if (dlb_matmul(a, b, dtype, out, state->cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+    lua_settop(L, OUT_SLOT);
+    return 1;
+  }
+  result = dlbL_push_empty(L, op);
+  dlbL_reserve(L, shape_numel(ndim, shape), dlb_dtype_get(result_type)->itemsize);
+  a = dlbL_check_live(L, 1, op); /* finalizers may have deleted them */
+  b = dlbL_check_live(L, 2, op);
+  st = is_dot ? dlb_dot(a, b, result, state->cpu, &err)
+              : dlb_matmul(a, b, dtype, result, state->cpu, &err);
+  if (st != DLB_OK) dlbL_raise_error(L, &err, op);
+  dlbL_account(L, result->buffer->nbytes);
+  return 1;
+}
+
+/* dl.matmul(a, b, opts) and a:matmul(b, opts): NumPy's matmul. */
+static int linalg_matmul(lua_State *L) { return product(L, 0, "dl.matmul"); }
+static int linalg_matmul_method(lua_State *L) { return product(L, 0, "Array:matmul"); }
+
+/* dl.dot(a, b) and a:dot(b): NumPy's dot. */
+static int linalg_dot(lua_State *L) { return product(L, 1, "dl.dot"); }
+static int linalg_dot_method(lua_State *L) { return product(L, 1, "Array:dot"); }
+
+/* a:T(): a view with the dims reversed (NumPy's a.T). */
+static int linalg_T(lua_State *L) {
+  dlb_array *v = dlbL_pin(L, 1, "Array:T");
+  int perm[DLB_MAX_NDIM];
+  dlb_error err;
+  for (int d = 0; d < v->ndim; d++) perm[d] = v->ndim - 1 - d;
+  if (dlb_view_permute(v, perm, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:T");
+  return 1;
+}
+
+/* The array at position k of the list at index 1, or NULL. */
+static dlb_array *list_array(lua_State *L, lua_Integer k) {
+  dlb_array *a;
+  lua_rawgeti(L, 1, k);
+  a = dlbL_to_array(L, -1);
+  lua_pop(L, 1); /* the list still holds it */
+  return a;
+}
+
+/* Checks that the list at index 1 holds n >= 1 arrays; returns n. */
+static lua_Integer check_list(lua_State *L, const char *op) {
+  lua_Integer n;
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    if (dlbL_to_array(L, 1))
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "takes a list of arrays, got an array: write %s({a, b}, dim)",
+                 op);
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "takes a list of arrays, got %s", luaL_typename(L, 1));
+  }
+  n = (lua_Integer)lua_rawlen(L, 1);
+  if (n == 0) dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays is empty");
+  if (n > INT_MAX) dlbL_raise(L, DLB_E_ARGUMENT, op, "more than %d arrays", INT_MAX);
+  for (lua_Integer k = 1; k <= n; k++) {
+    if (list_array(L, k)) continue;
+    lua_rawgeti(L, 1, k);
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "element %lld of the list is a %s, not a dlbridge.Array",
+               (long long)k, luaL_typename(L, -1));
+  }
+  return n;
+}
+
+/* Fills arrays[0..n-1] from the list; ARGUMENT when it changed meanwhile. */
+static void read_list(lua_State *L, lua_Integer n, const dlb_array **arrays, const char *op) {
+  if ((lua_Integer)lua_rawlen(L, 1) != n)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays changed during the call");
+  for (lua_Integer k = 1; k <= n; k++)
+    if (!(arrays[k - 1] = list_array(L, k)))
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays changed during the call");
+}
+
+/* concat or stack of the list at 1 along the dim at 2 (default 1). Runs in
+ * protected mode (the scratch list of pointers is a Lua allocation). */
+static int join(lua_State *L, int stack, const char *op) {
+  dlb_lua_state *state = dlbL_state(L);
+  lua_Integer n = check_list(L, op);
+  const dlb_array **arrays, *first = list_array(L, 1);
+  dlb_array *result;
+  dlb_dtype dtype;
+  int64_t shape[DLB_MAX_NDIM];
+  int dim = 0, ndim;
+  dlb_error err;
+  dlb_status st;
+  if (!first->buffer) dlbL_raise(L, DLB_E_DELETED, op, "array 1 of the list was deleted");
+  /* 0-d arrays cannot concat: the core says so (SHAPE) whatever the dim. */
+  if (!lua_isnoneornil(L, 2) && first->ndim + stack > 0)
+    dim = dlbL_check_dim(L, 2, first->ndim + stack, op);
+  lua_settop(L, 2);
+  arrays = lua_newuserdatauv(L, (size_t)n * sizeof *arrays, 0);
+  read_list(L, n, arrays, op); /* the allocation may have run finalizers */
+  if (dlb_join_result(stack, n, arrays, dim, &dtype, &ndim, shape, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  result = dlbL_push_empty(L, op);
+  dlbL_reserve(L, shape_numel(ndim, shape), dlb_dtype_get(dtype)->itemsize);
+  read_list(L, n, arrays, op); /* no Lua code runs from here to the copy */
+  st = stack ? dlb_stack(n, arrays, dim, result, state->cpu, &err)
+             : dlb_concat(n, arrays, dim, result, state->cpu, &err);
+  if (st != DLB_OK) dlbL_raise_error(L, &err, op);
+  dlbL_account(L, result->buffer->nbytes);
+  return 1;
+}
+
+static int concat_unprotected(lua_State *L) { return join(L, 0, "dl.concat"); }
+static int stack_unprotected(lua_State *L) { return join(L, 1, "dl.stack"); }
+
+/* dl.concat(list, dim): the arrays joined along an existing dim. */
+static int linalg_concat(lua_State *L) {
+  return dlbL_call_protected(L, concat_unprotected, "dl.concat");
+}
+
+/* dl.stack(list, dim): the arrays joined along a new dim at position dim. */
+static int linalg_stack(lua_State *L) {
+  return dlbL_call_protected(L, stack_unprotected, "dl.stack");
+}
+
+const luaL_Reg dlbL_linalg_methods[] = {
+    {"matmul", linalg_matmul_method}, {"dot", linalg_dot_method}, {"T", linalg_T}, {NULL, NULL}};
+
+const luaL_Reg dlbL_linalg_functions[] = {{"matmul", linalg_matmul},
+                                          {"dot", linalg_dot},
+                                          {"concat", linalg_concat},
+                                          {"stack", linalg_stack},
+                                          {NULL, NULL}};
