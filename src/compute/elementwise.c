@@ -320,7 +320,7 @@ static dlb_status run(dlb_op op, const dlb_array *const *arrays, unsigned char (
       data[k + 1] = dlb_array_host_data(arrays[k]);
     } else {
       b.actual[k + 1] = types->in[k];
-      memset(stride_store[k + 1], 0, sizeof stride_store[k + 1]);
+      memset(stride_store[k + 1], 0, (size_t)ndim * sizeof stride_store[k + 1][0]);
       data[k + 1] = (char *)scalars[k];
     }
     b.loop[k + 1] = types->in[k];
@@ -377,7 +377,7 @@ dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out,
   dlb_placement where;
   int allocated = 0;
   dlb_status st;
-  memset(copies, 0, sizeof copies);
+  for (int k = 0; k < 3; k++) copies[k].buffer = NULL; /* released: nothing to free */
   if ((st = dlb_check_operands(info->nin, plan->in, cpu, &where, info->name, err)) != DLB_OK)
     return st;
   if (!out->buffer) {
