@@ -16,12 +16,12 @@
  * reference goes (NumPy's case), so the temporaries of an expression are
  * freed in bursts, and glibc trims its heap between them and page-faults the
  * memory back in at the next allocation (the temporaries of a 640x480 image
- * pipeline cost 11 ms of faults against 0.5 ms of work). So blocks of
- * CACHE_MIN_BYTES up to glibc's largest heap block are kept on release, up
- * to CACHE_MAX_BYTES in all, and reused by the next allocation of about
- * their size that need not be zeroed (calloc's lazy zero pages stay for
- * zeroed ones). Larger blocks are mapped and unmapped as before, so deleting
- * a large array still returns its memory at once.
+ * pipeline cost 11 ms of faults against 0.5 ms of work; mapped blocks are
+ * unmapped and faulted in again). So blocks of CACHE_MIN_BYTES to
+ * CACHE_LARGEST_BYTES are kept on release, up to CACHE_MAX_BYTES in all,
+ * and reused by the next allocation of about their size that need not be
+ * zeroed (calloc's lazy zero pages stay for zeroed ones). Larger blocks are
+ * freed at once, so deleting a large array still returns its memory.
  */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
@@ -66,8 +66,8 @@ static char *block_of(const void *handle) {
 
 #ifdef CPU_BLOCK_CACHE
 #define CACHE_MIN_BYTES ((size_t)256 << 10)
-#define CACHE_LARGEST_BYTES ((size_t)32 << 20) /* glibc maps larger blocks (its threshold's cap) */
-#define CACHE_MAX_BYTES ((size_t)64 << 20)
+#define CACHE_LARGEST_BYTES ((size_t)48 << 20)
+#define CACHE_MAX_BYTES ((size_t)96 << 20)
 #define CACHE_SLOTS 16
 
 /* Released blocks kept for reuse, process-wide (like malloc itself); any
