@@ -30,6 +30,11 @@ static int mergeable(const dlb_iter *it, int outer, int inner) {
 
 void dlb_iter_init(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *const *data,
                    const int64_t *const *strides) {
+  dlb_iter_init_order(it, nop, ndim, shape, data, strides, 0);
+}
+
+void dlb_iter_init_order(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *const *data,
+                         const int64_t *const *strides, int order) {
   int n = 0;
   it->nop = nop;
   for (int k = 0; k < nop; k++) it->data[k] = data[k];
@@ -47,18 +52,19 @@ void dlb_iter_init(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *
     n++;
   }
   it->ndim = n;
-  /* Flip dims operand 0 walks backwards: start at their far end. */
+  /* Flip dims operand `order` walks backwards: start at their far end. */
   for (int d = 0; d < n; d++) {
-    if (it->strides[0][d] >= 0) continue;
+    if (it->strides[order][d] >= 0) continue;
     for (int k = 0; k < nop; k++) {
       it->data[k] += (it->shape[d] - 1) * it->strides[k][d];
       it->strides[k][d] = -it->strides[k][d];
     }
   }
-  /* Order by operand 0's strides, largest outermost (stable insertion sort:
-   * ties, such as broadcast dims, keep their order). */
+  /* Order by operand `order`'s strides, largest outermost (stable insertion
+   * sort: ties, such as broadcast dims, keep their order). */
   for (int d = 1; d < n; d++)
-    for (int e = d; e > 0 && magnitude(it->strides[0][e - 1]) < magnitude(it->strides[0][e]); e--)
+    for (int e = d; e > 0 && magnitude(it->strides[order][e - 1]) < magnitude(it->strides[order][e]);
+         e--)
       swap_dims(it, e - 1, e);
   /* Merge neighbours contiguous in every operand. */
   int out = 0;

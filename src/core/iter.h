@@ -40,6 +40,12 @@ typedef struct dlb_iter {
 void dlb_iter_init(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *const *data,
                    const int64_t *const *strides);
 
+/* As dlb_iter_init, but the dims are ordered and flipped by operand
+ * order's strides instead of operand 0's (a reduction walks its input in
+ * memory order, whatever the layout of the result it writes). */
+void dlb_iter_init_order(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *const *data,
+                         const int64_t *const *strides, int order);
+
 /* Whether the iterator visits no element. */
 int dlb_iter_empty(const dlb_iter *it);
 

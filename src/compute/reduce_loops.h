@@ -1,0 +1,69 @@
+/* reduce_loops.h -- the typed kernels behind reductions (reduce.h), shared
+ * by reduce.c and reduce_arg.c only. No Lua here.
+ *
+ * A fold kernel is a dlb_loop over two operands, data[0] accumulators and
+ * data[1] inputs (steps in bytes):
+ *   - steps[0] == 0: all n inputs fold into the one accumulator *data[0]
+ *     (the reduced dim is the inner one: floats sum pairwise here);
+ *   - otherwise input i folds into accumulator i (a row of accumulators:
+ *     the reduced dim is an outer one, NumPy's outer-loop reduction).
+ * aux is a dlb_pairwise_layout (see below) or NULL.
+ * Accumulators start at the operation's identity (min and max: the first
+ * element) and are never the inputs. Integer sums and products compute
+ * modulo 2^64 in uint64_t whichever of int64/uint64 the accumulators are.
+ */
+#ifndef DLB_COMPUTE_REDUCE_LOOPS_H
+#define DLB_COMPUTE_REDUCE_LOOPS_H
+
+#include "../core/iter.h"
+#include "reduce.h"
+
+/* The longest run the pairwise sum covers: runs of the reduced inner dim
+ * are cut into pieces of this many elements, summed in order (NumPy's
+ * buffer size; what makes its float sums and ours the same bits). */
+#define DLB_REDUCE_RUN 8192
+
+/* What the float sum kernels keep between calls: the blocks of NumPy's
+ * pairwise sum for the last run length (a run of DLB_REDUCE_RUN has at
+ * most 128 blocks). Pass one with n = 0 as aux of the fold kernels of a
+ * walk (or NULL: each call then lists the blocks again). */
+#define DLB_PAIRWISE_MAX_BLOCKS 256
+typedef struct dlb_pairwise_layout {
+  int64_t n; /* the run length described; 0: none yet */
+  int blocks, joins;
+  int32_t start[DLB_PAIRWISE_MAX_BLOCKS], length[DLB_PAIRWISE_MAX_BLOCKS];
+  /* The tree: join k adds nodes left[k] and right[k] (a node below
+   * DLB_PAIRWISE_MAX_BLOCKS is a block, node DLB_PAIRWISE_MAX_BLOCKS + k
+   * is join k); joins come after the nodes they add, the root last. */
+  int16_t left[DLB_PAIRWISE_MAX_BLOCKS], right[DLB_PAIRWISE_MAX_BLOCKS];
+} dlb_pairwise_layout;
+
+/*
+ * The fold kernel of op over inputs of dtype in, or NULL when there is
+ * none (the caller converts the inputs to a dtype that has one first):
+ *   sum, prod: bool and integers into int64/uint64 accumulators, float32,
+ *              float64, complex64, complex128 into their own dtype;
+ *   min, max:  integers, float32, float64 into their own dtype (bool
+ *              elements use uint8's kernel);
+ *   all, any:  every dtype into bool accumulators;
+ *   count_nonzero: every dtype into int64 accumulators.
+ */
+dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in);
+
+/* The kernel of std/var's second pass over (out, x, mean), all of dtype t
+ * (float32, float64, complex64, complex128) except out, which has t's real
+ * dtype: out = |x - mean|^2. */
+dlb_loop dlb_reduce_deviation_loop(dlb_dtype t);
+
+/* The 0-based index of the first largest (is_max) or smallest of n > 0
+ * elements of dtype t at p, stride bytes apart; the first NaN's when there
+ * is one. t: integers, float32, float64. */
+int64_t dlb_reduce_arg_search(int is_max, dlb_dtype t, const char *p, int64_t n, int64_t stride);
+
+/* The kernel of argmin/argmax along an outer dim, over (best of t, index
+ * of int64, x of t) with aux pointing at the int64 index of this row of x:
+ * where x beats best (strictly; a NaN beats any number, nothing beats a
+ * NaN), best = x and index = that index. t as dlb_reduce_arg_search. */
+dlb_loop dlb_reduce_arg_update_loop(int is_max, dlb_dtype t);
+
+#endif
