@@ -226,6 +226,13 @@ describe("the out option", function()
     expect_code("READ_ONLY", function() return dl.add(dl.zeros{2, 3}, 1, {out = expanded}) end)
   end)
 
+  it("must be live (DELETED): a deleted out is never given new memory", function()
+    local c = dl.zeros{2}
+    c:delete()
+    expect_code("DELETED", function() return dl.add(dl.zeros{2}, 1, {out = c}) end)
+    expect_code("DELETED", function() return tostring(c.shape) end)
+  end)
+
   it("refuses unknown options", function()
     expect_code("ARGUMENT", function() return dl.add(dl.zeros{1}, 1, {outt = dl.zeros{1}}) end)
   end)

@@ -115,6 +115,14 @@ static int cache_put(char *raw) {
   pthread_mutex_unlock(&block_cache.lock);
   return kept;
 }
+/* Frees the kept blocks when the library is unloaded (Lua dlcloses C
+ * modules in lua_close; the blocks would be lost with the cache). */
+__attribute__((destructor)) static void cache_flush(void) {
+  pthread_mutex_lock(&block_cache.lock);
+  while (block_cache.count > 0) free(block_cache.slot[--block_cache.count].raw);
+  block_cache.bytes = 0;
+  pthread_mutex_unlock(&block_cache.lock);
+}
 #else
 static char *cache_take(size_t need) { return NULL; }
 static int cache_put(char *raw) { return 0; }

@@ -87,8 +87,10 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
  * is picked when the library loads (function multiversioning, as NumPy's
  * dispatch does): the vector units a build for plain x86-64 would leave idle.
  * Put it on the definition only, and define the function before any use of
- * it in its own file (clang refuses to multiversion a function already used). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__OPTIMIZE__) && defined(__linux__)
+ * it in its own file. GCC only: clang 14 leaves an external multiversioned
+ * function (dlb_cast) undefined for the other files that call it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) && \
+    defined(__linux__)
 #define DLB_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define DLB_KERNEL_CLONES

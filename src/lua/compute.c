@@ -48,6 +48,8 @@ static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
     if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "out") != 0)
       dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%s' (known: out)", dlbL_key_name(L, -2));
     out = dlbL_check_array(L, -1, op);
+    /* a released out would read as "allocate one" to the core */
+    if (!out->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the out array was deleted");
     lua_pop(L, 1);
   }
   return out;
@@ -82,7 +84,8 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   lua_settop(L, nin + 1);
   if (has_options) out = check_out_option(L, nin + 1, name);
   for (int k = 0; k < nin; k++) check_operand(L, k + 1, &in[k], name);
-  if (out) {
+  if (out) { /* checked again: converting an operand may have run a finalizer */
+    if (!out->buffer) dlbL_raise(L, DLB_E_DELETED, name, "the out array was deleted");
     if (dlb_elementwise(op, in, out, cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
     lua_getfield(L, nin + 1, "out");
     return 1;
