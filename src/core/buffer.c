@@ -1,19 +1,36 @@
 /* buffer.c -- refcounted memory on one device of one backend. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "buffer.h"
 
+/* A small cpu buffer: header and bytes in one zeroed allocation, the bytes
+ * 64-byte aligned. The handle is the bytes' address, which the cpu backend's
+ * other operations read as a block with offset 0; it is never deallocated
+ * on its own. */
+static dlb_buffer *allocate_inline(size_t nbytes) {
+  const size_t align = 64;
+  dlb_buffer *buf = calloc(1, sizeof *buf + align - 1 + nbytes);
+  if (!buf) return NULL;
+  buf->host = (void *)(((uintptr_t)(buf + 1) + align - 1) & ~(uintptr_t)(align - 1));
+  buf->handle = buf->host;
+  buf->inline_data = 1;
+  return buf;
+}
+
 dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
                                dlb_buffer **out, dlb_error *err) {
-  dlb_buffer *buf = calloc(1, sizeof *buf);
+  int small = nbytes > 0 && nbytes <= DLB_INLINE_BUFFER_BYTES &&
+              backend->ops.allocate == dlb_cpu_backend_ops()->allocate;
+  dlb_buffer *buf = small ? allocate_inline(nbytes) : calloc(1, sizeof *buf);
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
   if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {
     free(buf);
     return st;
   }
-  if (nbytes > 0) {
+  if (nbytes > 0 && !buf->inline_data) {
     st = backend->ops.allocate(backend->ctx, device_id, nbytes, zeroed, &buf->handle);
     if (st != DLB_OK) {
       dlb_backend_refund(backend, nbytes);
@@ -48,7 +65,7 @@ void dlb_buffer_release(dlb_buffer *buffer) {
   if (atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) != 1) return;
   if (buffer->external_release) buffer->external_release(buffer->owner);
   if (buffer->backend) {
-    if (buffer->handle && !buffer->external_release)
+    if (buffer->handle && !buffer->external_release && !buffer->inline_data)
       buffer->backend->ops.deallocate(buffer->backend->ctx, buffer->device_id, buffer->handle);
     dlb_backend_refund(buffer->backend, buffer->nbytes);
     dlb_backend_release(buffer->backend);

@@ -20,7 +20,12 @@ typedef struct dlb_buffer {
   int readonly;         /* the memory itself must not be written */
   void (*external_release)(void *owner); /* wrapped memory: frees it */
   void *owner;
+  int inline_data; /* the bytes live in this allocation, after the header (small cpu buffers) */
 } dlb_buffer;
+
+/* cpu buffers up to this size share one allocation with their header: an
+ * operation on a 10-element array then costs one malloc, not two. */
+#define DLB_INLINE_BUFFER_BYTES 256
 
 /* A new buffer of nbytes (0 allowed) with one reference. */
 dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
