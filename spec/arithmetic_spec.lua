@@ -125,6 +125,14 @@ describe("integer division, modulo and powers", function()
     assert.equal(math.huge, f[1])
   end)
 
+  it("wrap products, powers and shifts of small integers", function()
+    local function int16(x) x = x % 65536; return x >= 32768 and x - 65536 or x end
+    local a = dl.array({-16767, 300}, {dtype = "int16"})
+    assert.same({int16(-16767 * -16767), int16(300 * 300)}, (a * a):totable())
+    assert.same({(255 * 255) % 256}, (dl.array({255}, {dtype = "uint8"}) ^ 2):totable())
+    assert.same({(0xFFFF << 15) % 65536}, (dl.array({0xFFFF}, {dtype = "uint16"}) << 15):totable())
+  end)
+
   it("wrap the smallest integer // -1 to itself", function()
     local a = dl.array({-128}, {dtype = "int8"})
     assert.same({-128}, (a // -1):totable())

@@ -96,7 +96,9 @@ typedef struct { double re, im; } complex128;
 
 /* --- integer helpers (no signed overflow: wrap through the unsigned type) --- */
 
-#define WRAP(T, U, a, op, b) ((T)((U)(a)op(U)(b)))
+/* "* 1u" makes the arithmetic unsigned int (or wider) even for 8- and 16-bit
+ * types, which C would otherwise promote to int, where 65535 * 65535 overflows. */
+#define WRAP(T, U, a, op, b) ((T)((U)(a) * 1u op (U)(b)))
 
 /* Python's floor division and modulo on integers; b == 0 gives 0 and
  * MIN // -1 gives MIN (wrapped), as NumPy. */
@@ -134,8 +136,8 @@ UINT_DIVMOD_HELPERS(uint64_t)
     U result = 1, base = (U)a;                           \
     if (b < 0) return DLB_LOOP_NEGATIVE_POWER;            \
     for (uint64_t e = (uint64_t)b; e; e >>= 1) {         \
-      if (e & 1) result = (U)(result * base);            \
-      base = (U)(base * base);                           \
+      if (e & 1) result = (U)(result * 1u * base);       \
+      base = (U)(base * 1u * base);                      \
     }                                                    \
     *out = (T)result;                                    \
     return 0;                                            \
@@ -154,7 +156,7 @@ INT_POWER_HELPER(uint64_t, uint64_t)
  * huge) gives 0, or -1 for a negative signed value shifted right. */
 #define SHIFT_HELPERS(T, U)                                                             \
   static inline T shift_left_##T(T a, T b) {                                            \
-    return (U)b < sizeof(T) * 8 ? (T)((U)a << (U)b) : 0;                                \
+    return (U)b < sizeof(T) * 8 ? (T)((U)a * 1u << (U)b) : 0;                           \
   }                                                                                     \
   static inline T shift_right_##T(T a, T b) {                                           \
     return (U)b < sizeof(T) * 8 ? (T)(a >> (U)b) : (T)(a < 0 ? (T)-1 : 0);              \
