@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "device_kernels.h"
 #include "loops.h"
 
 static const dlb_op_info op_table[DLB_OP_COUNT] = {
@@ -357,7 +358,8 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
   info = &op_table[op];
   plan->op = op;
   for (int k = 0; k < info->nin; k++) plan->in[k] = in[k];
-  if ((st = dlb_check_operands(info->nin, in, cpu, &plan->where, info->name, err)) != DLB_OK ||
+  if ((st = dlb_check_operands_for_elementwise(info->nin, in, cpu, &plan->where,
+                                               &plan->on_device, info->name, err)) != DLB_OK ||
       (st = prepare(op, in, &plan->types, plan->scalars, err)) != DLB_OK ||
       (st = dlb_broadcast_shapes(info->nin, in, &plan->ndim, plan->shape, info->name, err)) !=
           DLB_OK)
@@ -375,11 +377,18 @@ dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out,
   const dlb_array *arrays[3] = {NULL, NULL, NULL};
   dlb_array copies[3];
   dlb_placement where;
-  int allocated = 0;
+  int allocated = 0, on_device;
   dlb_status st;
   for (int k = 0; k < 3; k++) copies[k].buffer = NULL; /* released: nothing to free */
-  if ((st = dlb_check_operands(info->nin, plan->in, cpu, &where, info->name, err)) != DLB_OK)
+  if ((st = dlb_check_operands_for_elementwise(info->nin, plan->in, cpu, &where, &on_device,
+                                               info->name, err)) != DLB_OK)
     return st;
+  if (on_device) { /* the device backend's own kernel (device_kernels.h) */
+    if (out->buffer && (st = dlb_check_device_out(out, plan->types.result, plan->ndim, plan->shape,
+                                                  &where, info->name, err)) != DLB_OK)
+      return st;
+    return where.backend->kernels->elementwise(where.backend, plan, out, err);
+  }
   if (!out->buffer) {
     st = dlb_array_allocate(out, where.backend, where.device_id, plan->types.result, plan->ndim,
                             plan->shape, 0, err);

@@ -67,6 +67,7 @@ typedef struct dlb_elementwise_plan {
   dlb_operand in[3];
   dlb_op_types types;
   dlb_placement where;
+  int on_device; /* where is memory the host cannot address: its backend's kernels run */
   int ndim;
   int64_t shape[DLB_MAX_NDIM];
   int64_t numel;

@@ -2,6 +2,7 @@
  * compute operation. */
 #include <stdio.h>
 #include <string.h>
+#include "device_kernels.h"
 #include "operands.h"
 
 /* The device an array's memory is on; wrapped host memory counts as cpu:0. */
@@ -24,9 +25,13 @@ static void placement_name(const dlb_placement *p, char *out, size_t size) {
   snprintf(out, size, "%s:%d", p->backend->name, p->device_id);
 }
 
-dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
-                              dlb_placement *where, const char *op, dlb_error *err) {
+/* The checks of dlb_check_operands; with device_kernels, memory the host
+ * cannot address passes when its backend has an element-wise kernel. */
+static dlb_status check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
+                                 dlb_placement *where, int device_kernels, int *on_device,
+                                 const char *op, dlb_error *err) {
   int have = 0;
+  *on_device = 0;
   where->backend = cpu;
   where->device_id = 0;
   for (int k = 0; k < n; k++) {
@@ -44,7 +49,10 @@ dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
       dlb_error_hint(err, "move them to one device first with dl.device_put(a, device)");
       return DLB_E_ARGUMENT;
     }
-    if (!host_addressable(a->buffer)) {
+    if (!host_addressable(a->buffer) && device_kernels && p.backend->kernels &&
+        p.backend->kernels->elementwise) {
+      *on_device = 1;
+    } else if (!host_addressable(a->buffer)) {
       char name[48];
       placement_name(&p, name, sizeof name);
       dlb_fail(err, DLB_E_UNSUPPORTED, "%s: %s memory is not addressable by the host", op, name);
@@ -59,6 +67,18 @@ dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
     have = 1;
   }
   return DLB_OK;
+}
+
+dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
+                              dlb_placement *where, const char *op, dlb_error *err) {
+  int on_device;
+  return check_operands(n, in, cpu, where, 0, &on_device, op, err);
+}
+
+dlb_status dlb_check_operands_for_elementwise(int n, const dlb_operand *in, dlb_backend *cpu,
+                                              dlb_placement *where, int *on_device,
+                                              const char *op, dlb_error *err) {
+  return check_operands(n, in, cpu, where, 1, on_device, op, err);
 }
 
 /* "(2, 3)" into out. */
@@ -119,9 +139,9 @@ void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, i
   }
 }
 
-dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const int64_t *shape,
-                         const dlb_placement *where, const char *op, dlb_error *err) {
-  dlb_placement p;
+/* The checks of dlb_check_out but where the memory is. */
+static dlb_status check_out_array(const dlb_array *out, dlb_dtype result, int ndim,
+                                  const int64_t *shape, const char *op, dlb_error *err) {
   if (!out->buffer) return dlb_fail(err, DLB_E_DELETED, "%s: the out array was deleted", op);
   if (out->readonly || out->buffer->readonly)
     return dlb_fail(err, DLB_E_READ_ONLY, "%s: the out array is read-only", op);
@@ -134,6 +154,14 @@ dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const
   if (!dlb_can_cast_same_kind(result, out->dtype))
     return dlb_fail(err, DLB_E_DTYPE, "%s: a %s result cannot be written into a %s out array",
                     op, dlb_dtype_get(result)->name, dlb_dtype_get(out->dtype)->name);
+  return DLB_OK;
+}
+
+dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const int64_t *shape,
+                         const dlb_placement *where, const char *op, dlb_error *err) {
+  dlb_placement p;
+  dlb_status st = check_out_array(out, result, ndim, shape, op, err);
+  if (st != DLB_OK) return st;
   p.backend = out->buffer->backend;
   p.device_id = out->buffer->device_id;
   if ((p.backend && (p.backend != where->backend || p.device_id != where->device_id)) ||
@@ -181,4 +209,14 @@ int dlb_arrays_same_layout(const dlb_array *a, const dlb_array *b) {
     if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d]))
       return 0;
   return 1;
+}
+
+dlb_status dlb_check_device_out(const dlb_array *out, dlb_dtype result, int ndim,
+                                const int64_t *shape, const dlb_placement *where, const char *op,
+                                dlb_error *err) {
+  dlb_status st = check_out_array(out, result, ndim, shape, op, err);
+  if (st != DLB_OK) return st;
+  if (out->buffer->backend != where->backend || out->buffer->device_id != where->device_id)
+    return dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
+  return DLB_OK;
 }

@@ -24,6 +24,13 @@ typedef struct dlb_placement {
 dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
                               dlb_placement *where, const char *op, dlb_error *err);
 
+/* As dlb_check_operands, but memory the host cannot address passes when its
+ * backend brings an element-wise kernel (device_kernels.h): *on_device is
+ * then 1, else 0. */
+dlb_status dlb_check_operands_for_elementwise(int n, const dlb_operand *in, dlb_backend *cpu,
+                                              dlb_placement *where, int *on_device,
+                                              const char *op, dlb_error *err);
+
 /* NumPy broadcasting of the n operands' shapes (scalars are 0-d):
  * *ndim and shape[] get the result; DLB_E_SHAPE names the shapes that do
  * not broadcast. */
@@ -42,6 +49,11 @@ void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, i
  */
 dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const int64_t *shape,
                          const dlb_placement *where, const char *op, dlb_error *err);
+/* The same for an out on a device whose own kernels write it (where may be
+ * memory the host cannot address). */
+dlb_status dlb_check_device_out(const dlb_array *out, dlb_dtype result, int ndim,
+                                const int64_t *shape, const dlb_placement *where, const char *op,
+                                dlb_error *err);
 
 /* Whether writing a could change what reading b sees (the byte ranges of
  * their elements intersect in one buffer). */

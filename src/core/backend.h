@@ -15,6 +15,10 @@ typedef struct dlb_backend {
   char name[32];
   dlb_budget *budget;    /* retained; the state's budget, NULL outside a state */
   atomic_size_t in_use;  /* bytes of this backend's live buffers */
+  /* The backend's own compute kernels (compute/device_kernels.h), or NULL:
+   * then only memory the host can address computes. Set once, before use,
+   * by a device backend that brings kernels. */
+  const struct dlb_compute_kernels *kernels;
 } dlb_backend;
 
 /* Validates ops (version, name, required functions) and makes a backend
