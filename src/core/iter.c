@@ -4,6 +4,13 @@
 /* |x| of a stride (INT64_MIN cannot occur: strides of reached elements fit). */
 static int64_t magnitude(int64_t x) { return x < 0 ? -x : x; }
 
+/* p + offset bytes. Through an integer: an operand that reaches no memory
+ * (size 0 in a dim another operand lacks, as matmul's K = 0) may be NULL,
+ * and NULL plus an offset is undefined in C even when never read. */
+static char *offset_pointer(char *p, int64_t offset) {
+  return (char *)((uintptr_t)p + (uintptr_t)offset);
+}
+
 /* Swaps dims a and b of every operand. */
 static void swap_dims(dlb_iter *it, int a, int b) {
   int64_t t = it->shape[a];
@@ -56,7 +63,7 @@ void dlb_iter_init_order(dlb_iter *it, int nop, int ndim, const int64_t *shape, 
   for (int d = 0; d < n; d++) {
     if (it->strides[order][d] >= 0) continue;
     for (int k = 0; k < nop; k++) {
-      it->data[k] += (it->shape[d] - 1) * it->strides[k][d];
+      it->data[k] = offset_pointer(it->data[k], (it->shape[d] - 1) * it->strides[k][d]);
       it->strides[k][d] = -it->strides[k][d];
     }
   }
@@ -91,8 +98,9 @@ int dlb_iter_each(const dlb_iter *it, int inner, int (*body)(char **data, void *
   for (;;) {
     int st;
     for (int k = 0; k < it->nop; k++) {
-      data[k] = it->data[k];
-      for (int d = 0; d < outer; d++) data[k] += index[d] * it->strides[k][d];
+      int64_t offset = 0;
+      for (int d = 0; d < outer; d++) offset += index[d] * it->strides[k][d];
+      data[k] = offset_pointer(it->data[k], offset);
     }
     if ((st = body(data, aux)) != 0) return st;
     int d = outer - 1; /* the odometer over the outer dims */
