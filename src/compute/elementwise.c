@@ -61,6 +61,7 @@ static const dlb_op_info op_table[DLB_OP_COUNT] = {
     [DLB_OP_ISINF] = {"isinf", 1, DLB_CLASS_PREDICATE},
     [DLB_OP_ISFINITE] = {"isfinite", 1, DLB_CLASS_PREDICATE},
     [DLB_OP_WHERE] = {"where", 3, DLB_CLASS_WHERE},
+    [DLB_OP_CLIP] = {"clip", 3, DLB_CLASS_ARITHMETIC}, /* minimum(maximum(a, lo), hi) */
 };
 
 const dlb_op_info *dlb_op_get(dlb_op op) { return &op_table[op]; }
@@ -108,7 +109,7 @@ dlb_status dlb_op_resolve(dlb_op op, const dlb_operand *in, dlb_op_types *types,
     }
     if (kind == DLB_KIND_COMPLEX &&
         (op == DLB_OP_FLOOR_DIVIDE || op == DLB_OP_MOD || op == DLB_OP_MAXIMUM ||
-         op == DLB_OP_MINIMUM))
+         op == DLB_OP_MINIMUM || op == DLB_OP_CLIP))
       return no_loop(info->name, c, " (complex numbers are not ordered)", err);
     if (op == DLB_OP_ABS && kind == DLB_KIND_COMPLEX) { /* |z| is real */
       dlb_dtype real = c == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64;
@@ -407,8 +408,22 @@ dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out,
       arrays[k] = &copies[k];
     }
   }
-  if (st == DLB_OK)
+  if (st == DLB_OK && !allocated && out->dtype != plan->types.result &&
+      plan->types.result != plan->types.loop_out) {
+    /* A float16 result computed in float32 goes into an out of a third
+     * dtype: rounded to float16 first, as NumPy computes the result dtype
+     * and then casts. */
+    dlb_array tmp;
+    tmp.buffer = NULL;
+    st = dlb_array_allocate(&tmp, where.backend, where.device_id, plan->types.result, plan->ndim,
+                            plan->shape, 0, err);
+    if (st == DLB_OK)
+      st = run(plan->op, arrays, (unsigned char(*)[16])plan->scalars, &plan->types, &tmp, err);
+    if (st == DLB_OK) st = dlb_array_copy_into(out, &tmp, err);
+    dlb_array_release(&tmp);
+  } else if (st == DLB_OK) {
     st = run(plan->op, arrays, (unsigned char(*)[16])plan->scalars, &plan->types, out, err);
+  }
   for (int k = 0; k < 3; k++) dlb_array_release(&copies[k]);
   if (st != DLB_OK && allocated) dlb_array_release(out);
   return st;

@@ -20,8 +20,8 @@ typedef enum dlb_op {
   DLB_OP_LOG1P, DLB_OP_SIN, DLB_OP_COS, DLB_OP_TAN, DLB_OP_ASIN, DLB_OP_ACOS, DLB_OP_ATAN,
   DLB_OP_SINH, DLB_OP_COSH, DLB_OP_TANH, DLB_OP_FLOOR, DLB_OP_CEIL, DLB_OP_TRUNC, DLB_OP_ROUND,
   DLB_OP_ISNAN, DLB_OP_ISINF, DLB_OP_ISFINITE,
-  /* three inputs: where(cond, x, y) */
-  DLB_OP_WHERE,
+  /* three inputs: where(cond, x, y), clip(a, lo, hi) */
+  DLB_OP_WHERE, DLB_OP_CLIP,
   DLB_OP_COUNT
 } dlb_op;
 

@@ -234,26 +234,45 @@ COMPLEX_HELPERS(complex64, float, fabsf)
 COMPLEX_HELPERS(complex128, double, fabs)
 
 #include <complex.h>
-/* Complex power through C99's cpow (NumPy special-cases small integer
- * exponents; results agree to a few ulp). A C complex has the layout of
- * two reals (C11 6.2.5), as complex64/complex128 do: memcpy converts. */
-static inline complex64 cpow_complex64(complex64 a, complex64 b) {
-  float complex x, y, r;
-  memcpy(&x, &a, sizeof x);
-  memcpy(&y, &b, sizeof y);
-  r = cpowf(x, y);
-  memcpy(&a, &r, sizeof a);
-  return a;
-}
-static inline complex128 cpow_complex128(complex128 a, complex128 b) {
-  double complex x, y, r;
-  if (b.re == 0 && b.im == 0) return (complex128){1, 0};
-  memcpy(&x, &a, sizeof x);
-  memcpy(&y, &b, sizeof y);
-  r = cpow(x, y);
-  memcpy(&a, &r, sizeof a);
-  return a;
-}
+/* Complex power as NumPy's npy_cpow: z ** 0 is 1; 0 ** b is 0 for a real
+ * positive b, else nan; integer exponents below 100 in magnitude multiply
+ * (exact where the products are); anything else goes to C99's cpow. A C
+ * complex has the layout of two reals (C11 6.2.5), as complex64/complex128
+ * do: memcpy converts. */
+#define COMPLEX_POWER(C, R, CPOW, CTYPE)                                   \
+  static inline C cpow_##C(C a, C b) {                                     \
+    const C one = {1, 0};                                                  \
+    if (b.re == 0 && b.im == 0) return one;                                \
+    if (a.re == 0 && a.im == 0) {                                          \
+      if (b.re > 0 && b.im == 0) return (C){0, 0};                         \
+      return (C){(R)NAN, (R)NAN};                                          \
+    }                                                                      \
+    if (b.im == 0 && b.re > -100 && b.re < 100 && b.re == (R)(int)b.re) {  \
+      int n = (int)b.re;                                                   \
+      C p = a, r = one;                                                    \
+      if (n == 1) return a;                                                \
+      if (n == 2) return cmul_##C(a, a);                                   \
+      if (n == 3) return cmul_##C(a, cmul_##C(a, a));                      \
+      for (int m = n < 0 ? -n : n;;) {                                     \
+        if (m & 1) r = cmul_##C(r, p);                                     \
+        m >>= 1;                                                           \
+        if (!m) break;                                                     \
+        p = cmul_##C(p, p);                                                \
+      }                                                                    \
+      return n < 0 ? cdiv_##C(one, r) : r;                                 \
+    }                                                                      \
+    {                                                                      \
+      CTYPE x, y, z;                                                       \
+      memcpy(&x, &a, sizeof x);                                            \
+      memcpy(&y, &b, sizeof y);                                            \
+      z = CPOW(x, y);                                                      \
+      memcpy(&a, &z, sizeof a);                                            \
+      return a;                                                            \
+    }                                                                      \
+  }
+
+COMPLEX_POWER(complex64, float, cpowf, float complex)
+COMPLEX_POWER(complex128, double, cpow, double complex)
 
 /* --- the kernels ---------------------------------------------------------- */
 
@@ -363,6 +382,39 @@ WHERE_KERNEL(where_4, uint32_t)
 WHERE_KERNEL(where_8, uint64_t)
 WHERE_KERNEL(where_16, complex128)
 
+/* clip(a, lo, hi) = minimum(maximum(a, lo), hi), NaN propagating as those do;
+ * the common case, a contiguous with scalar bounds, vectorises. */
+#define CLIP_KERNEL(name, T, MAX, MIN)                                                         \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
+    char *po = data[0], *pa = data[1], *pl = data[2], *ph = data[3];                           \
+    (void)aux;                                                                                 \
+    if (steps[0] == sizeof(T) && steps[1] == sizeof(T) && steps[2] == 0 && steps[3] == 0) {    \
+      T *o = (T *)po;                                                                          \
+      const T *x = (const T *)pa, lo = *(const T *)pl, hi = *(const T *)ph;                    \
+      for (int64_t i = 0; i < n; i++) {                                                        \
+        const T m = MAX(x[i], lo);                                                             \
+        o[i] = MIN(m, hi);                                                                     \
+      }                                                                                        \
+    } else {                                                                                   \
+      for (int64_t i = 0; i < n;                                                               \
+           i++, po += steps[0], pa += steps[1], pl += steps[2], ph += steps[3]) {              \
+        const T m = MAX(*(const T *)pa, *(const T *)pl);                                      \
+        *(T *)po = MIN(m, *(const T *)ph);                                                     \
+      }                                                                                        \
+    }                                                                                          \
+    return 0;                                                                                  \
+  }
+
+#define IMAX(a, b) ((a) > (b) ? (a) : (b))
+#define IMIN(a, b) ((a) < (b) ? (a) : (b))
+#define BMAX(a, b) ((dlb_bool8)(((a) | (b)) != 0))
+#define BMIN(a, b) ((dlb_bool8)(((a) & (b)) != 0))
+CLIP_KERNEL(clip_bool, dlb_bool8, BMAX, BMIN)
+#define INT_CLIP(T, U) CLIP_KERNEL(clip_##T, T, IMAX, IMIN)
+FOR_INTS(INT_CLIP)
+CLIP_KERNEL(clip_float, float, FMAX, FMIN)
+CLIP_KERNEL(clip_double, double, FMAX, FMIN)
+
 /* --- lookup ------------------------------------------------------------- */
 
 /* The row of kernels for one operation, indexed by loop dtype. */
@@ -411,6 +463,7 @@ static const kernel_row kernels[DLB_OP_COUNT] = {
     [DLB_OP_NEGATIVE] = {INT_ROW(negative), FLOAT_ROW(negative), COMPLEX_ROW(negative)},
     [DLB_OP_BITWISE_NOT] = {[DLB_BOOL] = logical_not_bool, INT_ROW(bitwise_not)},
     [DLB_OP_LOGICAL_NOT] = {[DLB_BOOL] = logical_not_bool},
+    [DLB_OP_CLIP] = {[DLB_BOOL] = clip_bool, INT_ROW(clip), FLOAT_ROW(clip)},
 };
 
 dlb_loop dlb_arith_loop(dlb_op op, dlb_dtype type) {

@@ -47,6 +47,7 @@ typedef struct matrices {
 /* C = A B for every index of the batch dims, all in the loop dtype type. */
 typedef struct product {
   dlb_dtype type;
+  dlb_dtype half; /* a float16/bfloat16 result: inputs of other dtypes round to it first; else DLB_DTYPE_COUNT */
   kernel_kind kind;
   int64_t m, n, k;
   int nbatch;
@@ -395,17 +396,28 @@ static void run_product(const product *p) {
 /* A contiguous copy of x in dtype type on the cpu backend. The first
  * nbatch dims of x broadcast: those x repeats (stride 0, as an expanded
  * view) are copied once, as extent 1. */
-static dlb_status copy_input(const dlb_array *x, int nbatch, dlb_dtype type, dlb_backend *cpu,
-                             dlb_array *copy, dlb_error *err) {
-  dlb_array v = *x; /* borrowed: x's buffer outlives the copy below */
+static dlb_status copy_input(const dlb_array *x, int nbatch, dlb_dtype type, dlb_dtype half,
+                             dlb_backend *cpu, dlb_array *copy, dlb_error *err) {
+  dlb_array v = *x, rounded; /* borrowed: x's buffer outlives the copy below */
   dlb_status st;
   v.numel = 1;
+  rounded.buffer = NULL;
   for (int d = 0; d < v.ndim; d++) {
     if (d < nbatch && v.strides[d] == 0) v.shape[d] = 1;
     v.numel *= v.shape[d]; /* at most x's numel */
   }
-  if ((st = dlb_array_allocate(copy, cpu, 0, type, v.ndim, v.shape, 0, err)) != DLB_OK) return st;
-  if ((st = dlb_array_copy_into(copy, &v, err)) != DLB_OK) dlb_array_release(copy);
+  if (half != DLB_DTYPE_COUNT && x->dtype != half) { /* as NumPy's astype(half) first */
+    if ((st = dlb_array_allocate(&rounded, cpu, 0, half, v.ndim, v.shape, 0, err)) != DLB_OK)
+      return st;
+    if ((st = dlb_array_copy_into(&rounded, &v, err)) != DLB_OK) {
+      dlb_array_release(&rounded);
+      return st;
+    }
+  }
+  if ((st = dlb_array_allocate(copy, cpu, 0, type, v.ndim, v.shape, 0, err)) == DLB_OK &&
+      (st = dlb_array_copy_into(copy, rounded.buffer ? &rounded : &v, err)) != DLB_OK)
+    dlb_array_release(copy);
+  dlb_array_release(&rounded);
   return st;
 }
 
@@ -419,7 +431,8 @@ static int inputs_unread(const product *p) {
 
 /* Whether the kernel reads the input x, seen as v, without a copy. */
 static int input_ready(const product *p, const dlb_array *x, const matrices *v, role r) {
-  return x->dtype == p->type && aligned_for(v->data, p->type) && layout_ready(p->kind, r, v);
+  return x->dtype == p->type && p->half == DLB_DTYPE_COUNT && aligned_for(v->data, p->type) &&
+         layout_ready(p->kind, r, v);
 }
 
 /* C, the result r (shape: the result's) seen as a stack of matrices. */
@@ -554,7 +567,7 @@ static dlb_status matmul_input(product *p, const dlb_array *x, role r, dlb_backe
   dlb_status st;
   matmul_view(x, r, p, v);
   if (inputs_unread(p) || input_ready(p, x, v, r)) return DLB_OK;
-  if ((st = copy_input(x, x->ndim - 2, p->type, cpu, copy, err)) != DLB_OK) return st;
+  if ((st = copy_input(x, x->ndim - 2, p->type, p->half, cpu, copy, err)) != DLB_OK) return st;
   matmul_view(copy, r, p, v);
   return DLB_OK;
 }
@@ -599,6 +612,7 @@ dlb_status dlb_matmul(const dlb_array *a, const dlb_array *b, dlb_dtype dtype, d
       (st = dlb_check_out(out, result_type, rndim, rshape, &where, "matmul", err)) != DLB_OK)
     return st;
   p.type = dlb_compute_type(result_type);
+  p.half = p.type != result_type ? result_type : DLB_DTYPE_COUNT;
   p.kind = kernel_for(p.type, p.m, p.n, p.k);
   l.first_batch = 0;
   l.row_dim = a->ndim == 1 ? -1 : p.nbatch;
@@ -679,11 +693,11 @@ static dlb_status dot_inputs(product *p, const dlb_array *a, const dlb_array *b,
   dot_view_b(b, p, &p->b);
   if (inputs_unread(p)) return DLB_OK;
   if (!merged || !input_ready(p, a, &p->a, ROLE_A)) {
-    if ((st = copy_input(a, 0, p->type, cpu, ca, err)) != DLB_OK) return st;
+    if ((st = copy_input(a, 0, p->type, p->half, cpu, ca, err)) != DLB_OK) return st;
     dot_view_a(ca, p, &p->a);
   }
   if (!input_ready(p, b, &p->b, ROLE_B)) {
-    if ((st = copy_input(b, b->ndim - 2, p->type, cpu, cb, err)) != DLB_OK) return st;
+    if ((st = copy_input(b, b->ndim - 2, p->type, p->half, cpu, cb, err)) != DLB_OK) return st;
     dot_view_b(cb, p, &p->b);
   }
   return DLB_OK;
@@ -704,6 +718,7 @@ dlb_status dlb_dot(const dlb_array *a, const dlb_array *b, dlb_array *result, dl
   if ((st = dot_shapes(a, b, &p, &rndim, rshape, err)) != DLB_OK) return st;
   result_type = dlb_promote_types(a->dtype, b->dtype);
   p.type = dlb_compute_type(result_type);
+  p.half = p.type != result_type ? result_type : DLB_DTYPE_COUNT;
   p.kind = kernel_for(p.type, p.m, p.n, p.k);
   /* The rows of C lie a whole batch of results apart: beyond CBLAS's int, loop. */
   for (int d = 0; d < p.nbatch; d++)

@@ -329,7 +329,9 @@ typedef struct converted {
   dlb_loop kernel;
   dlb_pairwise_layout *layout;
   dlb_dtype from, to;
+  dlb_dtype via;  /* a float16/bfloat16 dtype option: elements become it first, else DLB_DTYPE_COUNT */
   char *scratch;
+  char *scratch_via; /* capacity elements of via */
   int64_t capacity; /* elements of scratch: DLB_REDUCE_RUN, or fewer for fewer inputs */
   dlb_status status;
   dlb_error *err;
@@ -342,8 +344,17 @@ static int fold_converted(char **data, const int64_t *steps, int64_t n, void *au
     int64_t m = n - i < c->capacity ? n - i : c->capacity;
     char *run[2] = {steps[0] ? data[0] + i * steps[0] : data[0], c->scratch};
     int64_t run_steps[2] = {steps[0], size};
-    c->status = dlb_cast(c->to, c->scratch, (ptrdiff_t)size, c->from, data[1] + i * steps[1],
-                         (ptrdiff_t)steps[1], (size_t)m, c->err);
+    if (c->via != DLB_DTYPE_COUNT) {
+      ptrdiff_t via_size = (ptrdiff_t)dlb_dtype_get(c->via)->itemsize;
+      c->status = dlb_cast(c->via, c->scratch_via, via_size, c->from, data[1] + i * steps[1],
+                           (ptrdiff_t)steps[1], (size_t)m, c->err);
+      if (c->status == DLB_OK)
+        c->status = dlb_cast(c->to, c->scratch, (ptrdiff_t)size, c->via, c->scratch_via,
+                             via_size, (size_t)m, c->err);
+    } else {
+      c->status = dlb_cast(c->to, c->scratch, (ptrdiff_t)size, c->from, data[1] + i * steps[1],
+                           (ptrdiff_t)steps[1], (size_t)m, c->err);
+    }
     if (c->status != DLB_OK) return 1;
     c->kernel(run, run_steps, m, c->layout);
   }
@@ -445,12 +456,12 @@ static void identity_of(dlb_reduce_op op, dlb_dtype acc, fill_value *v) {
  * starting from op's identity, or for min/max from the first element.
  */
 static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype loop_in,
-                       strided *acc, dlb_error *err) {
+                       dlb_dtype via, strided *acc, dlb_error *err) {
   strided *ops[2] = {acc, in};
   dlb_loop kernel = dlb_reduce_fold_loop(op, loop_in);
   int64_t numel = p->count * p->out_numel; /* no overflow: both nonzero here, a's size */
   dlb_pairwise_layout layout;
-  converted conv = {kernel, &layout, in->dtype, loop_in, NULL, 0, DLB_OK, err};
+  converted conv = {kernel, &layout, in->dtype, loop_in, via, NULL, NULL, 0, DLB_OK, err};
   layout.n = 0;
   if (!kernel)
     return dlb_fail(err, DLB_E_DTYPE, "%s: no kernel for %s", dlb_reduce_name(op),
@@ -464,16 +475,22 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
     walk(p, 1, ops, 1, 0, fill_run, &v, 0);
   }
   if (p->count == 0) return DLB_OK;
-  if (loop_in == in->dtype) {
+  if (loop_in == in->dtype && via == DLB_DTYPE_COUNT) {
     walk(p, 2, ops, 0, 1, kernel, &layout, 1);
     return DLB_OK;
   }
   conv.capacity = numel < DLB_REDUCE_RUN ? numel : DLB_REDUCE_RUN;
   conv.scratch = malloc((size_t)conv.capacity * dlb_dtype_get(loop_in)->itemsize);
-  if (!conv.scratch)
+  if (via != DLB_DTYPE_COUNT)
+    conv.scratch_via = malloc((size_t)conv.capacity * dlb_dtype_get(via)->itemsize);
+  if (!conv.scratch || (via != DLB_DTYPE_COUNT && !conv.scratch_via)) {
+    free(conv.scratch);
+    free(conv.scratch_via);
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for a buffer", dlb_reduce_name(op));
+  }
   walk(p, 2, ops, 0, 1, fold_converted, &conv, 1);
   free(conv.scratch);
+  free(conv.scratch_via);
   return conv.status;
 }
 
@@ -492,12 +509,21 @@ static dlb_status accumulators(const plan *p, dlb_dtype dtype, strided *out, dlb
   return temporary(p, dtype, 1, mem, acc, err);
 }
 
+/* The dtype elements of dtype in become before they are combined, when
+ * that is not the computing dtype: a float16/bfloat16 result dtype (a dtype
+ * option) rounds each element to it first, as NumPy's astype would; else
+ * DLB_DTYPE_COUNT (none). */
+static dlb_dtype half_via(const plan *p, dlb_dtype in) {
+  dlb_dtype r = p->t.result;
+  return (r == DLB_FLOAT16 || r == DLB_BFLOAT16) && in != r ? r : DLB_DTYPE_COUNT;
+}
+
 /* sum, prod, mean, min, max, all, any, count_nonzero into out. */
 static dlb_status run_fold(const plan *p, strided *out, dlb_error *err) {
   dlb_array mem = {0};
   strided acc, in = p->in;
   dlb_status st = accumulators(p, p->t.acc, out, &mem, &acc, err);
-  if (st == DLB_OK) st = fold(p, p->op, &in, p->t.loop_in, &acc, err);
+  if (st == DLB_OK) st = fold(p, p->op, &in, p->t.loop_in, half_via(p, in.dtype), &acc, err);
   if (st == DLB_OK && p->op == DLB_REDUCE_MEAN) {
     finish f = {acc.dtype, (double)p->count, 0};
     strided *ops[1] = {&acc};
@@ -519,12 +545,20 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
   strided x = p->in, mean, dev, sum;
   dlb_status st = DLB_OK;
   if (x.dtype != t) { /* the input converted once: both passes read it */
-    strided in = p->in;
-    st = temporary(p, t, 0, &xs, &x, err);
+    strided in = p->in, half;
+    dlb_array halves = {0};
+    dlb_dtype via = half_via(p, in.dtype);
+    if (via != DLB_DTYPE_COUNT) { /* rounded to the float16 dtype option first */
+      st = temporary(p, via, 0, &halves, &half, err);
+      if (st == DLB_OK) st = convert(p, &half, &in, 0, err);
+      in = half;
+    }
+    if (st == DLB_OK) st = temporary(p, t, 0, &xs, &x, err);
     if (st == DLB_OK) st = convert(p, &x, &in, 0, err);
+    dlb_array_release(&halves);
   }
   if (st == DLB_OK) st = temporary(p, t, 1, &means, &mean, err);
-  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &x, t, &mean, err);
+  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &x, t, DLB_DTYPE_COUNT, &mean, err);
   if (st == DLB_OK) {
     finish f = {t, (double)p->count, 0};
     strided *ops[1] = {&mean};
@@ -540,7 +574,7 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
     walk(p, 3, ops, 0, 0, dlb_reduce_deviation_loop(t), NULL, 0);
     st = accumulators(p, r, out, &sums, &sum, err);
   }
-  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &dev, r, &sum, err);
+  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &dev, r, DLB_DTYPE_COUNT, &sum, err);
   if (st == DLB_OK) {
     double n = (double)p->count - p->ddof;
     finish f = {r, n > 0 ? n : 0, p->op == DLB_REDUCE_STD};

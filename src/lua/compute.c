@@ -156,9 +156,9 @@ FUNCTION(isinf, DLB_OP_ISINF)
 FUNCTION(isfinite, DLB_OP_ISFINITE)
 FUNCTION(where, DLB_OP_WHERE)
 
-/* dl.clip(a, lo, hi, opts): maximum(a, lo), then minimum with hi; either
- * bound may be nil (not both). The result dtype is that of a with both
- * bounds (weak scalars keep it). */
+/* dl.clip(a, lo, hi, opts): minimum(maximum(a, lo), hi) in one pass, with
+ * the dtype and broadcast shape of all three (NumPy's clip); a nil bound is
+ * left out (maximum or minimum alone); both nil raise ARGUMENT. */
 static int fn_clip(lua_State *L) {
   int has_lo, has_hi;
   if (lua_gettop(L) > 4)
@@ -167,26 +167,11 @@ static int fn_clip(lua_State *L) {
   lua_settop(L, 4);
   has_lo = !lua_isnil(L, 2);
   has_hi = !lua_isnil(L, 3);
+  if (has_lo && has_hi) return elementwise(L, DLB_OP_CLIP, "dl.clip", 1);
   if (!has_lo && !has_hi)
     dlbL_raise(L, DLB_E_ARGUMENT, "dl.clip", "dl.clip needs a lower or an upper bound");
-  lua_pushcfunction(L, fn_maximum); /* 5: the first step (or a copy when lo is nil) */
-  lua_pushvalue(L, 1);
-  if (has_lo) {
-    lua_pushvalue(L, 2);
-  } else { /* a with itself: maximum(a, a) is a, in the same dtype */
-    lua_pushvalue(L, 1);
-  }
-  lua_pushvalue(L, 4);
-  lua_call(L, 3, 1);
-  if (!has_hi) return 1;
-  lua_pushcfunction(L, fn_minimum);
-  lua_pushvalue(L, 5);
-  lua_pushvalue(L, 3);
-  lua_createtable(L, 0, 1);
-  lua_pushvalue(L, 5);
-  lua_setfield(L, -2, "out");
-  lua_call(L, 3, 1);
-  return 1;
+  lua_remove(L, has_lo ? 3 : 2); /* (a, bound, opts) */
+  return elementwise(L, has_lo ? DLB_OP_MAXIMUM : DLB_OP_MINIMUM, "dl.clip", 1);
 }
 
 /* --- operators ------------------------------------------------------------ */
