@@ -425,30 +425,24 @@ static const luaL_Reg array_metamethods[] = {
 static const luaL_Reg array_methods[] = {
     {"get", array_get}, {"set", array_set}, {"delete", array_delete}, {NULL, NULL}};
 
+/* Sets the functions of list into the table at target with the module's
+ * upvalues [Array metatable, State, methods]. */
+static void set_list(lua_State *L, int target, int mt, int methods, const luaL_Reg *list) {
+  lua_pushvalue(L, target);
+  lua_pushvalue(L, mt);
+  lua_pushvalue(L, mt + 1);
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, list, DLB_NUPVALUES);
+  lua_pop(L, 1);
+}
+
 /* Expects [Array metatable, State, methods] on top; fills both tables. */
 void dlbL_open_array(lua_State *L) {
   int mt = lua_absindex(L, -3), methods = lua_absindex(L, -1);
   const luaL_Reg *lists[] = {array_methods,        dlbL_view_methods,    dlbL_data_methods,
                             dlbL_dlpack_methods,  dlbL_backend_methods, dlbL_compute_methods,
                             dlbL_reduce_methods,  dlbL_linalg_methods};
-  for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
-    lua_pushvalue(L, methods);
-    lua_pushvalue(L, mt);
-    lua_pushvalue(L, mt + 1);
-    lua_pushvalue(L, methods);
-    luaL_setfuncs(L, lists[k], DLB_NUPVALUES);
-    lua_pop(L, 1);
-  }
-  lua_pushvalue(L, mt);
-  lua_pushvalue(L, mt);
-  lua_pushvalue(L, mt + 1);
-  lua_pushvalue(L, methods);
-  luaL_setfuncs(L, array_metamethods, DLB_NUPVALUES);
-  lua_pop(L, 1);
-  lua_pushvalue(L, mt);
-  lua_pushvalue(L, mt);
-  lua_pushvalue(L, mt + 1);
-  lua_pushvalue(L, methods);
-  luaL_setfuncs(L, dlbL_compute_metamethods, DLB_NUPVALUES);
-  lua_pop(L, 1);
+  for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) set_list(L, methods, mt, methods, lists[k]);
+  set_list(L, mt, mt, methods, array_metamethods);
+  set_list(L, mt, mt, methods, dlbL_compute_metamethods);
 }

@@ -9,25 +9,11 @@
 local dl = require "dlbridge"
 
 local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle"
+package.path = here .. "/?.lua;" .. package.path
+local util = require "oracle_util"
+local unhex, hex, parse_shape = util.unhex, util.hex, util.parse_shape
 local seed = arg[1] or os.getenv("ORACLE_SEED") or tostring(os.time() % 100000)
 local per_pair = arg[2] or "6"
-
-local function unhex(h)
-  if h == "-" then return "" end
-  return (h:gsub("..", function(byte) return string.char(tonumber(byte, 16)) end))
-end
-
-local function hex(s)
-  return (s:gsub(".", function(c) return string.format("%02x", c:byte()) end))
-end
-
-local function parse_shape(text)
-  local shape = {}
-  if text ~= "-" then
-    for n in text:gmatch("%d+") do shape[#shape + 1] = tonumber(n) end
-  end
-  return shape
-end
 
 -- The same layout operations as cases.py's apply_layout, in dlbridge's words.
 local function apply_layout(a, layout)
