@@ -332,6 +332,12 @@ static dlb_status run(dlb_op op, const dlb_array *const *arrays, unsigned char (
     b.cast[k] = b.actual[k] != b.loop[k] || !aligned(b.actual[k], data[k], ndim, strides[k]);
     need_buffer |= b.cast[k];
   }
+  if (!need_buffer && ndim <= 1) { /* one run: no iterator to set up (small arrays' case) */
+    int64_t steps[4];
+    for (int k = 0; k < nop; k++) steps[k] = ndim ? strides[k][0] : 0;
+    code = ndim && out->shape[0] == 0 ? 0 : b.kernel(data, steps, ndim ? out->shape[0] : 1, NULL);
+    return code ? kernel_failed(code, info->name, err) : DLB_OK;
+  }
   dlb_iter_init(&it, nop, ndim, out->shape, data, strides);
   if (!need_buffer) {
     code = dlb_iter_run(&it, b.kernel, NULL);

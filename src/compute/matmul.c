@@ -8,13 +8,13 @@
  * An input a kernel cannot read as it is becomes a contiguous copy in the
  * loop dtype; a destination it cannot write becomes a contiguous temporary
  * that is copied (and cast) into place at the end. */
-#include <cblas.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "../core/copy.h"
 #include "../core/iter.h"
 #include "../core/shape.h"
+#include "blas.h"
 #include "matmul.h"
 
 static int64_t blas_limit = INT_MAX;
@@ -75,7 +75,9 @@ static int is_blas_type(dlb_dtype t) {
 }
 
 static kernel_kind kernel_for(dlb_dtype type, int64_t m, int64_t n, int64_t k) {
-  if (!is_blas_type(type) || m > blas_limit || n > blas_limit || k > blas_limit) return KERNEL_LOOP;
+  if (!is_blas_type(type) || m > blas_limit || n > blas_limit || k > blas_limit ||
+      !dlb_blas_get())
+    return KERNEL_LOOP;
   if (m == 1 && n == 1) return KERNEL_DOT;
   if (n == 1) return KERNEL_GEMV_N;
   if (m == 1) return KERNEL_GEMV_M;
@@ -267,18 +269,18 @@ static void blas_gemm(const product *p, char *c, const char *a, const char *b) {
   opb = tb ? CblasTrans : CblasNoTrans;
   switch (p->type) {
     case DLB_FLOAT32:
-      cblas_sgemm(CblasRowMajor, opa, opb, m, n, k, 1.0f, (const float *)a, lda,
+      dlb_blas_get()->sgemm(CblasRowMajor, opa, opb, m, n, k, 1.0f, (const float *)a, lda,
                   (const float *)b, ldb, 0.0f, (float *)c, ldc);
       break;
     case DLB_FLOAT64:
-      cblas_dgemm(CblasRowMajor, opa, opb, m, n, k, 1.0, (const double *)a, lda,
+      dlb_blas_get()->dgemm(CblasRowMajor, opa, opb, m, n, k, 1.0, (const double *)a, lda,
                   (const double *)b, ldb, 0.0, (double *)c, ldc);
       break;
     case DLB_COMPLEX64:
-      cblas_cgemm(CblasRowMajor, opa, opb, m, n, k, one_c64, a, lda, b, ldb, zero_c64, c, ldc);
+      dlb_blas_get()->cgemm(CblasRowMajor, opa, opb, m, n, k, one_c64, a, lda, b, ldb, zero_c64, c, ldc);
       break;
     default:
-      cblas_zgemm(CblasRowMajor, opa, opb, m, n, k, one_c128, a, lda, b, ldb, zero_c128, c, ldc);
+      dlb_blas_get()->zgemm(CblasRowMajor, opa, opb, m, n, k, one_c128, a, lda, b, ldb, zero_c128, c, ldc);
       break;
   }
 }
@@ -289,18 +291,18 @@ static void blas_gemv(dlb_dtype type, int trans, int rows, int cols, const char 
   CBLAS_TRANSPOSE op = trans ? CblasTrans : CblasNoTrans;
   switch (type) {
     case DLB_FLOAT32:
-      cblas_sgemv(CblasRowMajor, op, rows, cols, 1.0f, (const float *)mat, ld, (const float *)x,
+      dlb_blas_get()->sgemv(CblasRowMajor, op, rows, cols, 1.0f, (const float *)mat, ld, (const float *)x,
                   incx, 0.0f, (float *)y, incy);
       break;
     case DLB_FLOAT64:
-      cblas_dgemv(CblasRowMajor, op, rows, cols, 1.0, (const double *)mat, ld, (const double *)x,
+      dlb_blas_get()->dgemv(CblasRowMajor, op, rows, cols, 1.0, (const double *)mat, ld, (const double *)x,
                   incx, 0.0, (double *)y, incy);
       break;
     case DLB_COMPLEX64:
-      cblas_cgemv(CblasRowMajor, op, rows, cols, one_c64, mat, ld, x, incx, zero_c64, y, incy);
+      dlb_blas_get()->cgemv(CblasRowMajor, op, rows, cols, one_c64, mat, ld, x, incx, zero_c64, y, incy);
       break;
     default:
-      cblas_zgemv(CblasRowMajor, op, rows, cols, one_c128, mat, ld, x, incx, zero_c128, y, incy);
+      dlb_blas_get()->zgemv(CblasRowMajor, op, rows, cols, one_c128, mat, ld, x, incx, zero_c128, y, incy);
       break;
   }
 }
@@ -336,17 +338,17 @@ static void blas_dot(const product *p, char *c, const char *a, const char *b) {
   blas_vector(p->k, p->b.rs, &incy);
   switch (p->type) {
     case DLB_FLOAT32: {
-      float r = cblas_sdot(k, (const float *)a, incx, (const float *)b, incy);
+      float r = dlb_blas_get()->sdot(k, (const float *)a, incx, (const float *)b, incy);
       memcpy(c, &r, sizeof r);
       break;
     }
     case DLB_FLOAT64: {
-      double r = cblas_ddot(k, (const double *)a, incx, (const double *)b, incy);
+      double r = dlb_blas_get()->ddot(k, (const double *)a, incx, (const double *)b, incy);
       memcpy(c, &r, sizeof r);
       break;
     }
-    case DLB_COMPLEX64: cblas_cdotu_sub(k, a, incx, b, incy, c); break;
-    default: cblas_zdotu_sub(k, a, incx, b, incy, c); break;
+    case DLB_COMPLEX64: dlb_blas_get()->cdotu_sub(k, a, incx, b, incy, c); break;
+    default: dlb_blas_get()->zdotu_sub(k, a, incx, b, incy, c); break;
   }
 }
 
