@@ -108,6 +108,17 @@ describe("a memory limit set by the host", function()
     assert.is_true(dl.memory().in_use <= dl.memory().limit)
   end)
 
+  it("collects garbage before refusing small results of arithmetic too", function()
+    collectgarbage()
+    local x = dl.ones{8}                               -- 64 bytes of float64
+    tb.set_memory_limit(dl.memory().in_use + 1024)     -- room for a few results only
+    for _ = 1, 200 do
+      local y = x + 1                                  -- dropped at once: garbage
+      assert.equal(2, y[1])
+    end
+    assert.is_true(dl.memory().in_use <= dl.memory().limit)
+  end)
+
   it("counts every kind of allocation: copies, casts, views that copy", function()
     collectgarbage()
     local a = dl.zeros{512, 256}                       -- 1 MiB of float64

@@ -262,10 +262,14 @@ static dlb_status kernel_failed(int code, const char *name, dlb_error *err) {
 static dlb_status prepare(dlb_op op, const dlb_operand *in, dlb_op_types *types,
                           unsigned char (*scalars)[16], dlb_error *err) {
   const dlb_op_info *info = &op_table[op];
-  dlb_dtype common = info->cls == DLB_CLASS_WHERE ? dlb_result_type(2, in + 1)
-                                                  : dlb_result_type(info->nin, in);
+  dlb_dtype common;
   dlb_status st = dlb_op_resolve(op, in, types, err);
+  int scalars_given = 0;
   if (st != DLB_OK) return st;
+  for (int k = 0; k < info->nin; k++) scalars_given |= !in[k].array;
+  if (!scalars_given) return DLB_OK; /* nothing to store (the common case of arrays) */
+  common = info->cls == DLB_CLASS_WHERE ? dlb_result_type(2, in + 1)
+                                        : dlb_result_type(info->nin, in);
   if (info->cls == DLB_CLASS_TRUE_DIVIDE || info->cls == DLB_CLASS_FLOAT_MATH) common = types->result;
   for (int k = 0; k < info->nin; k++) {
     dlb_dtype c = common;

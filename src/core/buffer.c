@@ -9,13 +9,15 @@
  * 64-byte aligned. The handle is the bytes' address, which the cpu backend's
  * other operations read as a block with offset 0; it is never deallocated
  * on its own. */
-static dlb_buffer *allocate_inline(size_t nbytes) {
+static dlb_buffer *allocate_inline(size_t nbytes, int zeroed) {
   const size_t align = 64;
-  dlb_buffer *buf = calloc(1, sizeof *buf + align - 1 + nbytes);
+  dlb_buffer *buf = malloc(sizeof *buf + align - 1 + nbytes);
   if (!buf) return NULL;
+  memset(buf, 0, sizeof *buf); /* the bytes are zeroed only when asked for */
   buf->host = (void *)(((uintptr_t)(buf + 1) + align - 1) & ~(uintptr_t)(align - 1));
   buf->handle = buf->host;
   buf->inline_data = 1;
+  if (zeroed) memset(buf->host, 0, nbytes);
   return buf;
 }
 
@@ -23,7 +25,7 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
                                dlb_buffer **out, dlb_error *err) {
   int small = nbytes > 0 && nbytes <= DLB_INLINE_BUFFER_BYTES &&
               backend->ops.allocate == dlb_cpu_backend_ops()->allocate;
-  dlb_buffer *buf = small ? allocate_inline(nbytes) : calloc(1, sizeof *buf);
+  dlb_buffer *buf = small ? allocate_inline(nbytes, zeroed) : calloc(1, sizeof *buf);
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
   if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {

@@ -61,8 +61,9 @@ static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
  * run: dlb_elementwise_run checks the operands again. */
 static void reserve_result(lua_State *L, const dlb_elementwise_plan *plan) {
   size_t itemsize = dlb_dtype_get(plan->types.result)->itemsize;
+  if ((uint64_t)plan->numel * itemsize < 1024) return; /* a GC step would be 0 KB */
   dlbL_reserve(L, plan->numel, itemsize);
-  if ((uint64_t)plan->numel * itemsize >= 1024) dlbL_account(L, (size_t)plan->numel * itemsize);
+  dlbL_account(L, (size_t)plan->numel * itemsize);
 }
 
 /* op over the nin operands at 1..nin, with options at nin + 1 when
@@ -74,6 +75,7 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   dlb_array *out = NULL, *result;
   dlb_backend *cpu = dlbL_state(L)->cpu;
   dlb_elementwise_plan plan;
+  dlb_status st;
   dlb_error err;
   if (top < nin)
     dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes %d operand%s, got %d", name, nin,
@@ -93,7 +95,12 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   if (dlb_elementwise_prepare(op, in, cpu, &plan, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
   reserve_result(L, &plan);
   result = dlbL_push_empty(L, name);
-  if (dlb_elementwise_run(&plan, result, cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
+  st = dlb_elementwise_run(&plan, result, cpu, &err);
+  if (st == DLB_E_OUT_OF_MEMORY) { /* small results skip reserve_result: collect, try again */
+    dlbL_reserve(L, plan.numel, dlb_dtype_get(plan.types.result)->itemsize);
+    st = dlb_elementwise_run(&plan, result, cpu, &err);
+  }
+  if (st != DLB_OK) dlbL_raise_error(L, &err, name);
   return 1;
 }
 
