@@ -10,7 +10,7 @@
 /* ------------------------------------------------------------------------ */
 /* The table, in enum order.                                                */
 
-static const dlb_dtype_info dtype_table[DLB_DTYPE_COUNT] = {
+const dlb_dtype_info dlb_dtype_table[DLB_DTYPE_COUNT] = {
     [DLB_BOOL] = {"bool", 1, DLB_KIND_BOOL, kDLBool, 8},
     [DLB_INT8] = {"int8", 1, DLB_KIND_INT, kDLInt, 8},
     [DLB_INT16] = {"int16", 2, DLB_KIND_INT, kDLInt, 16},
@@ -28,12 +28,11 @@ static const dlb_dtype_info dtype_table[DLB_DTYPE_COUNT] = {
     [DLB_COMPLEX128] = {"complex128", 16, DLB_KIND_COMPLEX, kDLComplex, 128},
 };
 
-const dlb_dtype_info *dlb_dtype_get(dlb_dtype dtype) { return &dtype_table[dtype]; }
 
 int dlb_dtype_from_name(const char *name, size_t len, dlb_dtype *out) {
   if (!name) return -1;
   for (int t = 0; t < DLB_DTYPE_COUNT; t++) {
-    const char *n = dtype_table[t].name;
+    const char *n = dlb_dtype_table[t].name;
     if (strlen(n) == len && memcmp(n, name, len) == 0) {
       if (out) *out = (dlb_dtype)t;
       return 0;
@@ -69,8 +68,8 @@ int dlb_dtype_from_dl(DLDataType type, dlb_dtype *out) {
 
 DLDataType dlb_dtype_to_dl(dlb_dtype dtype) {
   DLDataType t;
-  t.code = dtype_table[dtype].dl_code;
-  t.bits = dtype_table[dtype].dl_bits;
+  t.code = dlb_dtype_table[dtype].dl_code;
+  t.bits = dlb_dtype_table[dtype].dl_bits;
   t.lanes = 1;
   return t;
 }
@@ -208,7 +207,7 @@ static int float_fits_int(dlb_dtype dt, double d) {
 
 /* The bits of float d (which float_fits_int accepted), truncated. */
 static uint64_t float_to_int_bits(dlb_dtype dt, double d) {
-  if (dtype_table[dt].kind == DLB_KIND_INT) return (uint64_t)(int64_t)d;
+  if (dlb_dtype_table[dt].kind == DLB_KIND_INT) return (uint64_t)(int64_t)d;
   return (uint64_t)d;
 }
 
@@ -309,7 +308,7 @@ static double real_for_complex(dlb_dtype dt, const dlb_scalar *s) {
 /* Scalar store / load.                                                     */
 
 static dlb_status store_int(dlb_dtype dtype, void *dst, const dlb_scalar *v, dlb_error *err) {
-  const dlb_dtype_info *info = &dtype_table[dtype];
+  const dlb_dtype_info *info = &dlb_dtype_table[dtype];
   const int is_signed = info->kind == DLB_KIND_INT;
   const unsigned bits = info->dl_bits;
   char text[96];
@@ -405,7 +404,7 @@ static dlb_status store_bool(void *dst, const dlb_scalar *v, dlb_error *err) {
 dlb_status dlb_scalar_store(dlb_dtype dtype, void *dst, const dlb_scalar *v, dlb_error *err) {
   if ((unsigned)dtype >= DLB_DTYPE_COUNT)
     return dlb_fail(err, DLB_E_DTYPE, "invalid dtype %d", (int)dtype);
-  const dlb_dtype_info *info = &dtype_table[dtype];
+  const dlb_dtype_info *info = &dlb_dtype_table[dtype];
   char text[96];
   switch (info->kind) {
   case DLB_KIND_BOOL: return store_bool(dst, v, err);
@@ -542,12 +541,12 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out) {
 static dlb_status cast_fail(dlb_error *err, double bad, dlb_dtype dst_type) {
   char text[48];
   fmt_double(text, sizeof text, bad);
-  return dlb_fail(err, DLB_E_VALUE, "cannot cast %s to %s", text, dtype_table[dst_type].name);
+  return dlb_fail(err, DLB_E_VALUE, "cannot cast %s to %s", text, dlb_dtype_table[dst_type].name);
 }
 
 /* One element with cast semantics, from a loaded scalar. */
 static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_error *err) {
-  const dlb_dtype_info *info = &dtype_table[dt];
+  const dlb_dtype_info *info = &dlb_dtype_table[dt];
   switch (info->kind) {
   case DLB_KIND_BOOL: {
     int b;
@@ -734,7 +733,7 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
                              size_t *at) {
   size_t k = 0;
   double bad = 0.0;
-  const dlb_kind dk = dtype_table[dst_type].kind, sk = dtype_table[src_type].kind;
+  const dlb_kind dk = dlb_dtype_table[dst_type].kind, sk = dlb_dtype_table[src_type].kind;
   *at = SIZE_MAX;
   /* x -> bool: x != 0 (NaN is true; complex: either part). */
   if (dk == DLB_KIND_BOOL) {
@@ -862,8 +861,8 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
   if ((unsigned)dst_type >= DLB_DTYPE_COUNT || (unsigned)src_type >= DLB_DTYPE_COUNT)
     return dlb_fail(err, DLB_E_DTYPE, "invalid dtype in cast");
   if (n == 0) return DLB_OK;
-  const dlb_dtype_info *dinfo = &dtype_table[dst_type];
-  const dlb_dtype_info *sinfo = &dtype_table[src_type];
+  const dlb_dtype_info *dinfo = &dlb_dtype_table[dst_type];
+  const dlb_dtype_info *sinfo = &dlb_dtype_table[src_type];
   size_t k = 0;
   double bad = 0.0;
 
@@ -996,7 +995,7 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
    * float type), then that float's typed loop, a chunk at a time. */
   if (sinfo->kind == DLB_KIND_COMPLEX && dinfo->kind != DLB_KIND_COMPLEX) {
     const dlb_dtype mid = src_type == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64;
-    const size_t mid_item = dtype_table[mid].itemsize;
+    const size_t mid_item = dlb_dtype_table[mid].itemsize;
     double chunk_buf[512];
     const size_t chunk = sizeof chunk_buf / mid_item;
     for (size_t pos = 0; pos < n; pos += chunk) {
@@ -1025,7 +1024,7 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
 static dlb_status cast_buffered(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride,
                                 dlb_dtype src_type, const void *src, ptrdiff_t src_stride, size_t n,
                                 dlb_error *err) {
-  const size_t sitem = dtype_table[src_type].itemsize, ditem = dtype_table[dst_type].itemsize;
+  const size_t sitem = dlb_dtype_table[src_type].itemsize, ditem = dlb_dtype_table[dst_type].itemsize;
   _Alignas(64) unsigned char sbuf[4096], dbuf[4096];
   const size_t chunk = sizeof sbuf / (sitem > ditem ? sitem : ditem);
   for (size_t pos = 0; pos < n; pos += chunk) {

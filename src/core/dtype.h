@@ -35,8 +35,11 @@ typedef struct dlb_dtype_info {
   uint8_t dl_bits;  /* DLDataType.bits (lanes is always 1) */
 } dlb_dtype_info;
 
-/* The row for dtype; dtype must be valid. */
-const dlb_dtype_info *dlb_dtype_get(dlb_dtype dtype);
+/* The rows, indexed by dtype (dtype.c). */
+extern const dlb_dtype_info dlb_dtype_table[DLB_DTYPE_COUNT];
+
+/* The row for dtype; dtype must be valid. Inline: every operation asks. */
+static inline const dlb_dtype_info *dlb_dtype_get(dlb_dtype dtype) { return &dlb_dtype_table[dtype]; }
 
 /* Looks up a name ("int64"); returns 0 and sets *out, or -1 if unknown. */
 int dlb_dtype_from_name(const char *name, size_t len, dlb_dtype *out);
