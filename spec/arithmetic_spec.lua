@@ -46,6 +46,14 @@ describe("arithmetic operators", function()
     assert.matches("broadcast", err.message)
   end)
 
+  it("give size-0 results for size-0 operands, whatever their other extents", function()
+    local big = 1000000000000000000                    -- 10^18: its byte strides overflow
+    local e = dl.zeros{0, 4, big}                      -- reaches no memory
+    local r = -e + 1
+    assert.same({0, 4, big}, r.shape)
+    assert.equal(0, r.size)
+  end)
+
   it("accept nested tables as arrays", function()
     assert.same({11, 22}, (dl.array{1, 2} + {10, 20}):totable())
   end)

@@ -418,7 +418,9 @@ dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out,
       arrays[k] = &copies[k];
     }
   }
-  if (st == DLB_OK && !allocated && out->dtype != plan->types.result &&
+  if (st == DLB_OK && plan->numel == 0) {
+    /* nothing to compute: a size-0 result (whose strides may be unbounded) */
+  } else if (st == DLB_OK && !allocated && out->dtype != plan->types.result &&
       plan->types.result != plan->types.loop_out) {
     /* A float16 result computed in float32 goes into an out of a third
      * dtype: rounded to float16 first, as NumPy computes the result dtype

@@ -135,7 +135,11 @@ void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, i
   int lead = ndim - a->ndim;
   for (int d = 0; d < ndim; d++) {
     int s = d - lead;
-    strides[d] = s < 0 || (a->shape[s] == 1 && shape[d] != 1) ? 0 : a->strides[s] * itemsize;
+    /* Through uint64: a size-0 array's strides are unbounded and may not fit
+     * in bytes (it is never read; callers skip empty walks). */
+    strides[d] = s < 0 || (a->shape[s] == 1 && shape[d] != 1)
+                     ? 0
+                     : (int64_t)((uint64_t)a->strides[s] * (uint64_t)itemsize);
   }
 }
 

@@ -38,7 +38,7 @@ dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t
                                 const char *op, dlb_error *err);
 
 /* Byte strides of a broadcast to (ndim, shape): 0 along broadcast dims
- * (a must broadcast to shape). */
+ * (a must broadcast to shape). Meaningless (but defined) for a size-0 a. */
 void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, int64_t *strides);
 
 /*
