@@ -5,11 +5,11 @@ one line per figure, "name seconds", each the median of ROUNDS rounds of CPU
 time (time.process_time, as os.clock in Lua: page faults count in both).
 The names match bench/bulk.lua's.
 """
-import statistics
 import sys
-import time
 
 import numpy as np
+
+import numpy_support
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 BIG = 32 * 1024 * 1024      # float64 elements: 256 MiB
@@ -20,16 +20,11 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 
 
 def median(f):
-    times = []
-    for _ in range(ROUNDS):
-        t0 = time.process_time()
-        f()
-        times.append(time.process_time() - t0)
-    return statistics.median(times)
+    return numpy_support.median(f, ROUNDS)
 
 
 def emit(name, f):
-    print(f"{name} {median(f):.9f}", flush=True)
+    numpy_support.emit(name, f, ROUNDS)
 
 
 full = np.ones(BIG)

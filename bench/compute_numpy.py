@@ -7,11 +7,11 @@ figure, "name seconds", each the median of ROUNDS rounds of CPU time
 library mapped into this process once a matmul has run. The names and the
 data (the same formulas, so the same values) match bench/compute.lua's.
 """
-import statistics
 import sys
-import time
 
 import numpy as np
+
+import numpy_support
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 N = 10_000_000        # elements of the large float32 operands
@@ -22,16 +22,11 @@ MM = 1024             # matmul side
 
 
 def median(f):
-    times = []
-    for _ in range(ROUNDS):
-        t0 = time.process_time()
-        f()
-        times.append(time.process_time() - t0)
-    return statistics.median(times)
+    return numpy_support.median(f, ROUNDS)
 
 
 def emit(name, f):
-    print(f"{name} {median(f):.9f}", flush=True)
+    numpy_support.emit(name, f, ROUNDS)
 
 
 # Quasi-random values in [0, 1): the fractional parts of i * g (as compute.lua).
