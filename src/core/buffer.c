@@ -5,7 +5,8 @@
 #include <string.h>
 #include "buffer.h"
 
-/* A small cpu buffer: header and bytes in one zeroed allocation, the bytes
+/* A small cpu buffer: header and bytes in one allocation (the header zeroed,
+ * the bytes only when asked for), the bytes
  * 64-byte aligned. The handle is the bytes' address, which the cpu backend's
  * other operations read as a block with offset 0; it is never deallocated
  * on its own. */
@@ -13,7 +14,7 @@ static dlb_buffer *allocate_inline(size_t nbytes, int zeroed) {
   const size_t align = 64;
   dlb_buffer *buf = malloc(sizeof *buf + align - 1 + nbytes);
   if (!buf) return NULL;
-  memset(buf, 0, sizeof *buf); /* the bytes are zeroed only when asked for */
+  memset(buf, 0, sizeof *buf);
   buf->host = (void *)(((uintptr_t)(buf + 1) + align - 1) & ~(uintptr_t)(align - 1));
   buf->handle = buf->host;
   buf->inline_data = 1;
