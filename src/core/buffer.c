@@ -5,11 +5,10 @@
 #include <string.h>
 #include "buffer.h"
 
-/* A small cpu buffer: header and bytes in one allocation (the header zeroed,
- * the bytes only when asked for), the bytes
- * 64-byte aligned. The handle is the bytes' address, which the cpu backend's
- * other operations read as a block with offset 0; it is never deallocated
- * on its own. */
+/* A small cpu buffer: header and bytes in one allocation, the bytes 64-byte
+ * aligned and zeroed only when asked for. The handle is the bytes' address,
+ * which the cpu backend's other operations read as a block with offset 0;
+ * it is never deallocated on its own. */
 static dlb_buffer *allocate_inline(size_t nbytes, int zeroed) {
   const size_t align = 64;
   dlb_buffer *buf = malloc(sizeof *buf + align - 1 + nbytes);
