@@ -16,10 +16,16 @@
 --   stream = integer              CUDA/ROCm only: ARGUMENT on host memory
 --   fallback = "cpu"              copy to host memory when the backend cannot
 --                                 export; host arrays export as they are
+--   layout = "any"                the array's own strides (the default)
+--          | "nonnegative"        no negative stride (PyTorch aborts on them)
+--          | "contiguous"         row-major and compact; an array without the
+--                                 layout goes out as a copy (copy = false:
+--                                 COPY_REQUIRED)
 --
 -- Read-only arrays (a:expand views) export as versioned tensors with the
 -- READ_ONLY flag, and the import is read-only too. A legacy tensor has no such
--- flag, so a read-only array goes out as legacy only as a copy (copy = true).
+-- flag, so a read-only array goes out as legacy as a copy (copy = nil copies
+-- because it must; copy = false raises COPY_REQUIRED).
 --
 -- Exported tensors always carry strides, exactly the array's own (never
 -- "normalised"): a round trip through dl.from_dlpack gives back the same shape
@@ -203,12 +209,18 @@ describe("read-only arrays", function()
     assert.equal("READ_ONLY", code_of(b.set, b, 1, 1, 0))
   end)
 
-  it("raise READ_ONLY when asked for a legacy capsule without a copy", function()
+  it("export as a legacy capsule by copying (a legacy tensor has no read-only flag)", function()
     local a = readonly_array()
-    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}})
-    assert.is_false(ok)
-    assert.equal("READ_ONLY", err.code)
-    assert.equal("READ_ONLY", code_of(a.to_dlpack, a, {max_version = {0, 8}, copy = false}))
+    local b = dl.from_dlpack(a:to_dlpack{max_version = {0, 8}})
+    assert.is_false(b.readonly)
+    assert.same(a:totable(), b:totable())
+    b:set(1, 1, 9)
+    assert.equal(1, a:get(1, 1))  -- a copy: a is untouched
+  end)
+
+  it("raise COPY_REQUIRED for a legacy capsule with copy = false", function()
+    local a = readonly_array()
+    assert.equal("COPY_REQUIRED", code_of(a.to_dlpack, a, {max_version = {0, 8}, copy = false}))
   end)
 
   it("export as legacy with copy = true, as a writable copy", function()
@@ -230,6 +242,59 @@ describe("read-only arrays", function()
   it("leave writable arrays writable on import", function()
     assert.is_false(roundtrip(dl.zeros(3)).readonly)
     assert.is_false(roundtrip(dl.zeros(3), {max_version = {0, 8}}).readonly)
+  end)
+end)
+
+describe("opts.layout", function()
+  -- columns reversed: strides {3, -1}
+  local function reversed()
+    return dl.arange(6):view{2, 3}:slice(2, -1, 1, -1)
+  end
+
+  it("\"nonnegative\" copies a view with a negative stride", function()
+    local b = roundtrip(reversed(), {layout = "nonnegative"})
+    assert.same({3, 1}, b.strides)
+    assert.same({{2, 1, 0}, {5, 4, 3}}, b:totable())
+  end)
+
+  it("\"nonnegative\" keeps a transposed or broadcast view as it is (no copy)", function()
+    local t = dl.arange(6):view{2, 3}:T()
+    local b = roundtrip(t, {layout = "nonnegative"})
+    assert.same(t.strides, b.strides)
+    b:set(1, 1, 42)
+    assert.equal(42, t:get(1, 1))  -- shared memory
+    local e = dl.arange(3):expand{2, 3}
+    assert.same({0, 1}, roundtrip(e, {layout = "nonnegative"}).strides)
+  end)
+
+  it("\"contiguous\" copies anything not row-major and compact", function()
+    local t = dl.arange(6):view{2, 3}:T()
+    local b = roundtrip(t, {layout = "contiguous"})
+    assert.same({2, 1}, b.strides)
+    assert.same(t:totable(), b:totable())
+    local c = dl.arange(6):view{2, 3}
+    local shared = roundtrip(c, {layout = "contiguous"})
+    shared:set(1, 1, 42)
+    assert.equal(42, c:get(1, 1))  -- already contiguous: no copy
+  end)
+
+  it("works for legacy capsules too (what PyTorch's legacy import reads)", function()
+    local capsule = reversed():to_dlpack{max_version = {0, 8}, layout = "nonnegative"}
+    assert.is_false(capsule.versioned)
+    assert.same({3, 1}, dl.from_dlpack(capsule).strides)
+  end)
+
+  it("with copy = false raises COPY_REQUIRED when a copy would be needed", function()
+    local a = reversed()
+    assert.equal("COPY_REQUIRED", code_of(a.to_dlpack, a, {layout = "nonnegative", copy = false}))
+  end)
+
+  it("raises ARGUMENT for any other value, with a hint naming the values", function()
+    local a = dl.zeros{2}
+    local ok, err = pcall(a.to_dlpack, a, {layout = "C"})
+    assert.is_false(ok)
+    assert.equal("ARGUMENT", err.code)
+    assert.truthy(err.hint:find("nonnegative", 1, true))
   end)
 end)
 

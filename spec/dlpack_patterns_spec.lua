@@ -1,9 +1,11 @@
 -- dlpack_patterns_spec.lua -- two recipes for handing arrays to DLPack consumers.
 --
 -- A script that exports arrays meets two kinds of trouble: the array is
--- read-only (a:expand views) and the consumer reads only legacy (0.x)
--- tensors or wants to write; or the array is somewhere the consumer cannot
--- read. There are two ways to deal with it; copy the one that fits.
+-- read-only (a:expand views) and the consumer wants to write, or insists on
+-- zero copy where only a copy would do (a legacy 0.x tensor cannot say
+-- "read-only", so a read-only array goes out as a copy); or the array is
+-- somewhere the consumer cannot read. There are two ways to deal with it;
+-- copy the one that fits.
 --
 -- (1) VALIDATE BEFORE EXPORT: look first, then pick the options.
 --       local device_type, device_id = a:__dlpack_device()   -- 1, 0 is cpu
@@ -11,7 +13,7 @@
 --
 -- (2) TRY, THEN RECOVER: export, and branch on the error code.
 --       local ok, res = pcall(a.to_dlpack, a, opts)
---       if not ok and res.code == "READ_ONLY" then ... retry with copy = true
+--       if not ok and res.code == "COPY_REQUIRED" then ... allow a copy
 --     or in the "nil, err" style:
 --       local capsule, err = dl.try(a.to_dlpack, a, opts)
 --
@@ -35,7 +37,8 @@ end
 
 describe("recipe 1: validate before export", function()
   -- A capsule for a consumer that reads legacy (DLPack 0.x) host tensors only.
-  -- A legacy tensor cannot say "read-only", so a read-only array goes as a copy;
+  -- A legacy tensor cannot say "read-only": a read-only array goes as a copy
+  -- (copy = nil does that by itself; saying it makes the copy visible here);
   -- an array that is not in host memory is copied there (dl_device = cpu).
   local function legacy_host_capsule(a)
     local opts = {max_version = {0, 8}}
@@ -92,12 +95,13 @@ describe("recipe 1: validate before export", function()
 end)
 
 describe("recipe 2: try, then recover", function()
-  -- pcall style: on READ_ONLY retry with a copy; any other error goes on up.
+  -- A consumer that wants zero copy (copy = false) but can live with a copy:
+  -- pcall style: on COPY_REQUIRED retry allowing one; other errors go on up.
   local function legacy_capsule(a)
-    local opts = {max_version = {0, 8}}
+    local opts = {max_version = {0, 8}, copy = false}
     local ok, res = pcall(a.to_dlpack, a, opts)
-    if not ok and res.code == "READ_ONLY" then
-      opts.copy = true
+    if not ok and res.code == "COPY_REQUIRED" then
+      opts.copy = nil
       return a:to_dlpack(opts)
     end
     if not ok then error(res, 0) end
@@ -106,20 +110,20 @@ describe("recipe 2: try, then recover", function()
 
   -- dl.try style: nil, err instead of an error.
   local function legacy_capsule_try(a)
-    local opts = {max_version = {0, 8}}
+    local opts = {max_version = {0, 8}, copy = false}
     local capsule, err = dl.try(a.to_dlpack, a, opts)
-    if not capsule and err:is("READ_ONLY") then
-      opts.copy = true
+    if not capsule and err:is("COPY_REQUIRED") then
+      opts.copy = nil
       capsule, err = dl.try(a.to_dlpack, a, opts)
     end
     return capsule, err
   end
 
-  it("pcall: a read-only array fails with READ_ONLY, then exports with copy = true", function()
+  it("pcall: a read-only array fails with COPY_REQUIRED, then exports as a copy", function()
     local a = readonly_array()
-    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}})
+    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}, copy = false})
     assert.is_false(ok)
-    assert.equal("READ_ONLY", err.code)
+    assert.equal("COPY_REQUIRED", err.code)
     local b = dl.from_dlpack(legacy_capsule(a))
     assert.same({{1, 2, 3}, {1, 2, 3}}, b:totable())
     assert.is_false(b.readonly)
@@ -140,9 +144,9 @@ describe("recipe 2: try, then recover", function()
 
   it("dl.try: returns nil, err on failure, so the script can branch", function()
     local a = readonly_array()
-    local capsule, err = dl.try(a.to_dlpack, a, {max_version = {0, 8}})
+    local capsule, err = dl.try(a.to_dlpack, a, {max_version = {0, 8}, copy = false})
     assert.is_nil(capsule)
-    assert.equal("READ_ONLY", err.code)
+    assert.equal("COPY_REQUIRED", err.code)
     capsule, err = legacy_capsule_try(a)
     assert.is_nil(err)
     assert.same(a:totable(), dl.from_dlpack(capsule):totable())
@@ -168,7 +172,7 @@ end)
 describe("DLPack errors", function()
   it("name the call in err.op: Array:to_dlpack", function()
     local a = readonly_array()
-    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}})
+    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}, copy = false})
     assert.is_false(ok)
     assert.equal("Array:to_dlpack", err.op)
     ok, err = pcall(a.to_dlpack, a, {stream = 1})
@@ -192,7 +196,7 @@ describe("DLPack errors", function()
     local consumed = dl.zeros(1):to_dlpack()
     dl.from_dlpack(consumed)
     local failures = {
-      {a.to_dlpack, a, {max_version = {0, 8}}},          -- READ_ONLY
+      {a.to_dlpack, a, {max_version = {0, 8}, copy = false}},  -- COPY_REQUIRED
       {a.to_dlpack, a, {dl_device = {2, 0}}},            -- UNSUPPORTED
       {a.to_dlpack, a, {dl_device = {2, 0}, copy = false}},  -- COPY_REQUIRED
       {a.to_dlpack, a, {stream = 1}},                    -- ARGUMENT
@@ -207,11 +211,12 @@ describe("DLPack errors", function()
     end
   end)
 
-  it("READ_ONLY's hint points at the fix (copy = true)", function()
+  it("COPY_REQUIRED's hint points at the fixes (allow a copy, or a versioned capsule)", function()
     local a = readonly_array()
-    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}})
+    local ok, err = pcall(a.to_dlpack, a, {max_version = {0, 8}, copy = false})
     assert.is_false(ok)
-    assert.truthy(err.hint:find("copy = true", 1, true), err.hint)
-    assert.equal("dlbridge: READ_ONLY: ", tostring(err):sub(1, 21))
+    assert.truthy(err.hint:find("copy = nil or true", 1, true), err.hint)
+    assert.truthy(err.hint:find("max_version = {1, 0}", 1, true), err.hint)
+    assert.truthy(tostring(err):find("dlbridge: COPY_REQUIRED: ", 1, true))
   end)
 end)

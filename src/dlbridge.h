@@ -113,24 +113,48 @@ typedef struct dlb_backend_ops {
  * lua_pop(L, 1). On success nothing is left on the stack unless stated.
  */
 
-/* The options of an export, as a:to_dlpack(opts) takes them. */
+/* The layouts an export can ask for (dlb_export_options.layout; in Lua
+ * to_dlpack{layout = "any" | "nonnegative" | "contiguous"}). An array that
+ * does not have the layout is copied (copy = 0: COPY_REQUIRED). */
+typedef enum dlb_layout {
+  DLB_LAYOUT_ANY = 0,         /* the array's own strides: negative, or 0 where broadcast */
+  DLB_LAYOUT_NONNEGATIVE = 1, /* no negative stride (PyTorch aborts on them) */
+  DLB_LAYOUT_CONTIGUOUS = 2   /* row-major and compact */
+} dlb_layout;
+
+/*
+ * The options of an export, as a:to_dlpack(opts) takes them. Extensible
+ * like dlb_backend_ops: `version` says which fields the caller knows. Call
+ * dlb_export_options_init (it sets version = DLB_EXPORT_OPTIONS_VERSION and
+ * every default); a caller that mirrors the struct (ctypes, cffi) sets
+ * version to the DLB_EXPORT_OPTIONS_VERSION of the header it mirrors. Fields
+ * are only ever appended: dlbridge reads the fields that version has and
+ * takes the defaults for later ones; version 0 or one newer than the
+ * library's is refused with ARGUMENT.
+ */
+#define DLB_EXPORT_OPTIONS_VERSION 1
+
 typedef struct dlb_export_options {
+  uint32_t version;          /* DLB_EXPORT_OPTIONS_VERSION */
   int32_t max_version_major; /* < 0: not given (versioned); 0: legacy; >= 1: versioned */
   int32_t max_version_minor;
-  int has_dl_device;         /* dl_device: the device the consumer wants */
+  int32_t has_dl_device;     /* dl_device: the device the consumer wants */
   DLDevice dl_device;
-  int copy;                  /* -1: copy only if needed (nil); 0: never (false); 1: always (true) */
-  int has_stream;            /* stream: CUDA devices only */
+  int32_t copy;              /* -1: copy only if needed (nil); 0: never (false); 1: always (true) */
+  int32_t has_stream;        /* stream: CUDA devices only */
   int64_t stream;
-  int fallback_cpu;          /* export a host copy when the backend cannot export */
+  int32_t fallback_cpu;      /* export a host copy when the backend cannot export */
+  int32_t layout;            /* a dlb_layout; DLB_LAYOUT_ANY by default */
 } dlb_export_options;
 
-/* Sets the defaults: versioned, no dl_device, copy only if needed. */
+/* Sets the version and the defaults: versioned, no dl_device, copy only if
+ * needed, any layout. */
 DLB_API void dlb_export_options_init(dlb_export_options *opts);
 
-/* Exports the array at idx. The caller owns *out and must call its deleter
- * exactly once (on any thread, even after lua_close). With the legacy form a
- * read-only array needs copy = 1. */
+/* Exports the array at idx (opts NULL: the defaults). The caller owns *out
+ * and must call its deleter exactly once (on any thread, even after
+ * lua_close). The legacy ABI has no read-only flag: a read-only array is
+ * exported as a copy (COPY_REQUIRED with copy = 0). */
 DLB_API dlb_status dlb_export_versioned(lua_State *L, int idx, const dlb_export_options *opts,
                                         DLManagedTensorVersioned **out);
 DLB_API dlb_status dlb_export_legacy(lua_State *L, int idx, const dlb_export_options *opts,
@@ -153,13 +177,72 @@ DLB_API dlb_status dlb_push_capsule_legacy(lua_State *L, DLManagedTensor *tensor
  * DLManagedTensor*). CAPSULE_CONSUMED the second time. */
 DLB_API dlb_status dlb_capsule_take(lua_State *L, int idx, void **tensor, int *versioned);
 
+/*
+ * Wrapping memory the host owns (engine buffers, mapped files, device
+ * memory) as an array, without filling DLPack structs by hand. shape has
+ * ndim extents; strides are in elements (NULL: row-major and compact);
+ * dtype and device are DLPack's (a device needs a registered backend of its
+ * type, host memory is kDLCPU). flags: DLB_EXTERNAL_READ_ONLY makes the
+ * array read-only. The array is zero-copy: data is read and written in
+ * place. release(ctx) (release may be NULL) runs exactly once when the last
+ * array, view or DLPack export of the memory is gone, on any thread, possibly
+ * after lua_close; it must not touch Lua. On failure (bad shape, dtype or
+ * device, no memory) release(ctx) has already run and the error is pushed.
+ */
+#define DLB_EXTERNAL_READ_ONLY 1u
+
+DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype, int32_t ndim,
+                                     const int64_t *shape, const int64_t *strides,
+                                     DLDevice device, uint32_t flags,
+                                     void (*release)(void *ctx), void *ctx);
+
+/*
+ * Borrowing: reading an array from C without an export and a deleter.
+ * dlb_borrow fills *view from the array at idx and holds a reference to its
+ * memory: view->data stays valid until dlb_borrow_end(view), whatever
+ * happens to the Lua value meanwhile (a:delete(), collection, lua_close);
+ * shape, strides and the other fields are copies. dlb_borrow_end may run on
+ * any thread and is idempotent. Writing through data is allowed only when
+ * view->readonly is 0, and is seen by the array and its views. A borrow is
+ * cheap (no allocation: one atomic increment). Fails with ARGUMENT (not an
+ * array), DELETED, or BACKEND_INCOMPATIBLE (a backend that cannot hand out a
+ * pointer); then view->hold is NULL and dlb_borrow_end is a no-op.
+ */
+typedef struct dlb_borrowed {
+  void *data;                    /* the allocation; first element at (char *)data + byte_offset */
+  uint64_t byte_offset;          /* 0 on host, CUDA and ROCm memory (data points at it) */
+  DLDataType dtype;              /* DLPack's; bool is {kDLBool, 8, 1} */
+  DLDevice device;
+  int32_t ndim;
+  int32_t readonly;              /* 1: do not write through data */
+  int64_t numel;                 /* product of shape; 0 for an empty array (data may be NULL) */
+  int64_t shape[DLB_MAX_NDIM];
+  int64_t strides[DLB_MAX_NDIM]; /* in elements; negative or 0 allowed */
+  void *hold;                    /* private: the reference dlb_borrow_end drops */
+} dlb_borrowed;
+
+DLB_API dlb_status dlb_borrow(lua_State *L, int idx, dlb_borrowed *view);
+/* The same for an array held by a registry reference (luaL_ref). */
+DLB_API dlb_status dlb_borrow_ref(lua_State *L, int ref, dlb_borrowed *view);
+DLB_API void dlb_borrow_end(dlb_borrowed *view);
+
+/*
+ * The last failure of a C API call on this thread, for hosts that do not
+ * read Lua error objects (ctypes, cffi): returns its code (DLB_OK when no
+ * call has failed on this thread yet) and, when message is not NULL, sets
+ * *message to "op: CODE: message (hint: ...)", valid until the next failure
+ * on this thread. Successful calls leave it as it is. The error object is
+ * still pushed onto the Lua stack as each function describes.
+ */
+DLB_API dlb_status dlb_last_error(const char **message);
+
 /* Raises a dlbridge.Error from a host's C function: code, the API call's name
  * (op), an optional hint (NULL: the code's default) and a printf message. */
 DLB_API int dlb_raise(lua_State *L, dlb_status code, const char *op, const char *hint,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6), noreturn));
 
-/* Registers a backend in this lua_State (dlbridge must be open in it: see
- * dlb_preload). ops is copied; ctx is passed to every call. From then on the
+/* Registers a backend in this lua_State (dlbridge opens itself in L if it
+ * is not open yet: see dlb_preload). ops is copied; ctx is passed to every call. From then on the
  * backend is refcounted: ops->release(ctx) runs once, after lua_close and
  * after the last buffer it allocated is freed (possibly on another thread).
  * On failure (a bad vtable, a name in use) the error is pushed, release is
@@ -174,9 +257,9 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
  * allocation or import that would pass the limit runs one full garbage
  * collection, then raises OUT_OF_MEMORY with nothing allocated; the state
  * stays usable. A limit below what is in use refuses new memory until
- * enough is freed. Callable at any time after the module is open; Lua code
- * cannot change it (dl.memory() reads it). On failure (dlbridge not open in
- * L) the error is pushed. */
+ * enough is freed. Callable at any time (it opens dlbridge in L if needed);
+ * Lua code cannot change it (dl.memory() reads it). On failure (no memory to
+ * open dlbridge, or dlbridge already closed with L) the error is pushed. */
 DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes);
 
 /* Opens the module as `require "dlbridge.core"` would (pushes its table). */
@@ -184,7 +267,13 @@ DLB_API int luaopen_dlbridge_core(lua_State *L);
 
 /* Puts "dlbridge.core" and "dlbridge" (the Lua side, compiled in) into
  * package.preload, so that a host which links dlbridge makes `require
- * "dlbridge"` use this copy and never load a second one from disk. */
+ * "dlbridge"` use this copy and never load a second one from disk.
+ *
+ * Setup order: every function of this header that takes a lua_State opens
+ * dlbridge's state in it on first use (as luaopen_dlbridge_core would), so a
+ * host may register backends, set a memory limit or push arrays right after
+ * luaL_newstate, before or without any `require "dlbridge"`; a later require
+ * returns the same module. Errors are always dlbridge.Error objects. */
 DLB_API void dlb_preload(lua_State *L);
 
 #ifdef __cplusplus

@@ -55,18 +55,31 @@ static int pointer_arithmetic_ok(int32_t device_type) {
   return dlb_dlpack_host_reachable(device_type) || device_type == kDLCUDA || device_type == kDLROCM;
 }
 
-/* Fills ctx's DLTensor from a (whose buffer ctx already holds). */
-static dlb_status fill_tensor(DLTensor *t, export_ctx *ctx, const dlb_array *a, dlb_error *err) {
+/* BACKEND_INCOMPATIBLE: b's backend cannot hand out a pointer to its memory. */
+static dlb_status incompatible(const dlb_buffer *b, dlb_error *err) {
+  dlb_fail(err, DLB_E_BACKEND_INCOMPATIBLE,
+           "backend '%s' cannot hand out a device pointer, so %s:%d memory cannot be exported "
+           "to DLPack", b->backend->name, b->backend->name, b->device_id);
+  if (err) {
+    strcpy(err->backend, b->backend->name);
+    snprintf(err->device, sizeof err->device, "%s:%d", b->backend->name, b->device_id);
+  }
+  return DLB_E_BACKEND_INCOMPATIBLE;
+}
+
+dlb_status dlb_dlpack_describe(const dlb_array *a, DLTensor *t, int64_t *shape, int64_t *strides,
+                               dlb_error *err) {
   dlb_buffer *b = a->buffer;
   int32_t device_type = b->backend->ops.device_type;
   void *base = b->host;
   /* A size-0 array has no data to point at (and may sit on a backend without
    * an export hook: nothing is asked of it). */
   if (!base && b->handle && a->numel > 0) {
-    dlb_status st = b->backend->ops.export_pointer(b->backend->ctx, b->device_id, b->handle, &base);
+    dlb_status st;
+    if (!b->backend->ops.export_pointer) return incompatible(b, err);
+    st = b->backend->ops.export_pointer(b->backend->ctx, b->device_id, b->handle, &base);
     if (st != DLB_OK) return dlb_backend_failed(b->backend, st, "export a device pointer", err);
   }
-  int64_t *shape = ctx->dims, *strides = ctx->dims + a->ndim;
   if (a->ndim > 0) {
     memcpy(shape, a->shape, (size_t)a->ndim * sizeof a->shape[0]);
     memcpy(strides, a->strides, (size_t)a->ndim * sizeof a->strides[0]);
@@ -105,12 +118,12 @@ static dlb_status wrap(const dlb_array *a, int versioned, uint64_t flags, dlb_ex
     v->manager_ctx = ctx;
     v->deleter = delete_versioned;
     v->flags = flags;
-    st = fill_tensor(&v->dl_tensor, ctx, a, err);
+    st = dlb_dlpack_describe(a, &v->dl_tensor, ctx->dims, ctx->dims + a->ndim, err);
   } else {
     DLManagedTensor *l = &ctx->tensor.legacy;
     l->manager_ctx = ctx;
     l->deleter = delete_legacy;
-    st = fill_tensor(&l->dl_tensor, ctx, a, err);
+    st = dlb_dlpack_describe(a, &l->dl_tensor, ctx->dims, ctx->dims + a->ndim, err);
   }
   if (st != DLB_OK) {
     free(ctx);
@@ -150,6 +163,19 @@ static dlb_status copy_target(const dlb_array *a, const dlb_export_request *req,
   return DLB_OK;
 }
 
+/* Whether a's strides are what the layout asks for (dims of extent 1 and
+ * size-0 arrays have any strides: no element is reached through them). */
+static int has_layout(const dlb_array *a, int32_t layout) {
+  int64_t expected = 1;
+  if (layout == DLB_LAYOUT_ANY || a->numel == 0) return 1;
+  for (int d = a->ndim - 1; d >= 0; d--) {
+    if (a->shape[d] == 1) continue;
+    if (layout == DLB_LAYOUT_NONNEGATIVE ? a->strides[d] < 0 : a->strides[d] != expected) return 0;
+    expected *= a->shape[d]; /* <= numel: no overflow */
+  }
+  return 1;
+}
+
 dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, dlb_exported *out,
                              dlb_error *err) {
   dlb_buffer *b = a->buffer;
@@ -159,34 +185,27 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
   int other_device = req->has_dl_device &&
                      ((int32_t)req->dl_device.device_type != b->backend->ops.device_type ||
                       req->dl_device.device_id != b->device_id);
-  int must_copy = host_copy || other_device || req->copy == DLB_COPY_ALWAYS;
+  /* The legacy ABI has no read-only flag: only a copy may leave. */
+  int legacy_readonly = readonly && !req->versioned;
+  int layout_copy = !has_layout(a, req->layout);
+  int must_copy = host_copy || other_device || req->copy == DLB_COPY_ALWAYS || legacy_readonly ||
+                  layout_copy;
   dlb_backend *target;
   int target_id;
   dlb_array copy;
   dlb_status st;
   out->tensor = NULL;
-  if (!can_export && !req->fallback_host && !other_device) {
-    dlb_fail(err, DLB_E_BACKEND_INCOMPATIBLE,
-             "backend '%s' cannot hand out a device pointer, so %s:%d memory cannot be exported "
-             "to DLPack", b->backend->name, b->backend->name, b->device_id);
-    if (err) {
-      strcpy(err->backend, b->backend->name);
-      snprintf(err->device, sizeof err->device, "%s:%d", b->backend->name, b->device_id);
-    }
-    return DLB_E_BACKEND_INCOMPATIBLE;
-  }
+  if (!can_export && !req->fallback_host && !other_device) return incompatible(b, err);
   if (must_copy && req->copy == DLB_COPY_NEVER) {
-    dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this %s",
-             host_copy ? "export (the backend cannot export; fallback copies)" : "export");
-    dlb_error_hint(err, "allow a copy: copy = nil (only if needed) or copy = true");
+    dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this export (%s)",
+             host_copy       ? "the backend cannot export; fallback copies"
+             : other_device  ? "dl_device names another device"
+             : legacy_readonly ? "the array is read-only and a legacy tensor has no read-only flag"
+                             : "the array does not have the layout asked for");
+    dlb_error_hint(err, legacy_readonly ? "allow a copy (copy = nil or true), or ask for "
+                                          "max_version = {1, 0} or later"
+                                        : "allow a copy: copy = nil (only if needed) or copy = true");
     return DLB_E_COPY_REQUIRED;
-  }
-  if (readonly && !req->versioned && !must_copy) {
-    dlb_fail(err, DLB_E_READ_ONLY,
-             "a read-only array cannot be exported as a legacy (0.x) tensor, which has no "
-             "read-only flag");
-    dlb_error_hint(err, "ask for max_version = {1, 0} or later, or pass copy = true");
-    return DLB_E_READ_ONLY;
   }
   if (!must_copy)
     return wrap(a, req->versioned, readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, out, err);

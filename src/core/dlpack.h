@@ -15,6 +15,7 @@ typedef struct dlb_export_request {
   DLDevice dl_device;
   int fallback_host;       /* export a host copy when the backend has no export hook */
   dlb_backend *host;       /* the backend that holds host copies (cpu) */
+  int32_t layout;          /* a dlb_layout (dlbridge.h): copies what does not have it */
 } dlb_export_request;
 
 /* An exported tensor: a DLManagedTensorVersioned* or a DLManagedTensor*. */
@@ -27,14 +28,21 @@ typedef struct dlb_exported {
  * Exports a (which keeps its own hold): the tensor shares a's buffer unless a
  * copy is needed or asked for (then IS_COPIED). Strides are always filled and
  * never normalised; bool goes out as {6, 8, 1}; a read-only array gets
- * READ_ONLY, and as a legacy tensor it needs copy = ALWAYS (DLB_E_READ_ONLY
- * otherwise). A backend without export_pointer raises
+ * READ_ONLY, and as a legacy tensor (which has no such flag) it is copied.
+ * An array without the requested layout is copied. A backend without export_pointer raises
  * DLB_E_BACKEND_INCOMPATIBLE unless fallback_host. COPY_NEVER where only a
  * copy would do: DLB_E_COPY_REQUIRED. The deleter drops the buffer reference
  * on any thread and never touches Lua.
  */
 dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, dlb_exported *out,
                              dlb_error *err);
+
+/* Fills t (shape and strides pointing at the caller's arrays of a->ndim
+ * entries) to describe a's memory as an export would, without taking a
+ * reference. BACKEND_INCOMPATIBLE (or the backend's failure) when the
+ * backend cannot hand out a pointer to non-empty memory. */
+dlb_status dlb_dlpack_describe(const dlb_array *a, DLTensor *t, int64_t *shape, int64_t *strides,
+                               dlb_error *err);
 
 /* Calls the tensor's deleter, if it has one (either ABI). */
 void dlb_dlpack_delete(dlb_exported tensor);

@@ -1,28 +1,22 @@
 /* backends.c -- dlb_register_backend, dl.backends(), dl.device_put and a:to. */
 #include <string.h>
-#include "internal.h"
+#include "hostapi.h"
 
 DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx) {
-  dlb_lua_state *state = dlbL_find_state(L);
-  dlb_backend *backend;
   dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  dlb_backend *backend;
   dlb_status st;
-  if (!state || !state->registry) {
-    dlb_fail(&err, DLB_E_ARGUMENT, "open dlbridge in this lua_State first (dlb_preload + require)");
-    dlbL_push_error(L, &err, "dlb_register_backend");
-    return err.code;
-  }
-  if ((st = dlb_backend_create(ops, ctx, &backend, &err)) != DLB_OK) {
-    dlbL_push_error(L, &err, "dlb_register_backend");
-    return st;
-  }
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_register_backend");
+  if ((st = dlb_backend_create(ops, ctx, &backend, &err)) != DLB_OK)
+    return dlbL_capi_failed(L, &err, "dlb_register_backend");
   dlb_backend_set_budget(backend, state->budget);
   st = dlb_registry_add(state->registry, backend, &err);
   /* The registry holds its own reference now; on failure nobody does, and
    * the host keeps ctx: release must not run for a backend never registered. */
   if (st != DLB_OK) backend->ops.release = NULL;
   dlb_backend_release(backend);
-  if (st != DLB_OK) dlbL_push_error(L, &err, "dlb_register_backend");
+  if (st != DLB_OK) return dlbL_capi_failed(L, &err, "dlb_register_backend");
   return st;
 }
 

@@ -171,9 +171,13 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   dlb_array *a = dlbL_to_array(L, idx);
   dlb_export_request req;
   int32_t type;
+  int may_copy;
   if (!a) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
   if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
-  if (o->fallback_cpu || o->has_dl_device || o->copy == 1) {
+  may_copy = o->copy != 0 && (o->fallback_cpu || o->has_dl_device || o->copy == 1 ||
+                               o->layout != DLB_LAYOUT_ANY ||
+                               (o->max_version_major == 0 && (a->readonly || a->buffer->readonly)));
+  if (may_copy) {
     /* A copy may be made: room for it first (finalizers may run, and delete a). */
     dlbL_reserve(L, a->numel, dlb_array_itemsize(a));
     if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
@@ -191,9 +195,10 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   req.dl_device = o->dl_device;
   req.fallback_host = o->fallback_cpu;
   req.host = NULL;
+  req.layout = o->layout;
   /* The host backend matters only to copies: look the state up only then
    * (from a host's C function that is a registry lookup by name). */
-  if (o->fallback_cpu || o->has_dl_device || o->copy == 1) {
+  if (may_copy) {
     dlb_lua_state *state = dlbL_find_state(L);
     req.host = state ? state->cpu : NULL; /* NULL once closed: copies fail, coded */
     if (!req.host)
@@ -220,6 +225,14 @@ static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, cons
   }
   if (!ok1 || !ok2 || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX)
     dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be a pair of integers {a, b} >= 0", key);
+}
+
+/* Raises ARGUMENT for an option, with a hint on what it takes. */
+static void bad_option(lua_State *L, const char *op, const char *message, const char *hint) {
+  dlb_error err;
+  dlb_fail(&err, DLB_E_ARGUMENT, "%s", message);
+  dlb_error_hint(&err, hint);
+  dlbL_raise_error(L, &err, op);
 }
 
 /* Reads to_dlpack's options table at idx into o. */
@@ -252,13 +265,23 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
       if (!isint || lua_type(L, -1) != LUA_TNUMBER)
         dlbL_raise(L, DLB_E_ARGUMENT, op, "stream must be an integer");
       o->has_stream = 1;
+    } else if (strcmp(key, "layout") == 0) {
+      static const char *const layouts[] = {"any", "nonnegative", "contiguous", NULL};
+      const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      int i = 0;
+      while (layouts[i] && strcmp(layouts[i], name) != 0) i++;
+      if (!layouts[i])
+        bad_option(L, op, "layout must be \"any\", \"nonnegative\" or \"contiguous\"",
+                   "layout = \"nonnegative\" (no negative strides, for PyTorch) or \"contiguous\" "
+                   "(row-major); the default \"any\" keeps the array's strides");
+      o->layout = i;
     } else if (strcmp(key, "fallback") == 0) {
       if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "cpu") != 0)
         dlbL_raise(L, DLB_E_ARGUMENT, op, "fallback must be \"cpu\"");
       o->fallback_cpu = 1;
     } else {
             dlbL_raise(L, DLB_E_ARGUMENT, op,
-                 "unknown option '%.40s' (expected max_version, dl_device, copy, stream, fallback)",
+                 "unknown option '%.40s' (expected max_version, dl_device, copy, stream, fallback, layout)",
                  dlbL_key_name(L, -2));
     }
     lua_pop(L, 1);

@@ -1,7 +1,7 @@
 /* module.c -- luaopen_dlbridge_core, the per-state registry, and preloading. */
 #include <stdio.h>
 #include "../core/backend.h"
-#include "internal.h"
+#include "hostapi.h"
 
 #define DLB_MODULE_KEY "dlbridge.core"
 
@@ -117,13 +117,9 @@ static int module_memory(lua_State *L) {
 }
 
 DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes) {
-  dlb_lua_state *state = dlbL_find_state(L);
-  if (!state || !state->registry) {
-    dlb_error err;
-    dlb_fail(&err, DLB_E_ARGUMENT, "open dlbridge in this lua_State first (dlb_preload + require)");
-    dlbL_push_error(L, &err, "dlb_set_memory_limit");
-    return err.code;
-  }
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_set_memory_limit");
   atomic_store(&state->budget->limit, bytes);
   return DLB_OK;
 }
@@ -134,6 +130,30 @@ dlb_lua_state *dlbL_find_state(lua_State *L) {
     lua_getfield(L, LUA_REGISTRYINDEX, DLB_STATE_KEY);
     state = dlbL_to_state(L, -1);
     lua_pop(L, 1);
+  }
+  return state;
+}
+
+/* Opens the module, leaving nothing on the stack (run in protected mode). */
+static int open_unprotected(lua_State *L) {
+  luaopen_dlbridge_core(L);
+  return 0;
+}
+
+dlb_lua_state *dlbL_open_state(lua_State *L, dlb_error *err) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  if (!state) {
+    lua_pushcfunction(L, open_unprotected);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+      lua_pop(L, 1);
+      dlb_fail(err, DLB_E_OUT_OF_MEMORY, "Lua has no memory to open dlbridge in this lua_State");
+      return NULL;
+    }
+    state = dlbL_find_state(L);
+  }
+  if (!state || !state->registry) {
+    dlb_fail(err, DLB_E_UNSUPPORTED, "dlbridge is closed in this lua_State");
+    return NULL;
   }
   return state;
 }
@@ -218,6 +238,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   lua_pushliteral(L, "im");
   lua_rawseti(L, -2, 2);
   lua_setfield(L, LUA_REGISTRYINDEX, "dlbridge.strings");
+  dlbL_open_exchange(L);
   lua_pushvalue(L, module);
   lua_setfield(L, LUA_REGISTRYINDEX, DLB_MODULE_KEY);
   return 1;

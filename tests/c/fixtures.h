@@ -212,6 +212,71 @@ static inline lua_State *new_state(void) {
   return L;
 }
 
+/* Running Lua code and checking error objects (C API tests) */
+
+/* Runs a chunk that returns one integer (booleans count as 0/1); -1 on a
+ * Lua error (printed). The stack is left as it was. */
+#define RUN(L, code) run((L), (code), __LINE__)
+static inline long long run(lua_State *L, const char *code, int line) {
+  int top = lua_gettop(L);
+  long long v;
+  if (luaL_dostring(L, code) != LUA_OK) {
+    fprintf(stderr, "line %d: lua error: %s\n", line, luaL_tolstring(L, -1, NULL));
+    lua_settop(L, top);
+    return -1;
+  }
+  if (lua_isboolean(L, top + 1))
+    v = lua_toboolean(L, top + 1);
+  else
+    v = (long long)lua_tointeger(L, top + 1);
+  lua_settop(L, top);
+  return v;
+}
+
+/* Runs a chunk and leaves its single result on the stack (nil on error). */
+#define PUSH(L, code) push((L), (code), __LINE__)
+static inline void push(lua_State *L, const char *code, int line) {
+  int top = lua_gettop(L);
+  if (luaL_loadstring(L, code) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    fprintf(stderr, "line %d: lua error: %s\n", line, luaL_tolstring(L, -1, NULL));
+    lua_settop(L, top);
+    lua_pushnil(L);
+  }
+}
+
+/* String field k of the table at idx ("" when absent). The copy is static. */
+static inline const char *field(lua_State *L, int idx, const char *k) {
+  static char buf[512];
+  idx = lua_absindex(L, idx);
+  buf[0] = '\0';
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_getfield(L, idx, k);
+    if (lua_type(L, -1) == LUA_TSTRING) snprintf(buf, sizeof buf, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return buf;
+}
+
+/* The value at the top is a dlbridge.Error with this code and op; pops it. */
+#define CHECK_ERROR_TOP(L, top0, code, op) check_error_top((L), (top0), (code), (op), __LINE__)
+static inline void check_error_top(lua_State *L, int top0, const char *code, const char *op, int line) {
+  int before = check_failures;
+  CHECK_EQ_INT(lua_gettop(L), top0 + 1);
+  CHECK_EQ_INT(lua_type(L, -1), LUA_TTABLE);
+  CHECK_EQ_STR(field(L, -1, "code"), code);
+  CHECK_EQ_STR(field(L, -1, "op"), op);
+  CHECK(field(L, -1, "message")[0] != '\0');
+  /* the Lua side recognises it */
+  lua_getglobal(L, "dl");
+  lua_getfield(L, -1, "is_error");
+  lua_pushvalue(L, -3);
+  lua_call(L, 1, 1);
+  CHECK(lua_toboolean(L, -1));
+  lua_pop(L, 2);
+  if (check_failures != before) fprintf(stderr, "  (error object checked at line %d)\n", line);
+  lua_settop(L, top0);
+}
+
 #endif /* LUA_VERSION_NUM */
 
 /* ------------------------------------------------------------------------ */

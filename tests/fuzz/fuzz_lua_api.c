@@ -265,6 +265,10 @@ static void g_export_opts(gen *g) {
   if (s & 4) put(&g->t, "copy = %s, ", u8(g) & 1 ? "true" : "false");
   if (s & 8) put(&g->t, "stream = %s, ", u8(g) & 1 ? "1" : "0");
   if (s & 16) put(&g->t, "fallback = 'cpu', ");
+  if (s & 32) {
+    static const char *layouts[] = {"'any'", "'nonnegative'", "'contiguous'", "'C'", "1"};
+    put(&g->t, "layout = %s, ", layouts[u8(g) % COUNT(layouts)]);
+  }
   put(&g->t, "}");
 }
 

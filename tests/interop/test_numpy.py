@@ -115,10 +115,17 @@ dlb.dlb_capsule_take.argtypes = [c_L, ctypes.c_int, ctypes.POINTER(ctypes.c_void
 
 class ExportOptions(ctypes.Structure):
     """dlb_export_options (dlbridge.h)."""
-    _fields_ = [("max_version_major", ctypes.c_int32), ("max_version_minor", ctypes.c_int32),
-                ("has_dl_device", ctypes.c_int), ("dl_device", DLDevice), ("copy", ctypes.c_int),
-                ("has_stream", ctypes.c_int), ("stream", ctypes.c_int64),
-                ("fallback_cpu", ctypes.c_int)]
+    _fields_ = [("version", ctypes.c_uint32),
+                ("max_version_major", ctypes.c_int32), ("max_version_minor", ctypes.c_int32),
+                ("has_dl_device", ctypes.c_int32), ("dl_device", DLDevice),
+                ("copy", ctypes.c_int32), ("has_stream", ctypes.c_int32),
+                ("stream", ctypes.c_int64), ("fallback_cpu", ctypes.c_int32),
+                ("layout", ctypes.c_int32)]
+
+
+DLB_LAYOUT_NONNEGATIVE = 1
+dlb.dlb_last_error.argtypes = [ctypes.POINTER(ctypes.c_char_p)]
+dlb.dlb_last_error.restype = ctypes.c_int
 
 
 dlb.dlb_export_options_init.argtypes = [ctypes.POINTER(ExportOptions)]
@@ -465,23 +472,54 @@ class DlbridgeToNumPy(InteropCase):
         self.assertCounts(wrapped=1, capsule=1)
         self.assertEqual(self.lua.eval("a:totable()[1]"), first)
 
-    def test_readonly_array_needs_copy_for_legacy(self):
+    def test_readonly_array_is_copied_for_legacy(self):
+        # The legacy ABI has no read-only flag: copy if needed (the default)
+        # copies; copy = 0 refuses with COPY_REQUIRED.
         self.lua.run("z = dl.arange(3, {dtype = 'float64'}) r = z:view{1, 3}:expand{2, 3}")
         self.assertTrue(self.lua.eval("r.readonly"))
-        with self.assertRaises(DlbError) as cm:
-            np.from_dlpack(LuaProducer(self.lua, "r"))
-        self.assertEqual((cm.exception.name, cm.exception.code), ("READ_ONLY", "READ_ONLY"))
-        self.assertEqual(lua.lua_gettop(self.lua.L), 0)
-        opts = ExportOptions()
-        dlb.dlb_export_options_init(ctypes.byref(opts))
-        opts.copy = 1
-        x = np.from_dlpack(LuaProducer(self.lua, "r", opts=opts))
+        x = np.from_dlpack(LuaProducer(self.lua, "r"))
         np.testing.assert_array_equal(x, [[0, 1, 2], [0, 1, 2]])
+        self.assertEqual(x.strides, (24, 8))  # a compact copy, not the 0-stride view
         self.lua.run("z[1] = 99")  # a copy: the write stays in Lua
         self.assertEqual(x[0, 0], 0)
         del x
         gc.collect()
         self.assertCounts(wrapped=1)
+        opts = ExportOptions()
+        dlb.dlb_export_options_init(ctypes.byref(opts))
+        opts.copy = 0
+        with self.assertRaises(DlbError) as cm:
+            np.from_dlpack(LuaProducer(self.lua, "r", opts=opts))
+        self.assertEqual((cm.exception.name, cm.exception.code), ("COPY_REQUIRED", "COPY_REQUIRED"))
+        self.assertEqual(lua.lua_gettop(self.lua.L), 0)
+
+    def test_nonnegative_layout_for_consumers_that_refuse_negative_strides(self):
+        self.lua.run("v = dl.arange(6, {dtype = 'float64'}):view{2, 3}:slice(2, -1, 1, -1)")
+        self.assertEqual(self.lua.run("return v.strides[2]", results=1), -1)
+        opts = ExportOptions()
+        dlb.dlb_export_options_init(ctypes.byref(opts))
+        opts.layout = DLB_LAYOUT_NONNEGATIVE
+        x = np.from_dlpack(LuaProducer(self.lua, "v", opts=opts))
+        np.testing.assert_array_equal(x, [[2, 1, 0], [5, 4, 3]])
+        self.assertTrue(all(s >= 0 for s in x.strides))
+        del x
+        gc.collect()
+        self.assertCounts(wrapped=1)
+
+    def test_options_carry_their_version(self):
+        # A mirror of an unknown (newer) layout is refused, never misread;
+        # dlb_last_error tells a ctypes caller why without reading Lua.
+        self.lua.run("a = dl.zeros{3}")
+        opts = ExportOptions()
+        dlb.dlb_export_options_init(ctypes.byref(opts))
+        self.assertEqual(opts.version, 1)
+        opts.version = 99
+        with self.assertRaises(DlbError) as cm:
+            self.lua.export_legacy("a", opts)
+        self.assertEqual(cm.exception.code, "ARGUMENT")
+        msg = ctypes.c_char_p()
+        self.assertEqual(dlb.dlb_last_error(ctypes.byref(msg)), cm.exception.status)
+        self.assertIn(b"dlb_export_legacy: ARGUMENT: dlb_export_options version 99", msg.value)
 
     def test_numpy_keeps_memory_after_delete_and_close(self):
         self.lua.run("a = dl.arange(1000, {dtype = 'float64'}) v = a:slice(1, 11, 20)")
@@ -879,12 +917,14 @@ class HandMadeProducer(InteropCase):
                 self.assertCounts(producer=1)
 
     def test_push_before_require(self):
-        # dlb_preload only: the module is not open in this state yet.
+        # dlb_preload only: pushing opens dlbridge in the state, and a later
+        # require returns that same module (the array is one of its arrays).
         bare = Lua(require=False)
         try:
-            with self.assertRaises(DlbError) as cm:
-                bare.push_legacy("x", helper.dlb_interop_make_f64(2))
-            self.assertEqual(cm.exception.code, "ARGUMENT")
+            bare.push_legacy("x", helper.dlb_interop_make_f64(2))
+            self.assertCounts(producer=0)
+            self.assertEqual(bare.run("return require('dlbridge').is_array(x) and x.size", results=1), 2)
+            bare.run("x = nil collectgarbage()")
             self.assertCounts(producer=1)
         finally:
             bare.close()
