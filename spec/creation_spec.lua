@@ -6,7 +6,7 @@
 --   dl.full(shape, value, opts)
 --   dl.arange([start,] stop [, step] [, opts])   half-open, like NumPy
 --   dl.linspace(start, stop [, num = 50] [, opts])  inclusive, like NumPy
---   dl.frombytes(s, dtype [, shape])            raw row-major bytes
+--   dl.frombytes(s, dtype [, shape] [, opts])   raw row-major bytes; opts {device =}
 --
 -- `shape` is a table of integers ({2, 3}; {} is a 0-d array) or one integer.
 -- `opts` is {dtype = "float32", device = "cpu"}; every option is optional,
@@ -404,6 +404,13 @@ describe("dl.linspace", function()
 end)
 
 describe("dl.frombytes", function()
+  it("takes opts last: the device the array goes to", function()
+    local a = dl.frombytes(string.pack("=i4i4i4", 1, 2, 3), "int32", {3}, {device = "cpu"})
+    assert.equal("cpu:0", a.device)
+    assert.same({1, 2, 3}, a:totable())
+    assert.equal("ARGUMENT", code_of(dl.frombytes, "abcd", "int32", {1}, {devcie = "cpu"}))
+  end)
+
   it("reads raw bytes, for example from string.pack, as elements of a dtype", function()
     local a = dl.frombytes(string.pack("=i4i4i4", 1, 2, 3), "int32", {3})
     assert.equal("int32", a.dtype)
