@@ -6,8 +6,10 @@
 --   err.message  what went wrong, for people
 --   err.op       the API call that failed ("dl.zeros", "Array:view", ...)
 --   err.hint     what to do next (always a string)
---   err.where    "file:line:" of the Lua code that made the call
--- tostring(err) reads "dlbridge: CODE: message (hint: ...)".
+--   err.where    "file:line: " of the Lua code that made the call ("" from C)
+-- tostring(err) reads "file:line: dlbridge: CODE: message (hint: ...)", led
+-- by err.where like Lua's own error messages, so an uncaught error printed by
+-- the lua interpreter says where it happened (spec/error_printing_spec.lua).
 --
 -- Catch errors with pcall and branch on err.code (or err:is(code)); use
 -- dl.try / dl.safe for the "nil, err" style; use xpcall(f, dl.traceback) to
@@ -48,7 +50,7 @@ describe("an error object", function()
     local a = dl.zeros{2, 3}
     local err = failure(a.view, a, {7})
     assert.equal("Array:view", err.op)
-    err = failure(function() return a[9] end)
+    err = failure(function() return a[0] end)
     assert.equal("Array:__index", err.op)
   end)
 
@@ -61,7 +63,7 @@ describe("an error object", function()
   it("records where for methods and indexing too", function()
     local ok, err = pcall(function()
       local a = dl.zeros(2)
-      local x = a[5]
+      local x = a[0]
       return x
     end)
     assert.is_false(ok)
@@ -100,11 +102,21 @@ describe("an error object", function()
 end)
 
 describe("tostring(err)", function()
-  it("reads 'dlbridge: CODE: message (hint: ...)'", function()
-    local err = failure(dl.zeros, {-1})
+  it("reads 'dlbridge: CODE: message (hint: ...)' for a call made from C (pcall)", function()
+    local err = failure(dl.zeros, {-1}) -- pcall(dl.zeros, {-1}): no Lua line made the call
+    assert.equal("", err.where)
     assert.equal("dlbridge: SHAPE: shape entry 1 is negative (-1) "
-      .. "(hint: a shape is a table of non-negative integers (or one integer))", tostring(err))
+      .. "(hint: a shape is a table of non-negative integers, {2, 3}, or the same integers as "
+      .. "separate arguments, dl.zeros(2, 3))", tostring(err))
     assert.equal("dlbridge: " .. err.code .. ": " .. err.message .. " (hint: " .. err.hint .. ")",
+      tostring(err))
+  end)
+
+  it("leads with err.where, 'file:line: ', when Lua code made the call", function()
+    local ok, err = pcall(make_bad_shape)
+    assert.is_false(ok)
+    assert.matches("^errors_spec%.lua:%d+: $", err.where:match("[^/]*$"))
+    assert.equal(err.where .. "dlbridge: SHAPE: " .. err.message .. " (hint: " .. err.hint .. ")",
       tostring(err))
   end)
 
@@ -292,8 +304,10 @@ describe("what typically raises each code", function()
 
   it("INDEX: an index out of range (indices are 1-based)", function()
     local a = dl.zeros(3)
-    assert.equal("INDEX", failure(function() return a[4] end).code)
+    assert.equal("INDEX", failure(a.get, a, 4).code)
+    assert.equal("INDEX", failure(function() a[4] = 1 end).code)
     assert.equal("INDEX", failure(function() return a[0] end).code)
+    assert.is_nil(a[4]) -- reading a[i] past the end is nil, as for a table (ipairs stops there)
   end)
 
   it("VALUE: a value the dtype cannot hold", function()

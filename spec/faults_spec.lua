@@ -183,7 +183,7 @@ describe("a single failed call, as a script meets it", function()
     assert.is_false(ok)
     assert.equal("BACKEND_FAILURE", err.code)
     assert.equal(700, err.status)
-    assert.matches("^dlbridge: BACKEND_FAILURE: ", tostring(err))
+    assert.matches("faults_spec%.lua:%d+: dlbridge: BACKEND_FAILURE: ", tostring(err))
     assert.same({1, 2, 3}, a:totable())
   end)
 

@@ -365,7 +365,11 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
                                    dlb_elementwise_plan *plan, dlb_error *err) {
   const dlb_op_info *info;
   dlb_status st;
-  if ((unsigned)op >= DLB_OP_COUNT) return dlb_fail(err, DLB_E_ARGUMENT, "unknown operation");
+  if ((unsigned)op >= DLB_OP_COUNT) {
+    dlb_fail(err, DLB_E_ARGUMENT, "unknown operation %d", (int)op);
+    dlb_error_hint(err, "op is one of the DLB_OP_* values of elementwise.h");
+    return DLB_E_ARGUMENT;
+  }
   info = &op_table[op];
   plan->op = op;
   for (int k = 0; k < info->nin; k++) plan->in[k] = in[k];

@@ -34,9 +34,11 @@ dlb_status dlb_join_result(int stack, int64_t n, const dlb_array *const *arrays,
   const char *op = stack ? "stack" : "concat";
   const dlb_array *first;
   int nd;
-  if (n < 1 || n > INT_MAX)
-    return dlb_fail(err, DLB_E_ARGUMENT, "%s: needs 1 to %d arrays, got %lld", op, INT_MAX,
-                    (long long)n);
+  if (n < 1 || n > INT_MAX) {
+    dlb_fail(err, DLB_E_ARGUMENT, "%s: needs 1 to %d arrays, got %lld", op, INT_MAX, (long long)n);
+    dlb_error_hint(err, "the list holds at least one array (more than INT_MAX: join in parts)");
+    return DLB_E_ARGUMENT;
+  }
   for (int64_t k = 0; k < n; k++)
     if (!arrays[k]->buffer)
       return dlb_fail(err, DLB_E_DELETED, "%s: array %lld was deleted", op, dlb_one_based(k));

@@ -5,6 +5,10 @@
 #include "device_kernels.h"
 #include "operands.h"
 
+/* The hint of an out array on another device than the operands. */
+#define OUT_DEVICE_HINT \
+  "make out where the operands are: dl.zeros(shape, {device = x.device})"
+
 /* The device an array's memory is on; wrapped host memory counts as cpu:0. */
 static dlb_placement placement_of(const dlb_array *a, dlb_backend *cpu) {
   dlb_placement p = {a->buffer->backend, a->buffer->device_id};
@@ -169,8 +173,11 @@ dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const
   p.backend = out->buffer->backend;
   p.device_id = out->buffer->device_id;
   if ((p.backend && (p.backend != where->backend || p.device_id != where->device_id)) ||
-      !host_addressable(out->buffer))
-    return dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
+      !host_addressable(out->buffer)) {
+    dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
+    dlb_error_hint(err, OUT_DEVICE_HINT);
+    return DLB_E_ARGUMENT;
+  }
   return DLB_OK;
 }
 
@@ -220,7 +227,10 @@ dlb_status dlb_check_device_out(const dlb_array *out, dlb_dtype result, int ndim
                                 dlb_error *err) {
   dlb_status st = check_out_array(out, result, ndim, shape, op, err);
   if (st != DLB_OK) return st;
-  if (out->buffer->backend != where->backend || out->buffer->device_id != where->device_id)
-    return dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
+  if (out->buffer->backend != where->backend || out->buffer->device_id != where->device_id) {
+    dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
+    dlb_error_hint(err, OUT_DEVICE_HINT);
+    return DLB_E_ARGUMENT;
+  }
   return DLB_OK;
 }

@@ -66,8 +66,11 @@ static dlb_status resolve_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce
                                 reduce_types *t, dlb_error *err) {
   const char *name = dlb_reduce_name(op);
   dlb_dtype m = DLB_FLOAT64;
-  if ((unsigned)op >= DLB_REDUCE_OP_COUNT)
-    return dlb_fail(err, DLB_E_ARGUMENT, "unknown reduction %d", (int)op);
+  if ((unsigned)op >= DLB_REDUCE_OP_COUNT) {
+    dlb_fail(err, DLB_E_ARGUMENT, "unknown reduction %d", (int)op);
+    dlb_error_hint(err, "op is one of the DLB_REDUCE_* values of reduce.h");
+    return DLB_E_ARGUMENT;
+  }
   if (o->has_dtype && (unsigned)o->dtype >= DLB_DTYPE_COUNT)
     return dlb_fail(err, DLB_E_DTYPE, "%s: invalid dtype", name);
   switch (op) {
@@ -94,8 +97,12 @@ static dlb_status resolve_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce
     default:
       break;
   }
-  if (o->has_dtype)
-    return dlb_fail(err, DLB_E_ARGUMENT, "%s takes no dtype option", name);
+  if (o->has_dtype) {
+    dlb_fail(err, DLB_E_ARGUMENT, "%s takes no dtype option", name);
+    dlb_error_hint(err, "dtype is an option of sum, prod, mean, std and var; convert first with "
+                        "a:astype(dtype)");
+    return DLB_E_ARGUMENT;
+  }
   if (kind_of(in) == DLB_KIND_COMPLEX &&
       (op == DLB_REDUCE_MIN || op == DLB_REDUCE_MAX || is_arg(op))) {
     dlb_fail(err, DLB_E_DTYPE, "%s: complex numbers have no order", name);
@@ -144,9 +151,13 @@ static dlb_status reduced_dims(dlb_reduce_op op, int ndim, const dlb_reduce_opti
     return dlb_fail(err, DLB_E_INDEX, "%s: dimension %d out of range for a %d-D array",
                     dlb_reduce_name(op), d + 1, ndim);
   }
-  if (is_arg(op) && __builtin_popcountll(o->dims) != 1)
-    return dlb_fail(err, DLB_E_ARGUMENT, "%s: reduces one dim, or all of them (no dim given)",
-                    dlb_reduce_name(op));
+  if (is_arg(op) && __builtin_popcountll(o->dims) != 1) {
+    dlb_fail(err, DLB_E_ARGUMENT, "%s: reduces one dim, or all of them (no dim given)",
+             dlb_reduce_name(op));
+    dlb_error_hint(err, "argmin and argmax take one dim, a:argmax(2), or none: the index into "
+                        "the flattened array");
+    return DLB_E_ARGUMENT;
+  }
   *mask = o->dims;
   return DLB_OK;
 }

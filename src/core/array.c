@@ -106,7 +106,11 @@ dlb_status dlb_view_slice(dlb_array *v, int dim, int64_t start, int64_t count, i
   int64_t last, stride = 0;
   dlb_status st = check_dim(v, dim, err);
   if (st != DLB_OK) return st;
-  if (step == 0) return dlb_fail(err, DLB_E_ARGUMENT, "slice step cannot be 0");
+  if (step == 0) {
+    dlb_fail(err, DLB_E_ARGUMENT, "slice step cannot be 0");
+    dlb_error_hint(err, "the step is a non-zero integer; a negative one walks backwards");
+    return DLB_E_ARGUMENT;
+  }
   if (count < 0) return dlb_fail(err, DLB_E_SHAPE, "negative slice length %lld", (long long)count);
   if (count > 0) {
     if (start < 0 || start >= v->shape[dim] || __builtin_mul_overflow(count - 1, step, &last) ||

@@ -1,7 +1,24 @@
 /* backend.c -- refcounted backend objects and the per-state registry. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
+
+/* Records an ARGUMENT failure of a backend's registration with its hint
+ * (static text); returns DLB_E_ARGUMENT. */
+static dlb_status invalid_ops(dlb_error *err, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static dlb_status invalid_ops(dlb_error *err, const char *hint, const char *fmt, ...) {
+  char message[sizeof err->message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  dlb_fail(err, DLB_E_ARGUMENT, "%s", message);
+  dlb_error_hint(err, hint);
+  return DLB_E_ARGUMENT;
+}
 
 /* A backend name is [a-z][a-z0-9_]* and fits name[32]. */
 static int valid_name(const char *name) {
@@ -17,17 +34,23 @@ static int valid_name(const char *name) {
 dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend **out,
                               dlb_error *err) {
   dlb_backend *b;
-  if (!ops) return dlb_fail(err, DLB_E_ARGUMENT, "backend ops are NULL");
+  if (!ops) return invalid_ops(err, "the ops table is static data of the backend, filled "
+                                     "before dlb_register_backend", "backend ops are NULL");
   if (ops->version != DLB_BACKEND_OPS_VERSION)
-    return dlb_fail(err, DLB_E_ARGUMENT, "backend ops version %u, expected %u",
-                    (unsigned)ops->version, (unsigned)DLB_BACKEND_OPS_VERSION);
+    return invalid_ops(err, "set ops.version = DLB_BACKEND_OPS_VERSION and rebuild the backend "
+                            "against this dlbridge.h",
+                       "backend ops version %u, expected %u", (unsigned)ops->version,
+                       (unsigned)DLB_BACKEND_OPS_VERSION);
   if (!valid_name(ops->name))
-    return dlb_fail(err, DLB_E_ARGUMENT, "a backend name is [a-z][a-z0-9_]*, at most 31 chars");
+    return invalid_ops(err, "name the backend like a Lua identifier in lower case, e.g. "
+                            "\"engine\" or \"my_gpu2\"",
+                       "a backend name is [a-z][a-z0-9_]*, at most 31 chars");
   if (!ops->device_count || !ops->allocate || !ops->deallocate || !ops->copy_to_host ||
       !ops->copy_from_host)
-    return dlb_fail(err, DLB_E_ARGUMENT,
-                    "backend '%s' lacks a required function (device_count, allocate, deallocate, "
-                    "copy_to_host, copy_from_host)", ops->name);
+    return invalid_ops(err, "every backend implements these five; the other functions are "
+                            "optional (NULL)",
+                       "backend '%s' lacks a required function (device_count, allocate, "
+                       "deallocate, copy_to_host, copy_from_host)", ops->name);
   b = calloc(1, sizeof *b);
   if (!b) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for backend '%s'", ops->name);
   atomic_init(&b->refs, 1);
@@ -106,8 +129,9 @@ void dlb_registry_free(dlb_registry *registry) {
 
 dlb_status dlb_registry_add(dlb_registry *registry, dlb_backend *backend, dlb_error *err) {
   if (dlb_registry_find(registry, backend->name, strlen(backend->name)))
-    return dlb_fail(err, DLB_E_ARGUMENT, "a backend named '%s' is already registered",
-                    backend->name);
+    return invalid_ops(err, "register a backend once per lua_State; dl.backends() lists those "
+                            "registered",
+                       "a backend named '%s' is already registered", backend->name);
   if (registry->count == registry->capacity) {
     size_t cap = registry->capacity ? registry->capacity * 2 : 4;
     dlb_backend **items = realloc(registry->items, cap * sizeof *items);

@@ -20,7 +20,8 @@ static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_DEVICE_UNAVAILABLE] = "dl.backends() tells which backends are available here",
     [DLB_E_DTYPE] = "dtypes: bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 "
                     "bfloat16 float32 float64 complex64 complex128",
-    [DLB_E_SHAPE] = "a shape is a table of non-negative integers (or one integer)",
+    [DLB_E_SHAPE] = "a shape is a table of non-negative integers, {2, 3}, or the same integers as "
+                    "separate arguments, dl.zeros(2, 3)",
     [DLB_E_INDEX] = "indices are 1-based; -1 is the last element; 0 is never valid",
     [DLB_E_VALUE] = "convert the value first, or pick a dtype that holds it",
     [DLB_E_COPY_REQUIRED] = "allow a copy: copy = nil (only if needed) or copy = true",
@@ -30,6 +31,7 @@ static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_UNSUPPORTED] = "move the array to \"cpu\" first: dl.device_put(a, \"cpu\")",
     [DLB_E_OUT_OF_MEMORY] = "free arrays you no longer need (a:delete()) or use smaller ones",
     [DLB_E_BACKEND_FAILURE] = "the backend's own status code is in err.status",
+    /* The fallback: the binding gives every ARGUMENT error a hint of its own. */
     [DLB_E_ARGUMENT] = "check the argument types against the documentation",
 };
 

@@ -29,11 +29,23 @@ dlb_array *dlbL_to_array(lua_State *L, int idx) {
   return NULL;
 }
 
+/* Raises ARGUMENT for the non-array at idx: a method called with a dot
+ * (a.copy()) gets the colon form as its hint. */
+static __attribute__((noreturn, cold)) void not_an_array(lua_State *L, int idx, const char *op) {
+  char hint[160];
+  if (idx == 1 && strncmp(op, "Array:", 6) == 0)
+    snprintf(hint, sizeof hint, "call methods with a colon, a:%s(...), on an array made by "
+                                "dl.array{...}, dl.zeros(n), ...", op + 6);
+  else
+    snprintf(hint, sizeof hint, "argument #%d is a dlbridge.Array: dl.array(t) makes one from "
+                                "nested tables or a number", idx);
+  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "argument #%d: dlbridge.Array expected, got %s",
+                  idx, luaL_typename(L, idx));
+}
+
 dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op) {
   dlb_array *a = dlbL_to_array(L, idx);
-  if (!a)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument %d: dlbridge.Array expected, got %s", idx,
-               luaL_typename(L, idx));
+  if (!a) not_an_array(L, idx, op);
   return a;
 }
 
@@ -173,12 +185,10 @@ static char *element_1d(const dlb_array *a, int64_t i) {
   return dlb_array_host_data(a) + i * a->strides[0] * (int64_t)dlb_array_itemsize(a);
 }
 
-/* a[i]: the element of a 1-D array, or a view of row i. */
-static int index_number(lua_State *L, dlb_array *a) {
-  int64_t i;
-  if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__index", "the array was deleted");
-  if (a->ndim == 0) dlbL_raise(L, DLB_E_INDEX, "Array:__index", "a 0-d array cannot be indexed; use a:get()");
-  i = dlbL_check_index(L, 2, a->shape[0], "Array:__index");
+#define ZERO_D_HINT "a 0-d array has no first dimension to index or iterate: read it with a:get()"
+
+/* Reads element (1-D) or row (n-D) i, 0-based and in range, of the live array a. */
+static void push_item(lua_State *L, dlb_array *a, int64_t i) {
   if (a->ndim == 1 && dlb_array_host_data(a)) {
     push_element(L, a, element_1d(a, i));
   } else if (a->ndim == 1) {
@@ -191,7 +201,57 @@ static int index_number(lua_State *L, dlb_array *a) {
     dlb_array *row = dlbL_push_view(L, a, "Array:__index");
     if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__index");
   }
+}
+
+/* a[i]: the element of a 1-D array, or a view of row i. Like a Lua table,
+ * an integer past either end reads nil, so that ipairs(a) stops there; 0,
+ * which no array has, and a fraction raise INDEX (a:get stays strict). */
+static int index_number(lua_State *L, dlb_array *a) {
+  int isint;
+  int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n;
+  if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__index", "the array was deleted");
+  if (a->ndim == 0)
+    dlbL_raise_hint(L, DLB_E_INDEX, "Array:__index", ZERO_D_HINT, "a 0-d array cannot be indexed");
+  if (!isint) dlbL_raise(L, DLB_E_INDEX, "Array:__index", "an index must be an integer");
+  if (i == 0) dlbL_raise(L, DLB_E_INDEX, "Array:__index", "index 0: indices are 1-based");
+  n = a->shape[0];
+  if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
+  if (i < 1 || i > n) {
+    lua_pushnil(L);
+    return 1;
+  }
+  push_item(L, a, i - 1);
   return 1;
+}
+
+/* The iterator of pairs(a): next_row(a, i) -> i + 1, a[i + 1], or nothing
+ * past the end. */
+static int next_row(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:__pairs");
+  int isint;
+  lua_Integer i = lua_isnoneornil(L, 2) ? 0 : lua_tointegerx(L, 2, &isint);
+  if (!lua_isnoneornil(L, 2) && !isint)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__pairs",
+                    "the iterator of pairs(a) takes the array and the last index (0 to start)",
+                    "the control value is an integer, got %s", luaL_typename(L, 2));
+  if (a->ndim == 0)
+    dlbL_raise_hint(L, DLB_E_INDEX, "Array:__pairs", ZERO_D_HINT, "a 0-d array cannot be iterated");
+  if (i < 0 || i >= a->shape[0]) return 0;
+  lua_pushinteger(L, i + 1);
+  push_item(L, a, (int64_t)i);
+  return 2;
+}
+
+/* pairs(a): for i, row in pairs(a) walks the first dimension, as ipairs(a)
+ * does: elements of a 1-D array, views of the rows of an n-D one. */
+static int array_pairs(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:__pairs");
+  if (a->ndim == 0)
+    dlbL_raise_hint(L, DLB_E_INDEX, "Array:__pairs", ZERO_D_HINT, "a 0-d array cannot be iterated");
+  lua_pushcfunction(L, next_row); /* a light C function: no allocation, no upvalues needed */
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, 0);
+  return 3;
 }
 
 /* int_list(pointer, n): a table of n int64 values (run in protected mode). */
@@ -266,8 +326,10 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
       lua_pushnil(L); /* unknown names read as nil, as for other Lua objects */
       return 1;
     default:
-      return dlbL_raise(L, DLB_E_ARGUMENT, "Array:__index", "arrays are indexed by integers, not %s",
-                        luaL_typename(L, 2));
+      return dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__index",
+                             "a[i] takes an integer (1 the first, -1 the last); a.name reads an "
+                             "attribute such as a.shape",
+                             "arrays are indexed by integers, not %s", luaL_typename(L, 2));
   }
 }
 
@@ -305,11 +367,15 @@ static int array_newindex(lua_State *L) {
     }
   }
   if (lua_type(L, 2) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, "Array:__newindex",
-               "arrays have no assignable fields; index them with integers");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__newindex",
+                    "write elements with a[i] = v or a:set(i, j, ..., v); attributes such as "
+                    "a.shape are read-only",
+                    "arrays have no assignable fields; index them with integers");
   if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__newindex", "the array was deleted");
   if (a->ndim == 0)
-    dlbL_raise(L, DLB_E_INDEX, "Array:__newindex", "a 0-d array cannot be indexed; use a:set(v)");
+    dlbL_raise_hint(L, DLB_E_INDEX, "Array:__newindex",
+                    "a 0-d array has no first dimension: write it with a:set(v)",
+                    "a 0-d array cannot be indexed");
   {
     int64_t i = dlbL_check_index(L, 2, a->shape[0], "Array:__newindex");
     dlb_error err;
@@ -355,7 +421,11 @@ static int array_set(lua_State *L) {
   int64_t index[DLB_MAX_NDIM];
   dlb_scalar v;
   dlb_error err;
-  if (top < 2) dlbL_raise(L, DLB_E_ARGUMENT, "Array:set", "a:set(i, ..., value) needs a value");
+  if (top < 2)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:set",
+                    "a:set(i, j, ..., value): one integer index per dimension, then the value "
+                    "(a:set(v) for a 0-d array)",
+                    "a:set(i, ..., value) needs a value");
   check_full_index(L, a, 2, top - 2, index, "Array:set");
   dlbL_to_scalar(L, top, &v, "Array:set");
   a = dlbL_check_live(L, 1, "Array:set"); /* again: the conversion can run Lua code */
@@ -413,14 +483,16 @@ static int array_release(lua_State *L) {
 
 /* a:delete(): the same release, but a non-array self is an ARGUMENT error. */
 static int array_delete(lua_State *L) {
-  dlb_array_release(dlbL_check_array(L, 1, "Array:delete"));
+  dlb_array *a = dlbL_check_array(L, 1, "Array:delete");
+  dlbL_check_nargs(L, 1, "Array:delete");
+  dlb_array_release(a);
   return 0;
 }
 
 static const luaL_Reg array_metamethods[] = {
     {"__index", array_index},       {"__newindex", array_newindex}, {"__len", array_len},
     {"__tostring", array_tostring}, {"__gc", array_release},        {"__close", array_release},
-    {NULL, NULL}};
+    {"__pairs", array_pairs},       {NULL, NULL}};
 
 static const luaL_Reg array_methods[] = {
     {"get", array_get}, {"set", array_set}, {"delete", array_delete}, {NULL, NULL}};

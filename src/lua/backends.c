@@ -49,25 +49,31 @@ static int list_unprotected(lua_State *L) {
 }
 
 static int backends_list(lua_State *L) {
+  dlbL_check_nargs(L, 0, "dl.backends");
   return dlbL_call_protected(L, list_unprotected, "dl.backends");
 }
+
+#define TRANSFER_OPTIONS_HINT \
+  "the options are copy = true (a new array even on the same device) and donate = true " \
+  "(delete the source after the copy): a:to(\"cpu\", {copy = true})"
 
 /* Reads device_put's options {copy=, donate=} at idx. */
 static void transfer_options(lua_State *L, int idx, int *copy, int *donate, const char *op) {
   *copy = *donate = 0;
   if (lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, TRANSFER_OPTIONS_HINT, "options must be a table, got %s",
+                    luaL_typename(L, idx));
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
     int *flag = strcmp(key, "copy") == 0 ? copy : strcmp(key, "donate") == 0 ? donate : NULL;
-    if (!flag) {
-            dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected copy, donate)",
-                 dlbL_key_name(L, -2));
-    }
+    if (!flag)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, TRANSFER_OPTIONS_HINT,
+                      "unknown option '%.40s' (expected copy, donate)", dlbL_key_name(L, -2));
     if (lua_type(L, -1) != LUA_TBOOLEAN)
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be true or false", key);
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, TRANSFER_OPTIONS_HINT,
+                      "%s must be true or false, got %s", key, luaL_typename(L, -1));
     *flag = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
@@ -82,9 +88,13 @@ static int transfer(lua_State *L, const char *op) {
   dlbL_options target;
   int copy, donate;
   dlb_error err;
+  dlbL_check_nargs(L, 3, op);
   dlbL_check_options(L, 0, &target, op);
   if (lua_isnoneornil(L, 2))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "a device is needed, such as \"cpu\" or \"engine:1\"");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "name the target device: a:to(\"cpu\"), dl.device_put(a, \"engine:1\"); "
+                    "dl.backends() lists them",
+                    "a device is needed, such as \"cpu\" or \"engine:1\"");
   dlbL_check_device(L, 2, &target, op);
   transfer_options(L, 3, &copy, &donate, op);
   lua_settop(L, 3);

@@ -1,6 +1,7 @@
 /* compute.c -- element-wise operations from Lua: the operators of Array's
  * metatable, dl.add and friends, a:eq(b) and friends, a:sqrt() and friends.
  * All of them are one call of dlb_elementwise (src/compute/elementwise.h). */
+#include <stdio.h>
 #include <string.h>
 #include "../compute/elementwise.h"
 #include "internal.h"
@@ -12,7 +13,7 @@ static void check_operand(lua_State *L, int idx, dlb_operand *o, const char *op)
   dlb_array *a = dlbL_to_array(L, idx);
   o->array = NULL;
   if (a) {
-    if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, op, "argument %d: the array was deleted", idx);
+    if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, op, "argument #%d: the array was deleted", idx);
     o->array = a;
     return;
   }
@@ -31,23 +32,32 @@ static void check_operand(lua_State *L, int idx, dlb_operand *o, const char *op)
     o->array = dlbL_to_array(L, idx);
     return;
   default:
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument %d: dlbridge.Array or number expected, got %s",
-               idx, luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "an operand is an array, a number, a boolean, {re =, im =} or nested tables "
+                    "of numbers",
+                    "argument #%d: dlbridge.Array or number expected, got %s", idx,
+                    luaL_typename(L, idx));
   }
 }
+
+#define OUT_HINT \
+  "the one option is out, an array that receives the result: dl.add(x, y, {out = z})"
 
 /* The `out` array of the options table at idx (nil or {out = array}), or NULL. */
 static dlb_array *check_out_option(lua_State *L, int idx, const char *op) {
   dlb_array *out = NULL;
   if (lua_isnoneornil(L, idx)) return NULL;
   if (!lua_istable(L, idx))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument %d: options table expected, got %s", idx,
-               luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, OUT_HINT, "argument #%d: options table expected, got %s",
+                    idx, luaL_typename(L, idx));
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "out") != 0)
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%s' (known: out)", dlbL_key_name(L, -2));
-    out = dlbL_check_array(L, -1, op);
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, OUT_HINT, "unknown option '%.40s' (known: out)",
+                      dlbL_key_name(L, -2));
+    if (!(out = dlbL_to_array(L, -1)))
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, OUT_HINT, "out must be a dlbridge.Array, got %s",
+                      luaL_typename(L, -1));
     /* a released out would read as "allocate one" to the core */
     if (!out->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the out array was deleted");
     lua_pop(L, 1);
@@ -66,6 +76,25 @@ static void reserve_result(lua_State *L, const dlb_elementwise_plan *plan) {
   dlbL_account(L, (size_t)plan->numel * itemsize);
 }
 
+/* How the element-wise function name ("dl.add") of nin operands is called. */
+static const char *usage(char *buf, size_t size, const char *name, int nin, int has_options) {
+  static const char *const operands[] = {"", "x", "x, y", "x, y, z"};
+  static const char *const method_args[] = {"", "opts", "y, opts", "y, z, opts"};
+  const char *short_name = strncmp(name, "dl.", 3) == 0 ? name + 3 : name;
+  if (!has_options)
+    snprintf(buf, size, "an operator takes arrays, numbers or booleans: a + 1, a * b");
+  else if (strcmp(name, "dl.where") == 0)
+    snprintf(buf, size, "dl.where(cond, x, y, opts): x where cond is nonzero, else y; "
+                        "opts = {out = array}");
+  else if (strcmp(name, "dl.clip") == 0)
+    snprintf(buf, size, "dl.clip(a, lo, hi, opts) or a:clip(lo, hi, opts): a nil bound leaves "
+                        "that side open; opts = {out = array}");
+  else
+    snprintf(buf, size, "dl.%s(%s, opts) or x:%s(%s); opts = {out = array}", short_name,
+             operands[nin], short_name, method_args[nin]);
+  return buf;
+}
+
 /* op over the nin operands at 1..nin, with options at nin + 1 when
  * has_options: returns the result (a new array, or out). */
 static int elementwise(lua_State *L, dlb_op op, const char *name, int has_options) {
@@ -77,12 +106,16 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   dlb_elementwise_plan plan;
   dlb_status st;
   dlb_error err;
-  if (top < nin)
-    dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes %d operand%s, got %d", name, nin,
-               nin > 1 ? "s" : "", top);
-  if (top > nin + has_options)
-    dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes %d operand%s%s, got %d arguments", name, nin,
-               nin > 1 ? "s" : "", has_options ? " and options" : "", top);
+  if (top < nin) {
+    char hint[160];
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, name, usage(hint, sizeof hint, name, nin, has_options),
+                    "%s takes %d operand%s, got %d", name, nin, nin > 1 ? "s" : "", top);
+  }
+  if (top > nin + has_options) {
+    char hint[160];
+    dlbL_extra_argument(L, nin + has_options, name,
+                        usage(hint, sizeof hint, name, nin, has_options));
+  }
   lua_settop(L, nin + 1);
   if (has_options) out = check_out_option(L, nin + 1, name);
   for (int k = 0; k < nin; k++) check_operand(L, k + 1, &in[k], name);
@@ -168,15 +201,16 @@ FUNCTION(where, DLB_OP_WHERE)
  * left out (maximum or minimum alone); both nil raise ARGUMENT. */
 static int fn_clip(lua_State *L) {
   int has_lo, has_hi;
+  char hint[160];
   if (lua_gettop(L) > 4)
-    dlbL_raise(L, DLB_E_ARGUMENT, "dl.clip", "dl.clip(a, lo, hi, opts) takes 4 arguments, got %d",
-               lua_gettop(L));
+    dlbL_extra_argument(L, 4, "dl.clip", usage(hint, sizeof hint, "dl.clip", 3, 1));
   lua_settop(L, 4);
   has_lo = !lua_isnil(L, 2);
   has_hi = !lua_isnil(L, 3);
   if (has_lo && has_hi) return elementwise(L, DLB_OP_CLIP, "dl.clip", 1);
   if (!has_lo && !has_hi)
-    dlbL_raise(L, DLB_E_ARGUMENT, "dl.clip", "dl.clip needs a lower or an upper bound");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.clip", usage(hint, sizeof hint, "dl.clip", 3, 1),
+                    "dl.clip needs a lower or an upper bound");
   lua_remove(L, has_lo ? 3 : 2); /* (a, bound, opts) */
   return elementwise(L, has_lo ? DLB_OP_MAXIMUM : DLB_OP_MINIMUM, "dl.clip", 1);
 }
@@ -212,9 +246,11 @@ static int mm_bnot(lua_State *L) {
 
 /* a < b would give one boolean: point to the element-wise methods. */
 static int mm_compare(lua_State *L) {
-  return dlbL_raise(L, DLB_E_ARGUMENT, "Array:__lt",
-                    "arrays do not compare with < or <=: use a:lt(b), a:le(b), a:gt(b), a:ge(b) "
-                    "(element-wise, giving a bool array)");
+  return dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__lt",
+                         "a:lt(b) compares element-wise; dl.all(a:lt(b)) tells whether every "
+                         "element is smaller",
+                         "arrays do not compare with < or <=: use a:lt(b), a:le(b), a:gt(b), "
+                         "a:ge(b) (element-wise, giving a bool array)");
 }
 
 const luaL_Reg dlbL_compute_metamethods[] = {

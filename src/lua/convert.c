@@ -1,5 +1,7 @@
 /* convert.c -- Lua values <-> elements, and argument checks shared by the binding. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include "internal.h"
 
@@ -114,13 +116,46 @@ static int64_t integer_at(lua_State *L, int idx, int *ok) {
   return (int64_t)n;
 }
 
+/* How the shape-taking function op is called, as an ARGUMENT hint: the
+ * table form and the integers form (or one integer, for dl.full, whose
+ * shape is followed by a value), with options last for dl.* functions. */
+static const char *shape_hint(const char *op, char *buf, size_t size) {
+  char call[48];
+  int method = strncmp(op, "Array:", 6) == 0;
+  snprintf(call, sizeof call, "%s%s", method ? "a:" : "", method ? op + 6 : op);
+  if (strcmp(op, "dl.full") == 0)
+    snprintf(buf, size, "a shape is a table of integers, e.g. dl.full({2, 3}, 7), or one "
+                        "integer, e.g. dl.full(5, 7)");
+  else if (strcmp(op, "dl.frombytes") == 0)
+    snprintf(buf, size, "a shape is a table of integers, e.g. dl.frombytes(s, \"uint8\", {2, 3}), "
+                        "or integers, e.g. dl.frombytes(s, \"uint8\", 2, 3)");
+  else
+    snprintf(buf, size, "a shape is a table of integers, e.g. %s{2, 3}, or integers, e.g. "
+                        "%s(2, 3)%s%s%s", call, call,
+             method ? "" : "; options follow in their own table: ", method ? "" : call,
+             method ? "" : "(2, 3, {dtype = \"int32\"})");
+  return buf;
+}
+
+/* Raises ARGUMENT for a shape argument, with shape_hint. */
+static void bad_shape_argument(lua_State *L, const char *op, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+static void bad_shape_argument(lua_State *L, const char *op, const char *fmt, ...) {
+  char hint[320], message[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, shape_hint(op, hint, sizeof hint), "%s", message);
+}
+
 /* One shape entry: an integer >= 0, or -1 when allowed. */
 static int64_t shape_entry(lua_State *L, int idx, int dim, int allow_minus_one, const char *op) {
   int ok;
   int64_t n;
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "shape entry %d must be an integer, got %s", dim,
-               luaL_typename(L, idx));
+    bad_shape_argument(L, op, "shape entry %d must be an integer, got %s", dim,
+                       luaL_typename(L, idx));
   n = integer_at(L, idx, &ok);
   if (!ok) dlbL_raise(L, DLB_E_SHAPE, op, "shape entry %d is not an integer", dim);
   if (n < 0 && !(n == -1 && allow_minus_one))
@@ -128,24 +163,17 @@ static int64_t shape_entry(lua_State *L, int idx, int dim, int allow_minus_one, 
   return n;
 }
 
-int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op) {
-  lua_Integer n;
-  if (lua_type(L, idx) == LUA_TNUMBER) {
-    shape[0] = shape_entry(L, idx, 1, allow_minus_one, op);
-    return 1;
-  }
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "a shape is a table of integers or one integer, got %s",
-               luaL_typename(L, idx));
-  n = (lua_Integer)lua_rawlen(L, idx);
+/* The shape table at idx. */
+static int shape_table(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
   if (n > DLB_MAX_NDIM)
     dlbL_raise(L, DLB_E_SHAPE, op, "%lld dimensions (at most %d)", (long long)n, DLB_MAX_NDIM);
   /* Every key must be one of 1..n: {2, dtype = "int32"} is a misplaced option. */
   lua_pushnil(L);
   for (lua_Integer keys = 0; lua_next(L, idx) != 0; lua_pop(L, 1))
     if (++keys > n)
-      dlbL_raise(L, DLB_E_ARGUMENT, op,
-                 "a shape table must be a sequence of integers (options go in a second table)");
+      bad_shape_argument(L, op, "a shape table must be a sequence of integers (options go in "
+                                "a second table)");
   for (int d = 0; d < (int)n; d++) {
     lua_rawgeti(L, idx, d + 1);
     shape[d] = shape_entry(L, -1, d + 1, allow_minus_one, op);
@@ -154,11 +182,56 @@ int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one,
   return (int)n;
 }
 
+int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op) {
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    shape[0] = shape_entry(L, idx, 1, allow_minus_one, op);
+    return 1;
+  }
+  if (lua_type(L, idx) != LUA_TTABLE)
+    bad_shape_argument(L, op, "argument #%d: a shape (a table of integers or one integer) "
+                              "expected, got %s", idx, luaL_typename(L, idx));
+  return shape_table(L, lua_absindex(L, idx), shape, allow_minus_one, op);
+}
+
+int dlbL_check_shape_args(lua_State *L, int idx, int64_t *shape, int allow_minus_one, int *next,
+                          const char *op) {
+  int ndim = 0, top = lua_gettop(L);
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    ndim = shape_table(L, idx, shape, allow_minus_one, op);
+    if (!next) dlbL_check_nargs(L, idx, op);
+    else *next = idx + 1;
+    return ndim;
+  }
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    bad_shape_argument(L, op, "argument #%d: a shape (a table of integers, or integers) "
+                              "expected, got %s", idx, luaL_typename(L, idx));
+  for (; idx + ndim <= top && lua_type(L, idx + ndim) == LUA_TNUMBER; ndim++) {
+    if (ndim == DLB_MAX_NDIM)
+      dlbL_raise(L, DLB_E_SHAPE, op, "more than %d dimensions", DLB_MAX_NDIM);
+    shape[ndim] = shape_entry(L, idx + ndim, ndim + 1, allow_minus_one, op);
+  }
+  /* Nothing may follow the shape: whatever does is one more entry gone wrong. */
+  if (!next && idx + ndim <= top)
+    bad_shape_argument(L, op, "shape entry %d must be an integer, got %s", ndim + 1,
+                       luaL_typename(L, idx + ndim));
+  if (next) *next = idx + ndim;
+  return ndim;
+}
+
+void dlbL_check_options_after_shape(lua_State *L, int idx, dlbL_options *opts, const char *op) {
+  if (!lua_isnoneornil(L, idx) && lua_type(L, idx) != LUA_TTABLE)
+    bad_shape_argument(L, op, "argument #%d: an options table expected after the shape, got %s",
+                       idx, luaL_typename(L, idx));
+  dlbL_check_options(L, idx, opts, op);
+}
+
 int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op) {
   int ok;
   int64_t d;
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "a dimension is an integer, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "a dimension is an integer, 1 the first and -1 the last: a:sum(-1)",
+                    "a dimension is an integer, got %s", luaL_typename(L, idx));
   d = integer_at(L, idx, &ok);
   if (!ok) dlbL_raise(L, DLB_E_INDEX, op, "a dimension must be an integer");
   if (d < 0) d += ndim + 1;
@@ -172,7 +245,9 @@ int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op) 
   int ok;
   int64_t i, given;
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "an index is an integer, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "an index is an integer, 1 the first and -1 the last: a[1], a:get(-1, 2)",
+                    "an index is an integer, got %s", luaL_typename(L, idx));
   given = i = integer_at(L, idx, &ok);
   if (!ok) dlbL_raise(L, DLB_E_INDEX, op, "an index must be an integer");
   /* -1 is the last element; written so that nothing overflows for any extent. */
@@ -191,13 +266,17 @@ void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op
   dlb_error err;
   const char *name;
   if (lua_type(L, idx) != LUA_TSTRING)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "device must be a string such as \"cpu\", got %s",
-               luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "a device is a string: \"cpu\", or \"name:id\" such as \"cpu:0\"; "
+                    "dl.backends() lists the backends",
+                    "device must be a string such as \"cpu\", got %s", luaL_typename(L, idx));
   name = lua_tolstring(L, idx, &len);
   if (dlb_registry_parse_device(dlbL_state(L)->registry, name, len, &opts->backend,
                                 &opts->device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
 }
+
+#define OPTIONS_EXAMPLE "{dtype = \"int32\", device = \"cpu\"}"
 
 void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op) {
   dlb_lua_state *state = dlbL_state(L);
@@ -207,7 +286,8 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
   opts->device_id = 0;
   if (idx == 0 || lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "options are a table such as " OPTIONS_EXAMPLE,
+                    "options must be a table, got %s", luaL_typename(L, idx));
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
@@ -218,8 +298,10 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
     } else if (strcmp(key, "device") == 0) {
       dlbL_check_device(L, -1, opts, op);
     } else {
-            dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected dtype, device)",
-                 dlbL_key_name(L, -2));
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                      "the options are dtype (a name such as \"int32\") and device (such as "
+                      "\"cpu\"), e.g. " OPTIONS_EXAMPLE,
+                      "unknown option '%.40s' (expected dtype, device)", dlbL_key_name(L, -2));
     }
     lua_pop(L, 1);
   }

@@ -48,13 +48,15 @@ static void fill_or_raise(lua_State *L, dlb_array *a, const dlb_scalar *v, const
   if (dlb_array_fill(a, v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
 }
 
-/* dl.zeros(shape, opts) / dl.empty(shape, opts) / dl.ones(shape, opts) */
+/* dl.zeros(shape, opts) / dl.empty(shape, opts) / dl.ones(shape, opts);
+ * the shape is one table or integers: dl.zeros{2, 3}, dl.zeros(2, 3, opts). */
 static int make_filled(lua_State *L, int zeroed, int one, const char *op) {
   int64_t shape[DLB_MAX_NDIM];
   dlbL_options opts;
-  int ndim = dlbL_check_shape(L, 1, shape, 0, op);
+  int next, ndim = dlbL_check_shape_args(L, 1, shape, 0, &next, op);
   dlb_array *a;
-  dlbL_check_options(L, 2, &opts, op);
+  dlbL_check_options_after_shape(L, next, &opts, op);
+  dlbL_check_nargs(L, next, op);
   a = push_new(L, &opts, opts.dtype, ndim, shape, zeroed, op);
   if (one) {
     dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = 1};
@@ -78,7 +80,9 @@ static dlb_dtype dtype_of_scalar(const dlb_scalar *v) {
   }
 }
 
-/* dl.full(shape, value, opts): dtype inferred from value unless given. */
+/* dl.full(shape, value, opts): dtype inferred from value unless given. The
+ * shape is one table or one integer (the value follows it, so dl.full(2, 3, 7)
+ * cannot mean shape {2, 3}). */
 static int create_full(lua_State *L) {
   int64_t shape[DLB_MAX_NDIM];
   dlbL_options opts;
@@ -86,7 +90,13 @@ static int create_full(lua_State *L) {
   int ndim = dlbL_check_shape(L, 1, shape, 0, "dl.full");
   dlb_array *a;
   dlbL_to_scalar(L, 2, &v, "dl.full");
+  if (!lua_isnoneornil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.full",
+                    "dl.full(shape, value, opts): a shape of several dimensions is one table, "
+                    "dl.full({2, 3}, 7); options are a table, {dtype = \"int32\"}",
+                    "argument #3: an options table expected, got %s", luaL_typename(L, 3));
   dlbL_check_options(L, 3, &opts, "dl.full");
+  dlbL_check_nargs(L, 3, "dl.full");
   a = push_new(L, &opts, opts.has_dtype ? opts.dtype : dtype_of_scalar(&v), ndim, shape, 0,
                "dl.full");
   fill_or_raise(L, a, &v, "dl.full");
@@ -99,7 +109,9 @@ static int array_unprotected(lua_State *L) {
   dlb_array *src;
   dlb_error err;
   if (lua_isnoneornil(L, 1))
-    dlbL_raise(L, DLB_E_ARGUMENT, "dl.array", "dl.array(data, opts) needs data");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.array",
+                    "data is nested tables, e.g. dl.array{{1, 2}, {3, 4}}, a number, or an array",
+                    "dl.array(data, opts) needs data");
   dlbL_check_options(L, 2, &opts, "dl.array");
   src = dlbL_to_array(L, 1);
   if (src) {
@@ -119,6 +131,7 @@ static int array_unprotected(lua_State *L) {
 
 /* Protected: walking the tables allocates (a memory error becomes OUT_OF_MEMORY). */
 static int create_array(lua_State *L) {
+  dlbL_check_nargs(L, 2, "dl.array");
   return dlbL_call_protected(L, array_unprotected, "dl.array");
 }
 
@@ -127,11 +140,18 @@ static int create_array(lua_State *L) {
 static int number_args(lua_State *L, int max, const char *op) {
   int n = 0, top = lua_gettop(L);
   while (n < top && lua_type(L, n + 1) == LUA_TNUMBER) n++;
-  if (n > max || (top > n + 1) || (top == n + 1 && !lua_istable(L, top) && !lua_isnil(L, top)))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "expected up to %d numbers and an options table", max);
-  if (n == 0) dlbL_raise(L, DLB_E_ARGUMENT, op, "expected a number, got %s", luaL_typename(L, 1));
+  if (n == 0)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #1: a number expected, got %s",
+               luaL_typename(L, 1));
+  if (n > max) dlbL_extra_argument(L, max, op, NULL);
+  if (top > n && !lua_istable(L, n + 1) && !lua_isnil(L, n + 1))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: a number or an options table expected, got %s",
+               n + 1, luaL_typename(L, n + 1));
+  dlbL_check_nargs(L, n + 1, op);
   return n;
 }
+
+#define STEP_HINT "the step is a non-zero number; a negative one counts down: dl.arange(5, 0, -1)"
 
 /* A finite number argument or a VALUE error. */
 static double finite_arg(lua_State *L, int idx, const char *op) {
@@ -162,7 +182,8 @@ static int create_arange(lua_State *L) {
     int64_t start = n >= 2 ? (int64_t)lua_tointeger(L, 1) : 0;
     int64_t stop = (int64_t)lua_tointeger(L, n >= 2 ? 2 : 1);
     int64_t step = n == 3 ? (int64_t)lua_tointeger(L, 3) : 1, span;
-    if (step == 0) dlbL_raise(L, DLB_E_ARGUMENT, "dl.arange", "the step cannot be 0");
+    if (step == 0)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.arange", STEP_HINT, "the step cannot be 0");
     if (__builtin_sub_overflow(stop, start, &span))
       dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range overflows int64");
     if ((span > 0 && step > 0) || (span < 0 && step < 0)) {
@@ -185,7 +206,8 @@ static int create_arange(lua_State *L) {
     double stop = finite_arg(L, n >= 2 ? 2 : 1, "dl.arange");
     double step = n == 3 ? finite_arg(L, 3, "dl.arange") : 1.0;
     double c;
-    if (step == 0) dlbL_raise(L, DLB_E_ARGUMENT, "dl.arange", "the step cannot be 0");
+    if (step == 0)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.arange", STEP_HINT, "the step cannot be 0");
     c = ceil((stop - start) / step);
     if (!(c < 9.0e18)) dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range has too many elements");
     count = c > 0 ? (int64_t)c : 0;
@@ -208,7 +230,10 @@ static int create_linspace(lua_State *L) {
   double start, stop, delta;
   int64_t num = 50;
   dlb_array *a;
-  if (n < 2) dlbL_raise(L, DLB_E_ARGUMENT, "dl.linspace", "dl.linspace(start, stop, num) needs start and stop");
+  if (n < 2)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.linspace",
+                    "dl.linspace(0, 1, 5) is 0, 0.25, 0.5, 0.75, 1: start and stop, then the count",
+                    "dl.linspace(start, stop, num) needs start and stop");
   start = finite_arg(L, 1, "dl.linspace");
   stop = finite_arg(L, 2, "dl.linspace");
   if (n == 3) {
@@ -228,7 +253,8 @@ static int create_linspace(lua_State *L) {
   return 1;
 }
 
-/* dl.frombytes(s, dtype, shape): a copy of raw bytes (row-major). */
+/* dl.frombytes(s, dtype, shape, opts): a copy of raw bytes (row-major); the
+ * shape is one table, integers, or nil (as many elements as s holds). */
 static int create_frombytes(lua_State *L) {
   size_t len;
   const char *s;
@@ -239,9 +265,12 @@ static int create_frombytes(lua_State *L) {
   dlb_array *a;
   dlbL_options opts;
   dlb_error err;
+  int next = 4;
   if (lua_type(L, 1) != LUA_TSTRING)
-    dlbL_raise(L, DLB_E_ARGUMENT, "dl.frombytes", "dl.frombytes(s, dtype, shape) takes a string, got %s",
-               luaL_typename(L, 1));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.frombytes",
+                    "s is a string of raw bytes, such as a:tobytes() or a file's contents "
+                    "(io.open(path, \"rb\"):read(\"a\"))",
+                    "dl.frombytes(s, dtype, shape) takes a string, got %s", luaL_typename(L, 1));
   s = lua_tolstring(L, 1, &len);
   dtype = dlbL_check_dtype(L, 2, "dl.frombytes");
   item = dlb_dtype_get(dtype)->itemsize;
@@ -251,8 +280,11 @@ static int create_frombytes(lua_State *L) {
                  len, dlb_dtype_get(dtype)->name);
     shape[0] = (int64_t)(len / item);
   } else {
-    ndim = dlbL_check_shape(L, 3, shape, 0, "dl.frombytes");
+    ndim = dlbL_check_shape_args(L, 3, shape, 0, &next, "dl.frombytes");
   }
+  if (!lua_isnoneornil(L, next) && lua_type(L, next) != LUA_TTABLE)
+    dlbL_check_options_after_shape(L, next, &opts, "dl.frombytes");
+  dlbL_check_nargs(L, next, "dl.frombytes");
   if (dlb_shape_numel(ndim, shape, &numel, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "dl.frombytes");
   if ((uint64_t)numel != len / item || len % item != 0)
@@ -264,7 +296,7 @@ static int create_frombytes(lua_State *L) {
       if ((unsigned char)s[k] > 1)
         dlbL_raise(L, DLB_E_VALUE, "dl.frombytes", "byte %zu is %u, not a bool (0 or 1)", k + 1,
                    (unsigned)(unsigned char)s[k]);
-  dlbL_check_options(L, 4, &opts, "dl.frombytes");
+  dlbL_check_options(L, next, &opts, "dl.frombytes");
   a = push_new(L, &opts, dtype, ndim, shape, 0, "dl.frombytes");
   if (dlb_array_write_from(a, s, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.frombytes");
   return 1;

@@ -5,8 +5,11 @@
 
 /* a:copy(): a new contiguous array with the same elements. */
 static int data_copy(lua_State *L) {
-  dlb_array *c, *a = dlbL_push_result(L, 1, 0, &c, "Array:copy");
+  dlb_array *c, *a;
   dlb_error err;
+  dlbL_check_array(L, 1, "Array:copy");
+  dlbL_check_nargs(L, 1, "Array:copy");
+  a = dlbL_push_result(L, 1, 0, &c, "Array:copy");
   if (dlb_array_clone(c, a, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:copy");
   dlbL_account(L, c->buffer->nbytes);
   return 1;
@@ -14,9 +17,13 @@ static int data_copy(lua_State *L) {
 
 /* a:astype(dtype): a converted copy (NumPy's casting="unsafe", see dtype.h). */
 static int data_astype(lua_State *L) {
-  dlb_dtype dtype = dlbL_check_dtype(L, 2, "Array:astype");
-  dlb_array *c, *a = dlbL_push_result(L, 1, dlb_dtype_get(dtype)->itemsize, &c, "Array:astype");
+  dlb_dtype dtype;
+  dlb_array *c, *a;
   dlb_error err;
+  dlbL_check_array(L, 1, "Array:astype");
+  dlbL_check_nargs(L, 2, "Array:astype");
+  dtype = dlbL_check_dtype(L, 2, "Array:astype");
+  a = dlbL_push_result(L, 1, dlb_dtype_get(dtype)->itemsize, &c, "Array:astype");
   if (dlb_array_clone(c, a, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:astype");
   dlbL_account(L, c->buffer->nbytes);
   return 1;
@@ -28,6 +35,7 @@ static int data_fill(lua_State *L) {
   dlb_scalar v;
   dlb_error err;
   dlbL_check_array(L, 1, "Array:fill");
+  dlbL_check_nargs(L, 2, "Array:fill");
   dlbL_to_scalar(L, 2, &v, "Array:fill");
   a = dlbL_check_live(L, 1, "Array:fill"); /* after anything that can run Lua code */
   if (dlb_array_fill(a, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:fill");
@@ -69,8 +77,12 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
  * a's shape and cast to a's dtype; returns a. */
 static int data_copy_from(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:copy_from");
+  dlbL_check_nargs(L, 2, "Array:copy_from");
   if (lua_isnone(L, 2))
-    dlbL_raise(L, DLB_E_ARGUMENT, "Array:copy_from", "a:copy_from(src) needs a source");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:copy_from",
+                    "the source is an array, nested tables or a number, broadcast to a's shape: "
+                    "a:copy_from(b), a:copy_from{1, 2, 3}, a:copy_from(0)",
+                    "a:copy_from(src) needs a source");
   dlbL_assign(L, a, 2, "Array:copy_from");
   lua_settop(L, 1);
   return 1;
@@ -86,6 +98,7 @@ static int totable_unprotected(lua_State *L) {
 
 /* a:totable(): nested tables (a scalar for a 0-d array). */
 static int data_totable(lua_State *L) {
+  dlbL_check_nargs(L, 1, "Array:totable");
   return dlbL_call_protected(L, totable_unprotected, "Array:totable");
 }
 
@@ -108,6 +121,7 @@ static int tobytes_unprotected(lua_State *L) {
 
 /* a:tobytes(): the elements in row-major order, as a string of raw bytes. */
 static int data_tobytes(lua_State *L) {
+  dlbL_check_nargs(L, 1, "Array:tobytes");
   return dlbL_call_protected(L, tobytes_unprotected, "Array:tobytes");
 }
 

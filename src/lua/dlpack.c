@@ -149,8 +149,11 @@ void dlbL_open_capsule(lua_State *L) {
 
 dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error *err) {
   dlb_capsule *c = to_capsule(L, idx);
-  if (!c) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Capsule expected, got %s",
-                          luaL_typename(L, idx));
+  if (!c) {
+    dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Capsule expected, got %s", luaL_typename(L, idx));
+    dlb_error_hint(err, "a capsule comes from a:to_dlpack() or a producer's __dlpack(opts)");
+    return DLB_E_ARGUMENT;
+  }
   if (c->consumed || !c->tensor) {
     dlb_fail(err, DLB_E_CAPSULE_CONSUMED, "the capsule was already consumed");
     dlb_error_hint(err, "a capsule can be consumed once; export the array again");
@@ -172,7 +175,11 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   dlb_export_request req;
   int32_t type;
   int may_copy;
-  if (!a) return dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
+  if (!a) {
+    dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
+    dlb_error_hint(err, "pass the stack index of an array (dl.array{...} makes one)");
+    return DLB_E_ARGUMENT;
+  }
   if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
   may_copy = o->copy != 0 && (o->fallback_cpu || o->has_dl_device || o->copy == 1 ||
                                o->layout != DLB_LAYOUT_ANY ||
@@ -224,7 +231,13 @@ static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, cons
     lua_pop(L, 2);
   }
   if (!ok1 || !ok2 || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be a pair of integers {a, b} >= 0", key);
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    strcmp(key, "max_version") == 0
+                        ? "max_version = {major, minor}: the newest DLPack the consumer reads, "
+                          "e.g. {1, 1}"
+                        : "dl_device = {device_type, device_id} in DLPack's numbering, e.g. "
+                          "{1, 0} for the cpu",
+                    "%s must be a pair of integers {a, b} >= 0", key);
 }
 
 /* Raises ARGUMENT for an option, with a hint on what it takes. */
@@ -235,12 +248,17 @@ static void bad_option(lua_State *L, const char *op, const char *message, const 
   dlbL_raise_error(L, &err, op);
 }
 
+#define COPY_HINT \
+  "copy = true always copies, copy = false never does; leave it out to copy only when needed"
+
 /* Reads to_dlpack's options table at idx into o. */
 static void check_export_options(lua_State *L, int idx, dlb_export_options *o, const char *op) {
   dlb_export_options_init(o);
   if (lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "options are a table: a:to_dlpack{copy = true, max_version = {1, 1}}",
+                    "options must be a table, got %s", luaL_typename(L, idx));
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
@@ -257,13 +275,16 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
       o->dl_device.device_id = (int32_t)y;
     } else if (strcmp(key, "copy") == 0) {
       if (lua_type(L, -1) != LUA_TBOOLEAN)
-        dlbL_raise(L, DLB_E_ARGUMENT, op, "copy must be nil, true or false");
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, COPY_HINT, "copy must be nil, true or false");
       o->copy = lua_toboolean(L, -1);
     } else if (strcmp(key, "stream") == 0) {
       int isint;
       o->stream = (int64_t)lua_tointegerx(L, -1, &isint);
       if (!isint || lua_type(L, -1) != LUA_TNUMBER)
-        dlbL_raise(L, DLB_E_ARGUMENT, op, "stream must be an integer");
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                        "stream is the consumer's CUDA or ROCm stream, an integer; leave it out "
+                        "for host memory",
+                        "stream must be an integer");
       o->has_stream = 1;
     } else if (strcmp(key, "layout") == 0) {
       static const char *const layouts[] = {"any", "nonnegative", "contiguous", NULL};
@@ -277,7 +298,9 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
       o->layout = i;
     } else if (strcmp(key, "fallback") == 0) {
       if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "cpu") != 0)
-        dlbL_raise(L, DLB_E_ARGUMENT, op, "fallback must be \"cpu\"");
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                        "fallback = \"cpu\" exports a host copy when the backend cannot export",
+                        "fallback must be \"cpu\"");
       o->fallback_cpu = 1;
     } else {
             dlbL_raise(L, DLB_E_ARGUMENT, op,
@@ -295,6 +318,7 @@ static int dlpack_export(lua_State *L, const char *op) {
   dlb_error err;
   dlb_capsule *c;
   dlbL_check_live(L, 1, op);
+  dlbL_check_nargs(L, 2, op);
   check_export_options(L, 2, &o, op);
   lua_settop(L, 1);
   /* The capsule first: once the tensor exists, nothing may fail before it is owned. */
@@ -310,6 +334,7 @@ static int dlpack_dunder(lua_State *L) { return dlpack_export(L, "Array:__dlpack
 /* a:__dlpack_device() -> device_type, device_id (DLPack numbering). */
 static int dlpack_device(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:__dlpack_device");
+  dlbL_check_nargs(L, 1, "Array:__dlpack_device");
   lua_pushinteger(L, a->buffer->backend->ops.device_type);
   lua_pushinteger(L, a->buffer->device_id);
   return 2;
@@ -326,7 +351,9 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
   dlb_lua_state *state = dlbL_find_state(L);
   if (!state || !state->registry) {
     dlb_dlpack_delete(t);
-    return dlb_fail(err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
+    dlb_fail(err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
+    dlb_error_hint(err, "dlbridge was closed with this lua_State: import before lua_close");
+    return DLB_E_ARGUMENT;
   }
   if (atomic_load_explicit(&state->budget->limit, memory_order_relaxed))
     dlbL_reserve(L, (int64_t)dlb_dlpack_import_size(t), 1);
@@ -385,6 +412,7 @@ static void capsule_from_protocol(lua_State *L, int x, const char *op) {
       /* A plain error from the producer: ARGUMENT, with the original as err.cause. */
       dlb_fail(&err, DLB_E_ARGUMENT, "the producer's __dlpack failed: %.200s",
                lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      dlb_error_hint(&err, "err.cause holds the error the producer's __dlpack(opts) raised");
       dlbL_push_error(L, &err, op);
       lua_rotate(L, -2, 1);
       lua_setfield(L, -2, "cause");
@@ -392,8 +420,10 @@ static void capsule_from_protocol(lua_State *L, int x, const char *op) {
     }
   }
   if (!to_capsule(L, -1))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "__dlpack returned %s, not a dlbridge.Capsule",
-               luaL_typename(L, -1));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "a producer's __dlpack(opts) returns a dlbridge.Capsule, as a:to_dlpack(opts) "
+                    "does",
+                    "__dlpack returned %s, not a dlbridge.Capsule", luaL_typename(L, -1));
 }
 
 /* protocol_capsule(x): the capsule x's __dlpack method gives (run in
@@ -406,6 +436,7 @@ static int protocol_capsule(lua_State *L) {
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
       dlb_error err;
       dlb_fail(&err, DLB_E_ARGUMENT, "looking up the producer's __dlpack failed");
+      dlb_error_hint(&err, "err.cause holds the error the producer's __index raised");
       dlbL_push_error(L, &err, "dl.from_dlpack");
       lua_rotate(L, -2, 1);
       lua_setfield(L, -2, "cause");
@@ -415,9 +446,11 @@ static int protocol_capsule(lua_State *L) {
     lua_pop(L, 1);
   }
   if (!has_method)
-    dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-               "expected a capsule or a value with a callable __dlpack method, got %s",
-               luaL_typename(L, 1));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                    "pass a capsule (a:to_dlpack()), an array, or a value whose __dlpack(opts) "
+                    "method returns a capsule",
+                    "expected a capsule or a value with a callable __dlpack method, got %s",
+                    luaL_typename(L, 1));
   capsule_from_protocol(L, 1, "dl.from_dlpack");
   return 1;
 }
@@ -430,17 +463,20 @@ static int dlpack_from_dlpack(lua_State *L) {
   int copy = -1, x = 1, has_device = 0;
   dlbL_options opts;
   dlb_array *a;
+  dlbL_check_nargs(L, 2, "dl.from_dlpack");
   dlbL_check_options(L, 0, &opts, "dl.from_dlpack"); /* defaults: cpu */
   if (!lua_isnoneornil(L, 2)) {
     if (lua_type(L, 2) != LUA_TTABLE)
-      dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack", "options must be a table, got %s",
-                 luaL_typename(L, 2));
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                      "options are a table: dl.from_dlpack(x, {device = \"cpu\", copy = true})",
+                      "options must be a table, got %s", luaL_typename(L, 2));
     lua_pushnil(L);
     while (lua_next(L, 2) != 0) {
       const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
       if (strcmp(key, "copy") == 0) {
         if (lua_type(L, -1) != LUA_TBOOLEAN)
-          dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack", "copy must be nil, true or false");
+          dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack", COPY_HINT,
+                          "copy must be nil, true or false");
         copy = lua_toboolean(L, -1);
       } else if (strcmp(key, "device") == 0) {
         dlbL_check_device(L, -1, &opts, "dl.from_dlpack");

@@ -16,7 +16,10 @@ typedef struct error_fields {
 /* push_fields(fields): the error table (run in protected mode by push_table). */
 static int push_fields(lua_State *L) {
   const error_fields *f = lua_touserdata(L, 1);
-  const char *hint = f->hint ? f->hint : dlb_default_hint(f->code);
+  const char *hint = f->hint;
+  /* No hint of its own: an ARGUMENT error shows how the function is called. */
+  if (!hint && f->code == DLB_E_ARGUMENT && f->op) hint = dlbL_usage(f->op);
+  if (!hint) hint = dlb_default_hint(f->code);
   lua_createtable(L, 0, 8);
   lua_pushstring(L, dlb_status_name(f->code));
   lua_setfield(L, -2, "code");
@@ -65,8 +68,9 @@ void dlbL_push_error(lua_State *L, const dlb_error *err, const char *op) {
   push_table(L, &f);
 }
 
-static int raise_table(lua_State *L, dlb_status code, const char *op, const char *message) {
-  error_fields f = {code, op, message, NULL, NULL, NULL, 0, 0};
+static int raise_table(lua_State *L, dlb_status code, const char *op, const char *hint,
+                       const char *message) {
+  error_fields f = {code, op, message, hint, NULL, NULL, 0, 0};
   push_table(L, &f);
   return lua_error(L);
 }
@@ -77,8 +81,32 @@ int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, .
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  raise_table(L, code, op, message);
+  raise_table(L, code, op, NULL, message);
   __builtin_unreachable();
+}
+
+int dlbL_raise_hint(lua_State *L, dlb_status code, const char *op, const char *hint,
+                    const char *fmt, ...) {
+  char message[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  raise_table(L, code, op, hint, message);
+  __builtin_unreachable();
+}
+
+/* Whether the running C function was called as a method (a:f(...)). */
+static int called_as_method(lua_State *L) {
+  lua_Debug ar;
+  return lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.namewhat &&
+         strcmp(ar.namewhat, "method") == 0;
+}
+
+int dlbL_extra_argument(lua_State *L, int max, const char *op, const char *usage) {
+  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage ? usage : dlbL_usage(op),
+                  "unexpected argument #%d (%s%s): %s takes %d at most", max + 1,
+                  luaL_typename(L, max + 1), called_as_method(L) ? "; self is #1" : "", op, max);
 }
 
 int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) {
@@ -136,11 +164,19 @@ void dlbL_push_string(lua_State *L, const char *s, const char *op) {
   dlbL_pcall(L, 1, 1, op);
 }
 
-/* tostring(err): "dlbridge: CODE: message (hint: ...)". */
+/* tostring(err): "file:line: dlbridge: CODE: message (hint: ...)", led by
+ * err.where as Lua's own error messages are (nothing when the call came
+ * from C), so that an uncaught error printed by the interpreter says where. */
 static int error_tostring(lua_State *L) {
   luaL_Buffer b;
-  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_type(L, 1) != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Error:__tostring", "tostring(err) of a dlbridge.Error",
+                    "a dlbridge.Error expected, got %s", luaL_typename(L, 1));
   luaL_buffinit(L, &b);
+  if (lua_getfield(L, 1, "where") == LUA_TSTRING)
+    luaL_addvalue(&b);
+  else
+    lua_pop(L, 1);
   luaL_addstring(&b, "dlbridge: ");
   lua_getfield(L, 1, "code");
   luaL_addvalue(&b);
@@ -176,8 +212,10 @@ static int error_concat(lua_State *L) {
 /* err:is("SHAPE") */
 static int error_is(lua_State *L) {
   if (lua_type(L, 1) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, "Error:is", "err:is(code) needs an error, got %s",
-               luaL_typename(L, 1));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Error:is",
+                    "call it with a colon on a caught error: err:is(\"SHAPE\")",
+                    "err:is(code) needs an error, got %s", luaL_typename(L, 1));
+  dlbL_check_nargs(L, 2, "Error:is");
   lua_settop(L, 2); /* err:is() compares with nil: never true */
   lua_getfield(L, 1, "code");
   lua_pushboolean(L, lua_rawequal(L, -1, 2));
@@ -196,6 +234,7 @@ int dlbL_is_error(lua_State *L, int idx) {
 
 /* dl.is_error(v): whether v is a dlbridge.Error. */
 static int error_is_error(lua_State *L) {
+  dlbL_check_nargs(L, 1, "dl.is_error");
   lua_pushboolean(L, dlbL_is_error(L, 1));
   return 1;
 }

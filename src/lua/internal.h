@@ -77,9 +77,27 @@ void dlbL_track_new(lua_State *L, dlb_lua_state *state);
 void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize);
 
 /* --- errors (error.c) --- */
-/* Raises a dlbridge.Error; message is printf-style (any length is cut). */
+/* Raises a dlbridge.Error; message is printf-style (any length is cut).
+ * Its hint is the code's default, except for ARGUMENT: the op's usage line
+ * (dlbL_usage) when it has one. */
 int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...)
     __attribute__((format(printf, 4, 5), noreturn));
+/* As dlbL_raise, with a hint saying what was expected (copied: a stack
+ * buffer will do; NULL: as dlbL_raise). Every ARGUMENT error names one. */
+int dlbL_raise_hint(lua_State *L, dlb_status code, const char *op, const char *hint,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6), noreturn));
+/* How the public function op is called ("dl.zeros{2, 3} or dl.zeros(2, 3),
+ * ..."), or NULL when op is not in the table (usage.c). */
+const char *dlbL_usage(const char *op);
+/* Raises ARGUMENT "unexpected argument #max+1"; the hint is usage, or op's
+ * usage line when usage is NULL. */
+int dlbL_extra_argument(lua_State *L, int max, const char *op, const char *usage)
+    __attribute__((noreturn, cold));
+/* No argument is silently ignored: more than max raises ARGUMENT. One
+ * comparison on the path of a correct call. */
+static inline void dlbL_check_nargs(lua_State *L, int max, const char *op) {
+  if (lua_gettop(L) > max) dlbL_extra_argument(L, max, op, NULL);
+}
 /* Calls f with this function's arguments in protected mode; a Lua memory
  * error (a huge table or string) becomes an OUT_OF_MEMORY dlbridge.Error. */
 int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op);
@@ -147,6 +165,12 @@ void dlbL_push_scalar(lua_State *L, const dlb_scalar *v);
 dlb_dtype dlbL_check_dtype(lua_State *L, int idx, const char *op);
 /* Shape from an integer or a table of integers. allow_minus_one lets -1 through. */
 int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op);
+/* Shape from the arguments at idx on: one table, or integers (the Torch7 /
+ * NumPy habit: dl.zeros(2, 3), a:view(3, 2)), up to the first argument that
+ * is no number; *next is the index after the shape. next NULL: the shape is
+ * the last argument, and anything after it raises ARGUMENT. */
+int dlbL_check_shape_args(lua_State *L, int idx, int64_t *shape, int allow_minus_one, int *next,
+                          const char *op);
 /* A 1-based dim (negative from the end) -> 0-based; INDEX errors. */
 int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op);
 /* A 1-based index into an extent (negative from the end) -> 0-based. */
@@ -166,6 +190,9 @@ typedef struct dlbL_options {
 /* Reads opts at idx (nil or a table; idx 0 only sets the defaults);
  * unknown keys raise ARGUMENT. */
 void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op);
+/* dlbL_check_options for the argument after a shape: anything but a table
+ * or nil there raises ARGUMENT with a hint showing both shape forms. */
+void dlbL_check_options_after_shape(lua_State *L, int idx, dlbL_options *opts, const char *op);
 /* Parses the device string at idx ("cpu", "cpu:0") into opts. */
 void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op);
 

@@ -1,6 +1,7 @@
 /* linalg.c -- matrix products (dl.matmul, dl.dot, a:T()) and joining
  * (dl.concat, dl.stack). The work is in src/compute/matmul.c and join.c. */
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include "../compute/join.h"
 #include "../compute/matmul.h"
@@ -10,13 +11,18 @@
  * holds it too, but Lua code run during the call could change the table. */
 #define OUT_SLOT 4
 
+#define MATMUL_OPTIONS_HINT \
+  "the options are dtype (of the result) and out (an array that receives it): " \
+  "dl.matmul(a, b, {dtype = \"float64\", out = c})"
+
 /* Reads matmul's options at idx (nil or a table): dtype, and out (copied
  * to OUT_SLOT). Unknown keys raise ARGUMENT. */
 static void matmul_options(lua_State *L, int idx, dlb_dtype *dtype, const char *op) {
   *dtype = DLB_MATMUL_PROMOTE;
   if (lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, MATMUL_OPTIONS_HINT, "options must be a table, got %s",
+                    luaL_typename(L, idx));
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
@@ -24,13 +30,15 @@ static void matmul_options(lua_State *L, int idx, dlb_dtype *dtype, const char *
       *dtype = dlbL_check_dtype(L, -1, op);
     } else if (strcmp(key, "out") == 0) {
       if (!dlbL_to_array(L, -1))
-        dlbL_raise(L, DLB_E_ARGUMENT, op, "out must be a dlbridge.Array, got %s",
-                   luaL_typename(L, -1));
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                        "out is an array of the product's shape and dtype that receives it: "
+                        "dl.matmul(a, b, {out = c})",
+                        "out must be a dlbridge.Array, got %s", luaL_typename(L, -1));
       lua_pushvalue(L, -1);
       lua_replace(L, OUT_SLOT);
     } else {
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (expected out, dtype)",
-                 dlbL_key_name(L, -2));
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, MATMUL_OPTIONS_HINT,
+                      "unknown option '%.40s' (expected out, dtype)", dlbL_key_name(L, -2));
     }
     lua_pop(L, 1);
   }
@@ -53,8 +61,7 @@ static int product(lua_State *L, int is_dot, const char *op) {
   int ndim;
   dlb_error err;
   dlb_status st;
-  if (is_dot && !lua_isnoneornil(L, 3))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "dot takes two arrays and no options (see dl.matmul)");
+  dlbL_check_nargs(L, is_dot ? 2 : 3, op);
   lua_settop(L, OUT_SLOT);
   lua_pushnil(L);
   lua_replace(L, OUT_SLOT);
@@ -94,7 +101,9 @@ static int linalg_dot_method(lua_State *L) { return product(L, 1, "Array:dot"); 
 
 /* a:T(): a view with the dims reversed (NumPy's a.T). */
 static int linalg_T(lua_State *L) {
-  dlb_array *v = dlbL_pin(L, 1, "Array:T");
+  dlb_array *v;
+  dlbL_check_nargs(L, 1, "Array:T");
+  v = dlbL_pin(L, 1, "Array:T");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
   for (int d = 0; d < v->ndim; d++) perm[d] = v->ndim - 1 - d;
@@ -114,31 +123,45 @@ static dlb_array *list_array(lua_State *L, lua_Integer k) {
 /* Checks that the list at index 1 holds n >= 1 arrays; returns n. */
 static lua_Integer check_list(lua_State *L, const char *op) {
   lua_Integer n;
+  char hint[120];
+  snprintf(hint, sizeof hint, "the arrays go in one list, then the dimension: %s({a, b}, 1)", op);
   if (lua_type(L, 1) != LUA_TTABLE) {
     if (dlbL_to_array(L, 1))
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "takes a list of arrays, got an array: write %s({a, b}, dim)",
-                 op);
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "takes a list of arrays, got %s", luaL_typename(L, 1));
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint,
+                      "takes a list of arrays, got an array: write %s({a, b}, dim)", op);
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "takes a list of arrays, got %s",
+                    luaL_typename(L, 1));
   }
   n = (lua_Integer)lua_rawlen(L, 1);
-  if (n == 0) dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays is empty");
-  if (n > INT_MAX) dlbL_raise(L, DLB_E_ARGUMENT, op, "more than %d arrays", INT_MAX);
+  if (n == 0)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "the list of arrays is empty");
+  if (n > INT_MAX)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "join fewer arrays at once, then join the results",
+                    "more than %d arrays", INT_MAX);
   for (lua_Integer k = 1; k <= n; k++) {
     if (list_array(L, k)) continue;
     lua_rawgeti(L, 1, k);
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "element %lld of the list is a %s, not a dlbridge.Array",
-               (long long)k, luaL_typename(L, -1));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "every element of the list is a dlbridge.Array: dl.array(t) makes one from a "
+                    "table",
+                    "element %lld of the list is a %s, not a dlbridge.Array", (long long)k,
+                    luaL_typename(L, -1));
   }
   return n;
 }
 
+#define LIST_CHANGED_HINT \
+  "a finalizer changed the list while the arrays were joined: pass a list no finalizer touches"
+
 /* Fills arrays[0..n-1] from the list; ARGUMENT when it changed meanwhile. */
 static void read_list(lua_State *L, lua_Integer n, const dlb_array **arrays, const char *op) {
   if ((lua_Integer)lua_rawlen(L, 1) != n)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays changed during the call");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LIST_CHANGED_HINT,
+                    "the list of arrays changed during the call");
   for (lua_Integer k = 1; k <= n; k++)
     if (!(arrays[k - 1] = list_array(L, k)))
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays changed during the call");
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LIST_CHANGED_HINT,
+                      "the list of arrays changed during the call");
 }
 
 /* concat or stack of the list at 1 along the dim at 2 (default 1). Runs in
@@ -177,11 +200,13 @@ static int stack_unprotected(lua_State *L) { return join(L, 1, "dl.stack"); }
 
 /* dl.concat(list, dim): the arrays joined along an existing dim. */
 static int linalg_concat(lua_State *L) {
+  dlbL_check_nargs(L, 2, "dl.concat");
   return dlbL_call_protected(L, concat_unprotected, "dl.concat");
 }
 
 /* dl.stack(list, dim): the arrays joined along a new dim at position dim. */
 static int linalg_stack(lua_State *L) {
+  dlbL_check_nargs(L, 2, "dl.stack");
   return dlbL_call_protected(L, stack_unprotected, "dl.stack");
 }
 

@@ -113,6 +113,7 @@ static int memory_unprotected(lua_State *L) {
 }
 
 static int module_memory(lua_State *L) {
+  dlbL_check_nargs(L, 0, "dl.memory");
   return dlbL_call_protected(L, memory_unprotected, "dl.memory");
 }
 
@@ -172,6 +173,7 @@ dlb_lua_state *dlbL_state(lua_State *L) {
 
 /* dl.is_array(v) */
 static int module_is_array(lua_State *L) {
+  dlbL_check_nargs(L, 1, "dl.is_array");
   lua_pushboolean(L, dlbL_to_array(L, 1) != NULL);
   return 1;
 }
@@ -187,6 +189,7 @@ static int dtypes_unprotected(lua_State *L) {
 }
 
 static int module_dtypes(lua_State *L) {
+  dlbL_check_nargs(L, 0, "dl.dtypes");
   return dlbL_call_protected(L, dtypes_unprotected, "dl.dtypes");
 }
 

@@ -6,6 +6,7 @@
  * {dim = n}. A reduction over every dim without keepdims or out returns a
  * Lua value (number, integer, boolean, {re=, im=}), as NumPy returns a
  * scalar; any other returns an array. */
+#include <stdio.h>
 #include <string.h>
 #include "../compute/reduce.h"
 #include "../core/shape.h"
@@ -18,15 +19,19 @@ static uint64_t check_dims(lua_State *L, int idx, int ndim, const char *op) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) return UINT64_C(1) << dlbL_check_dim(L, idx, ndim, op);
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "dim must be a dimension or a list of them, got %s",
-               luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "dim is a dimension (1 the first, -1 the last) or a list of them: "
+                    "a:sum(2), a:sum{dim = {1, 2}}",
+                    "dim must be a dimension or a list of them, got %s", luaL_typename(L, idx));
   n = lua_rawlen(L, idx);
   for (lua_Unsigned i = 1; i <= n; i++) {
     int d;
     lua_rawgeti(L, idx, (lua_Integer)i);
     d = dlbL_check_dim(L, -1, ndim, op);
     if (mask >> d & 1)
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "dimension %d is listed twice", d + 1);
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                      "list each dimension once (-1 and ndim name the same one)",
+                      "dimension %d is listed twice", d + 1);
     mask |= UINT64_C(1) << d;
     lua_pop(L, 1);
   }
@@ -39,6 +44,15 @@ static int takes_dtype(dlb_reduce_op op) {
          op == DLB_REDUCE_STD || op == DLB_REDUCE_VAR;
 }
 static int takes_ddof(dlb_reduce_op op) { return op == DLB_REDUCE_STD || op == DLB_REDUCE_VAR; }
+
+/* How the reduction name ("dl.sum") is called, with the options op takes. */
+static const char *usage(char *buf, size_t size, dlb_reduce_op op, const char *name) {
+  const char *short_name = name + 3;
+  snprintf(buf, size, "dl.%s(a, opts) or a:%s(opts); opts is a dim or {dim =, keepdims = true%s%s, "
+                      "out = array}", short_name, short_name,
+           takes_dtype(op) ? ", dtype = \"float64\"" : "", takes_ddof(op) ? ", ddof = 1" : "");
+  return buf;
+}
 
 /* Reads the options at idx (nil, a dim, or a table) for an ndim array into
  * *o; returns whether an out array was given (then pushed on the stack). */
@@ -53,9 +67,11 @@ static int check_options(lua_State *L, int idx, dlb_reduce_op op, int ndim, dlb_
     o->dims = check_dims(L, idx, ndim, name);
     return 0;
   }
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, name, "options must be a table or a dim, got %s",
-               luaL_typename(L, idx));
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    char hint[200];
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, name, usage(hint, sizeof hint, op, name),
+                    "options must be a table or a dim, got %s", luaL_typename(L, idx));
+  }
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
@@ -63,23 +79,34 @@ static int check_options(lua_State *L, int idx, dlb_reduce_op op, int ndim, dlb_
       o->dims = check_dims(L, -1, ndim, name);
     } else if (strcmp(key, "keepdims") == 0) {
       if (!lua_isboolean(L, -1))
-        dlbL_raise(L, DLB_E_ARGUMENT, name, "keepdims must be a boolean, got %s",
-                   luaL_typename(L, -1));
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, name,
+                        "keepdims = true keeps each reduced dimension as extent 1 (the result "
+                        "broadcasts against a)",
+                        "keepdims must be a boolean, got %s", luaL_typename(L, -1));
       o->keepdims = lua_toboolean(L, -1);
     } else if (strcmp(key, "dtype") == 0 && takes_dtype(op)) {
       o->dtype = dlbL_check_dtype(L, -1, name);
       o->has_dtype = 1;
     } else if (strcmp(key, "ddof") == 0 && takes_ddof(op)) {
       if (lua_type(L, -1) != LUA_TNUMBER)
-        dlbL_raise(L, DLB_E_ARGUMENT, name, "ddof must be a number, got %s", luaL_typename(L, -1));
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, name,
+                        "ddof is a number subtracted from the count: {ddof = 1} gives the sample "
+                        "variance",
+                        "ddof must be a number, got %s", luaL_typename(L, -1));
       o->ddof = (double)lua_tonumber(L, -1);
     } else if (strcmp(key, "out") == 0) {
-      dlbL_check_array(L, -1, name);
+      if (!dlbL_to_array(L, -1))
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, name,
+                        "out is an array of the result's shape that receives it: "
+                        "a:sum{dim = 1, out = row}",
+                        "out must be a dlbridge.Array, got %s", luaL_typename(L, -1));
       has_out = 1;
     } else {
-      dlbL_raise(L, DLB_E_ARGUMENT, name,
-                 "unknown option '%.40s' (expected dim, keepdims%s%s, out)", dlbL_key_name(L, -2),
-                 takes_dtype(op) ? ", dtype" : "", takes_ddof(op) ? ", ddof" : "");
+      char hint[200];
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, name, usage(hint, sizeof hint, op, name),
+                      "unknown option '%.40s' (expected dim, keepdims%s%s, out)",
+                      dlbL_key_name(L, -2), takes_dtype(op) ? ", dtype" : "",
+                      takes_ddof(op) ? ", ddof" : "");
     }
     lua_pop(L, 1);
   }
@@ -113,9 +140,10 @@ static int reduce(lua_State *L, dlb_reduce_op op, const char *name) {
   dlb_error err;
   int64_t shape[DLB_MAX_NDIM];
   int ndim;
-  if (lua_gettop(L) > 2)
-    dlbL_raise(L, DLB_E_ARGUMENT, name, "%s takes an array and options, got %d arguments", name,
-               lua_gettop(L));
+  if (lua_gettop(L) > 2) {
+    char hint[200];
+    dlbL_extra_argument(L, 2, name, usage(hint, sizeof hint, op, name));
+  }
   lua_settop(L, 2);
   if (check_options(L, 2, op, a->ndim, &o, name)) {
     dlb_array *out = dlbL_to_array(L, 3);

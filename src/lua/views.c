@@ -2,10 +2,20 @@
 #include <string.h>
 #include "internal.h"
 
-/* Pushes a share of the array at 1 (checked live) for op to reshape, at index 6. */
-static dlb_array *start_view(lua_State *L, dlb_array **self, const char *op) {
+/* Pushes a share of the array at 1 (checked live) for op to reshape, above
+ * the at most nargs arguments (self included) that op takes. */
+static dlb_array *start_view(lua_State *L, dlb_array **self, int nargs, const char *op) {
   *self = dlbL_check_live(L, 1, op);
-  lua_settop(L, 5); /* the view goes above every argument (at most 4 follow self) */
+  dlbL_check_nargs(L, nargs, op);
+  lua_settop(L, nargs);
+  return dlbL_pin(L, 1, op);
+}
+
+/* For view, reshape and expand: checks self and reads the shape (a table or
+ * integers, nothing after it), then pushes the share to reshape. */
+static dlb_array *start_shape_view(lua_State *L, int64_t *shape, int *ndim, const char *op) {
+  dlbL_check_live(L, 1, op);
+  *ndim = dlbL_check_shape_args(L, 2, shape, 1, NULL, op);
   return dlbL_pin(L, 1, op);
 }
 
@@ -35,25 +45,27 @@ static void infer_minus_one(lua_State *L, int ndim, int64_t *shape, int64_t nume
   shape[unknown] = numel / known;
 }
 
-/* a:view(shape): same memory, new shape; COPY_REQUIRED when the strides forbid it. */
+/* a:view(shape) or a:view(n1, n2, ...): same memory, new shape;
+ * COPY_REQUIRED when the strides forbid it. */
 static int view_view(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:view");
   int64_t shape[DLB_MAX_NDIM];
+  int ndim;
+  dlb_array *v = start_shape_view(L, shape, &ndim, "Array:view");
   dlb_error err;
-  int ndim = dlbL_check_shape(L, 2, shape, 1, "Array:view");
-  infer_minus_one(L, ndim, shape, a->numel, "Array:view");
+  infer_minus_one(L, ndim, shape, v->numel, "Array:view");
   check_status(L, dlb_view_reshape(v, ndim, shape, &err), &err, "Array:view");
   return 1;
 }
 
-/* a:reshape(shape): a view when possible, else a contiguous copy. */
+/* a:reshape(shape) or a:reshape(n1, n2, ...): a view when possible, else a
+ * contiguous copy. */
 static int view_reshape(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:reshape");
   int64_t shape[DLB_MAX_NDIM];
+  int ndim;
+  dlb_array *v = start_shape_view(L, shape, &ndim, "Array:reshape");
   dlb_error err;
   dlb_status st;
-  int ndim = dlbL_check_shape(L, 2, shape, 1, "Array:reshape");
-  infer_minus_one(L, ndim, shape, a->numel, "Array:reshape");
+  infer_minus_one(L, ndim, shape, v->numel, "Array:reshape");
   st = dlb_view_reshape(v, ndim, shape, &err);
   if (st == DLB_E_COPY_REQUIRED) {
     /* v still has a's geometry (a failed reshape changes nothing): copy it. */
@@ -71,11 +83,15 @@ static int view_reshape(lua_State *L) {
 
 /* a:transpose() reverses the dims; a:transpose(d1, d2) swaps two. */
 static int view_transpose(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:transpose");
+  dlb_array *a, *v = start_view(L, &a, 3, "Array:transpose");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
   for (int d = 0; d < a->ndim; d++) perm[d] = a->ndim - 1 - d;
-  if (!lua_isnoneornil(L, 2) || !lua_isnoneornil(L, 3)) {
+  if (lua_isnoneornil(L, 2) != lua_isnoneornil(L, 3))
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:transpose",
+                    "a:transpose() reverses the dimensions; a:transpose(1, 2) swaps two",
+                    "a:transpose takes no dimension or two, got one");
+  if (!lua_isnoneornil(L, 2)) {
     int d1 = dlbL_check_dim(L, 2, a->ndim, "Array:transpose");
     int d2 = dlbL_check_dim(L, 3, a->ndim, "Array:transpose");
     for (int d = 0; d < a->ndim; d++) perm[d] = d;
@@ -88,11 +104,14 @@ static int view_transpose(lua_State *L) {
 
 /* a:permute{3, 1, 2}: dim k of the result is dim perm[k] of a. */
 static int view_permute(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:permute");
+  dlb_array *a, *v = start_view(L, &a, 2, "Array:permute");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
   if (lua_type(L, 2) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, "Array:permute", "a:permute{...} takes a table of dimensions");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:permute",
+                    "one table naming every dimension once: a:permute{3, 1, 2} puts the last "
+                    "dimension first",
+                    "a:permute{...} takes a table of dimensions, got %s", luaL_typename(L, 2));
   if ((lua_Integer)lua_rawlen(L, 2) != a->ndim)
     dlbL_raise(L, DLB_E_INDEX, "Array:permute", "a permutation of %d dimensions needs %d entries",
                a->ndim, a->ndim);
@@ -110,14 +129,17 @@ static int64_t check_count(lua_State *L, int idx, const char *what, const char *
   int isint;
   int64_t n = (int64_t)lua_tointegerx(L, idx, &isint);
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be an integer, got %s", what, luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "a:narrow(dim, start, length): the length is a count of elements, an "
+                    "integer >= 0",
+                    "%s must be an integer, got %s", what, luaL_typename(L, idx));
   if (!isint || n < 0) dlbL_raise(L, DLB_E_INDEX, op, "%s must be an integer >= 0", what);
   return n;
 }
 
 /* a:narrow(dim, start, len): len elements of dim from start (1-based). */
 static int view_narrow(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:narrow");
+  dlb_array *a, *v = start_view(L, &a, 4, "Array:narrow");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:narrow");
   int64_t len = check_count(L, 4, "length", "Array:narrow"), start, extent = a->shape[dim];
@@ -136,7 +158,7 @@ static int view_narrow(lua_State *L) {
 
 /* a:select(dim, i): the slice at index i, without dim. */
 static int view_select(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:select");
+  dlb_array *a, *v = start_view(L, &a, 3, "Array:select");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:select");
   int64_t i = dlbL_check_index(L, 3, a->shape[dim], "Array:select");
@@ -151,29 +173,39 @@ static int64_t slice_bound(lua_State *L, int idx, int64_t n, int64_t def, const 
   int64_t p;
   if (lua_isnoneornil(L, idx)) return def;
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "a slice bound is an integer, got %s", luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "a:slice(dim, first, last, step): a bound is an integer (1 the first, -1 the "
+                    "last) or nil (that end)",
+                    "a slice bound is an integer, got %s", luaL_typename(L, idx));
   p = (int64_t)lua_tointegerx(L, idx, &isint);
   if (!isint) dlbL_raise(L, DLB_E_INDEX, op, "a slice bound must be an integer");
   if (p == 0) dlbL_raise(L, DLB_E_INDEX, op, "slice bound 0: indices are 1-based");
   return p > 0 ? p - 1 : n + p; /* -1 -> n - 1; never overflows */
 }
 
+#define SLICE_STEP_HINT \
+  "the step is a non-zero integer: 2 takes every other element, -1 walks backwards " \
+  "(a:slice(1, nil, nil, -1) reverses)"
+
 /* a:slice(dim, first, last, step): first..last inclusive by step (1-based;
  * negative bounds count from the end; bounds beyond the ends are clamped as
  * in NumPy; a negative step walks backwards). */
 static int view_slice(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:slice");
+  dlb_array *a, *v = start_view(L, &a, 5, "Array:slice");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:slice");
   int64_t n = a->shape[dim], step = 1, first, last, count = 0;
   if (!lua_isnoneornil(L, 5)) {
     int isint;
     if (lua_type(L, 5) != LUA_TNUMBER)
-      dlbL_raise(L, DLB_E_ARGUMENT, "Array:slice", "the step is an integer, got %s",
-                 luaL_typename(L, 5));
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:slice", SLICE_STEP_HINT,
+                      "the step is an integer, got %s", luaL_typename(L, 5));
     step = (int64_t)lua_tointegerx(L, 5, &isint);
-    if (!isint) dlbL_raise(L, DLB_E_ARGUMENT, "Array:slice", "the step must be an integer");
-    if (step == 0) dlbL_raise(L, DLB_E_ARGUMENT, "Array:slice", "the step cannot be 0");
+    if (!isint)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:slice", SLICE_STEP_HINT,
+                      "the step must be an integer");
+    if (step == 0)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:slice", SLICE_STEP_HINT, "the step cannot be 0");
   }
   first = slice_bound(L, 3, n, step > 0 ? 0 : n - 1, "Array:slice");
   last = slice_bound(L, 4, n, step > 0 ? n - 1 : 0, "Array:slice");
@@ -194,7 +226,7 @@ static int view_slice(lua_State *L) {
 
 /* a:squeeze() drops every extent-1 dim; a:squeeze(dim) drops that one. */
 static int view_squeeze(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:squeeze");
+  dlb_array *a, *v = start_view(L, &a, 2, "Array:squeeze");
   dlb_error err;
   int dim = lua_isnoneornil(L, 2) ? -1 : dlbL_check_dim(L, 2, a->ndim, "Array:squeeze");
   check_status(L, dlb_view_squeeze(v, dim, &err), &err, "Array:squeeze");
@@ -203,20 +235,21 @@ static int view_squeeze(lua_State *L) {
 
 /* a:unsqueeze(dim): a new extent-1 dim at position dim (1..ndim+1, -1 = last). */
 static int view_unsqueeze(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:unsqueeze");
+  dlb_array *a, *v = start_view(L, &a, 2, "Array:unsqueeze");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim + 1, "Array:unsqueeze");
   check_status(L, dlb_view_unsqueeze(v, dim, &err), &err, "Array:unsqueeze");
   return 1;
 }
 
-/* a:expand(shape): broadcast extent-1 dims with stride 0. The result is
- * read-only (as numpy.broadcast_to): one element stands for many. */
+/* a:expand(shape) or a:expand(n1, n2, ...): broadcast extent-1 dims with
+ * stride 0. The result is read-only (as numpy.broadcast_to): one element
+ * stands for many. */
 static int view_expand(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, "Array:expand");
   int64_t shape[DLB_MAX_NDIM];
+  int ndim;
+  dlb_array *v = start_shape_view(L, shape, &ndim, "Array:expand");
   dlb_error err;
-  int ndim = dlbL_check_shape(L, 2, shape, 1, "Array:expand");
   check_status(L, dlb_view_expand(v, ndim, shape, &err), &err, "Array:expand");
   for (int d = 0; d < v->ndim; d++)
     if (v->strides[d] == 0 && v->shape[d] > 1) v->readonly = 1;
@@ -227,6 +260,7 @@ static int view_expand(lua_State *L) {
 static int view_contiguous(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:contiguous"), *c;
   dlb_error err;
+  dlbL_check_nargs(L, 1, "Array:contiguous");
   if (dlb_array_is_contiguous(a)) {
     lua_settop(L, 1);
     return 1;
@@ -238,6 +272,7 @@ static int view_contiguous(lua_State *L) {
 }
 
 static int view_is_contiguous(lua_State *L) {
+  dlbL_check_nargs(L, 1, "Array:is_contiguous");
   lua_pushboolean(L, dlb_array_is_contiguous(dlbL_check_live(L, 1, "Array:is_contiguous")));
   return 1;
 }

@@ -1,0 +1,294 @@
+-- arguments_spec.lua -- how arguments are passed, and that none is ignored.
+--
+-- Shapes: every function that takes a shape as its last positional
+-- argument takes it as one table or as separate integers (the Torch7 and
+-- NumPy habit), options last:
+--   dl.zeros{2, 3}            dl.zeros(2, 3)           dl.zeros(2, 3, {dtype = "int32"})
+--   dl.ones, dl.empty         likewise
+--   dl.frombytes(s, "uint8", {2, 3})   or   dl.frombytes(s, "uint8", 2, 3)
+--   a:view{3, 2}              a:view(3, 2)             (one -1 is inferred)
+--   a:reshape{3, 2}           a:reshape(3, 2)
+--   a:expand{4, 3}            a:expand(4, 3)
+-- dl.full(shape, value, opts) is the exception: its value follows the shape,
+-- so its shape is one table or one integer (dl.full({2, 3}, 7)).
+--
+-- No argument is silently ignored: a function or method given more
+-- arguments than it takes raises ARGUMENT "unexpected argument #n" (counting
+-- self for a method), with the function's usage as the hint. A nil counts:
+-- pass nothing rather than a trailing nil. a:get and a:set take exactly
+-- one index per dimension and raise INDEX for any other count.
+local dl = require "dlbridge"
+local support = require "support"
+
+local expect_code = support.expect_code
+
+describe("a shape given as integers", function()
+  it("is the same as the table: dl.zeros(2, 3) == dl.zeros{2, 3}", function()
+    assert.same({2, 3}, dl.zeros(2, 3).shape)
+    assert.same(dl.zeros{2, 3}:totable(), dl.zeros(2, 3):totable())
+    assert.same({4}, dl.zeros(4).shape)
+    assert.same({2, 3, 4}, dl.ones(2, 3, 4).shape)
+    assert.same({5, 1}, dl.empty(5, 1).shape)
+  end)
+
+  it("takes the options table last", function()
+    local a = dl.zeros(2, 3, {dtype = "int32"})
+    assert.same({2, 3}, a.shape)
+    assert.equal("int32", a.dtype)
+    assert.equal(1, dl.ones(2, 2, {dtype = "uint8"}):get(2, 2))
+    assert.same({2}, dl.zeros(2, nil).shape) -- nil options are no options
+  end)
+
+  it("works for view, reshape and expand, with one -1 inferred", function()
+    local a = dl.arange(6)
+    assert.same({3, 2}, a:view(3, 2).shape)
+    assert.same({{0, 1}, {2, 3}, {4, 5}}, a:view(3, 2):totable())
+    assert.same({2, 3}, a:reshape(-1, 3).shape)
+    assert.same({6}, a:view(3, 2):reshape(6).shape)
+    assert.same({4, 3}, dl.zeros(1, 3):expand(4, 3).shape)
+    assert.same({4, 3}, dl.zeros(1, 3):expand(4, -1).shape)
+  end)
+
+  it("works for dl.frombytes, after the dtype", function()
+    local img = dl.frombytes("\1\2\3\4\5\6", "uint8", 2, 3)
+    assert.same({{1, 2, 3}, {4, 5, 6}}, img:totable())
+    assert.same({3, 2}, dl.frombytes("\1\2\3\4\5\6", "uint8", 3, 2, {device = "cpu"}).shape)
+  end)
+
+  it("reads every integer: a:view(6, 99) is the shape {6, 99}, not {6}", function()
+    local a = dl.arange(6)
+    local err = expect_code("SHAPE", a.view, a, 6, 99)
+    assert.matches("594", err.message) -- 6 * 99 elements asked for
+  end)
+
+  it("holds integers only: a fraction is SHAPE, anything else ARGUMENT", function()
+    expect_code("SHAPE", dl.zeros, 2, 3.5)
+    expect_code("SHAPE", dl.zeros, 2, -3)
+    local a = dl.arange(6)
+    expect_code("ARGUMENT", a.view, a, 3, "2")
+    expect_code("ARGUMENT", a.view, a, 3, nil) -- a nil among the integers is no shape entry
+    expect_code("ARGUMENT", dl.zeros, 2, 3, "int32") -- options go in a table
+  end)
+
+  it("is one form or the other: a table and then integers is ARGUMENT", function()
+    expect_code("ARGUMENT", dl.zeros, {2}, 3)
+    local a = dl.arange(6)
+    expect_code("ARGUMENT", a.view, a, {3}, 2)
+  end)
+
+  it("has at most 32 dimensions in either form", function()
+    local ones = {}
+    for d = 1, 33 do ones[d] = 1 end
+    expect_code("SHAPE", dl.zeros, table.unpack(ones))
+    expect_code("SHAPE", dl.zeros, ones)
+    table.remove(ones)
+    assert.equal(32, dl.zeros(table.unpack(ones)).ndim)
+  end)
+
+  it("is not taken by dl.full, whose value follows the shape", function()
+    assert.same({2, 3}, dl.full({2, 3}, 7).shape)
+    assert.same({2}, dl.full(2, 3).shape) -- shape {2}, value 3
+    expect_code("ARGUMENT", dl.full, 2, 3, 7) -- 7 is no options table
+  end)
+end)
+
+-- Valid arguments for every public function, filling every slot it takes
+-- (options included), so that one more argument is one too many.
+local function floats() return dl.array{0.25, 0.5} end
+local function ints() return dl.array{1, 2} end
+local function matrix() return dl.array{{1.0, 2.0}, {3.0, 4.0}} end
+
+local UNARY = {"abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "exp2", "expm1",
+  "floor", "isfinite", "isinf", "isnan", "log", "log10", "log1p", "log2", "logical_not", "neg",
+  "negative", "round", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc"}
+local INT_UNARY = {"bitwise_not", "invert"}
+local BINARY = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "floor_divide", "mod",
+  "pow", "power", "maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor",
+  "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+local INT_BINARY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
+local COMPARISON_METHODS = {"eq", "ne", "lt", "le", "gt", "ge"}
+local REDUCTIONS = {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "all", "any",
+  "count_nonzero", "std", "var"}
+
+-- dl.NAME(args...)
+local functions = {
+  array = function() return {{1, 2}, {}} end,
+  zeros = function() return {2, 3, {}} end,
+  ones = function() return {2, 3, {}} end,
+  empty = function() return {2, 3, {}} end,
+  full = function() return {{2}, 7, {}} end,
+  arange = function() return {0, 10, 2, {}} end,
+  linspace = function() return {0, 1, 5, {}} end,
+  frombytes = function() return {"\1\2", "uint8", 2, {}} end,
+  is_array = function() return {floats()} end,
+  is_error = function() return {floats()} end,
+  dtypes = function() return {} end,
+  memory = function() return {} end,
+  backends = function() return {} end,
+  device_put = function() return {floats(), "cpu", {}} end,
+  from_dlpack = function() return {floats(), {}} end,
+  matmul = function() return {matrix(), matrix(), {}} end,
+  dot = function() return {floats(), floats()} end,
+  concat = function() return {{floats(), floats()}, 1} end,
+  stack = function() return {{floats(), floats()}, 1} end,
+  where = function() return {dl.array{true, false}, floats(), floats(), {}} end,
+  clip = function() return {floats(), 0, 1, {}} end,
+}
+-- a:NAME(args...): self first.
+local methods = {
+  T = function() return {matrix()} end,
+  astype = function() return {floats(), "float32"} end,
+  contiguous = function() return {floats()} end,
+  copy = function() return {floats()} end,
+  copy_from = function() return {floats(), 0} end,
+  delete = function() return {floats()} end,
+  fill = function() return {floats(), 0} end,
+  is_contiguous = function() return {floats()} end,
+  expand = function() return {dl.zeros{1}, {3}} end,
+  view = function() return {floats(), {2}} end,
+  reshape = function() return {floats(), {2}} end,
+  transpose = function() return {matrix(), 1, 2} end,
+  permute = function() return {matrix(), {2, 1}} end,
+  narrow = function() return {floats(), 1, 1, 1} end,
+  select = function() return {matrix(), 1, 1} end,
+  slice = function() return {floats(), 1, 1, 2, 1} end,
+  squeeze = function() return {dl.zeros{1, 2}, 1} end,
+  unsqueeze = function() return {floats(), 1} end,
+  to = function() return {floats(), "cpu", {}} end,
+  tobytes = function() return {floats()} end,
+  totable = function() return {floats()} end,
+  matmul = function() return {matrix(), matrix(), {}} end,
+  dot = function() return {floats(), floats()} end,
+  clip = function() return {floats(), 0, 1, {}} end,
+  to_dlpack = function() return {floats(), {}} end,
+  __dlpack = function() return {floats(), {}} end,
+  __dlpack_device = function() return {floats()} end,
+}
+for _, name in ipairs(UNARY) do
+  functions[name] = function() return {floats(), {}} end
+  methods[name] = functions[name]
+end
+for _, name in ipairs(INT_UNARY) do
+  functions[name] = function() return {ints(), {}} end
+  methods[name] = functions[name]
+end
+for _, name in ipairs(BINARY) do
+  functions[name] = function() return {floats(), floats(), {}} end
+  methods[name] = functions[name]
+end
+for _, name in ipairs(INT_BINARY) do
+  functions[name] = function() return {ints(), ints(), {}} end
+  methods[name] = functions[name]
+end
+for _, name in ipairs(COMPARISON_METHODS) do
+  methods[name] = function() return {floats(), floats(), {}} end
+end
+for _, name in ipairs(REDUCTIONS) do
+  functions[name] = function() return {floats(), {}} end
+  methods[name] = functions[name]
+end
+
+-- Not in the catalogue, and why.
+local exempt = {
+  try = "dl.try(f, ...) passes any arguments on to f",
+  traceback = "a message handler: xpcall gives it exactly one argument",
+  get = "takes one index per dimension: another count is INDEX (tested below)",
+  set = "takes one index per dimension and a value: another count is INDEX (tested below)",
+}
+
+-- The method table behind Array's __index (the upvalue holding "view").
+local function array_methods()
+  local index = getmetatable(dl.zeros(1)).__index
+  for i = 1, math.huge do
+    local name, value = debug.getupvalue(index, i)
+    if not name then break end
+    if type(value) == "table" and rawget(value, "view") then return value end
+  end
+  error("no method table found behind Array's __index")
+end
+
+describe("the catalogue of valid calls", function()
+  it("covers every function of the module", function()
+    for name, value in pairs(dl) do
+      if type(value) == "function" then
+        assert.is_truthy(functions[name] or exempt[name], "no catalogue entry for dl." .. name)
+      end
+    end
+  end)
+
+  it("covers every method of Array", function()
+    for name in pairs(array_methods()) do
+      assert.is_truthy(methods[name] or exempt[name], "no catalogue entry for a:" .. name)
+    end
+  end)
+
+  it("holds calls that succeed", function()
+    for name, args in pairs(functions) do
+      local a = args()
+      local ok, err = pcall(dl[name], table.unpack(a, 1, #a))
+      assert.is_true(ok, "dl." .. name .. ": " .. tostring(err))
+    end
+    for name, args in pairs(methods) do
+      local a = args()
+      local ok, err = pcall(a[1][name], table.unpack(a, 1, #a))
+      assert.is_true(ok, "a:" .. name .. ": " .. tostring(err))
+    end
+  end)
+end)
+
+describe("one argument too many", function()
+  -- Each call of the catalogue with one more argument: ARGUMENT, naming the
+  -- position, with the function's usage as the hint.
+  local function check(label, f, args)
+    local n = #args
+    args[n + 1] = "surplus"
+    local err = expect_code("ARGUMENT", f, table.unpack(args, 1, n + 1))
+    assert.matches("unexpected argument #" .. (n + 1) .. " %(string", err.message, label)
+    assert.is_string(err.hint)
+  end
+
+  for name, args in pairs(functions) do
+    it("raises ARGUMENT from dl." .. name, function()
+      check("dl." .. name, dl[name], args())
+    end)
+  end
+
+  for name, args in pairs(methods) do
+    it("raises ARGUMENT from a:" .. name, function()
+      local a = args()
+      check("a:" .. name, a[1][name], a)
+    end)
+  end
+
+  it("a nil counts as an argument: pass nothing rather than nil", function()
+    local a = dl.zeros(2)
+    expect_code("ARGUMENT", a.copy, a, nil)
+    expect_code("ARGUMENT", dl.sum, a, nil, nil)
+  end)
+
+  it("counts self for a method, and says so", function()
+    local a = dl.arange(4)
+    local err = expect_code("ARGUMENT", function() return a:sum({dim = 1}, 5) end)
+    assert.matches("unexpected argument #3 %(number; self is #1%)", err.message)
+    err = expect_code("ARGUMENT", dl.sum, a, {dim = 1}, 5)
+    assert.matches("unexpected argument #3 %(number%)", err.message)
+  end)
+
+  it("the error object's method err:is also refuses a second argument", function()
+    local err = expect_code("SHAPE", dl.zeros, -1)
+    expect_code("ARGUMENT", err.is, err, "SHAPE", "VALUE")
+  end)
+
+  it("a:get and a:set take one index per dimension: another count is INDEX", function()
+    local m = dl.zeros(2, 3)
+    expect_code("INDEX", m.get, m, 1, 1, 1)
+    expect_code("INDEX", m.get, m, 1)
+    expect_code("INDEX", m.set, m, 1, 1, 1, 0)
+  end)
+
+  it("operators take their two operands and need no check", function()
+    local a = dl.array{1, 2}
+    assert.same({2, 4}, (a + a):totable())
+    assert.same({-1, -2}, (-a):totable())
+  end)
+end)

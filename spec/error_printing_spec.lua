@@ -1,0 +1,96 @@
+-- error_printing_spec.lua -- how a dlbridge.Error reads as text.
+--
+--   tostring(err)   "script.lua:12: dlbridge: SHAPE: message (hint: ...)"
+--   err .. "x"      the same text, concatenated
+--
+-- The text leads with err.where, the file and line of the Lua code that made
+-- the failing call, as Lua's own error messages do. So a script that does not
+-- catch the error still says where it failed: the lua interpreter prints an
+-- error object through its __tostring:
+--
+--   $ lua5.4 script.lua
+--   lua5.4: script.lua:3: dlbridge: SHAPE: cannot reshape 6 elements into 16 (hint: ...)
+--
+-- A call made from C (pcall(dl.zeros, ...), a host's lua_pcall) has no Lua
+-- line: err.where is "" and the text starts with "dlbridge: ".
+local dl = require "dlbridge"
+local support = require "support"
+
+-- A shell word for s (single quotes).
+local function quoted(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+-- Runs lua5.4 on the script text with this process's module paths; returns
+-- what it printed (stdout and stderr) and its exit status.
+local function run_script(text)
+  local path = os.tmpname()
+  local file = assert(io.open(path, "w"))
+  file:write(text)
+  file:close()
+  local command = ("LUA_PATH=%s LUA_CPATH=%s lua5.4 %s 2>&1"):format(
+    quoted(package.path), quoted(package.cpath), quoted(path))
+  local pipe = assert(io.popen(command))
+  local output = pipe:read("a")
+  local _, _, status = pipe:close()
+  os.remove(path)
+  return output, status, path
+end
+
+describe("an uncaught error printed by the lua interpreter", function()
+  it("names the script's file and line, then the code, message and hint", function()
+    local output, status, path = run_script([[
+local dl = require "dlbridge"
+local a = dl.arange(6)
+local b = a:view{16}
+print(b)
+]])
+    assert.equal(1, status)
+    local expected = "lua5.4: " .. path .. ":3: dlbridge: SHAPE: cannot reshape 6 elements "
+      .. "into 16 (hint: "
+    assert.equal(expected, output:sub(1, #expected), output)
+  end)
+
+  it("keeps the location when the script catches the error and raises it again", function()
+    local output, status, path = run_script([[
+local dl = require "dlbridge"
+local ok, err = pcall(function()
+  local z = dl.zeros(2, "int32")
+  return z
+end)
+assert(not ok)
+error(err, 0) -- the same object: its where is line 3
+]])
+    assert.equal(1, status)
+    assert.matches(path:gsub("%p", "%%%0") .. ":3: dlbridge: ARGUMENT: ", output)
+  end)
+end)
+
+describe("tostring(err)", function()
+  it("leads with where the calling Lua line is", function()
+    local ok, err = pcall(function()
+      local a = dl.arange(6):view(4, 4)
+      return a
+    end)
+    assert.is_false(ok)
+    assert.matches("^.*error_printing_spec%.lua:%d+: dlbridge: SHAPE: ", tostring(err))
+    assert.equal(err.where .. "dlbridge: SHAPE: " .. err.message .. " (hint: " .. err.hint .. ")",
+      tostring(err))
+  end)
+
+  it("has no location for a call made from C", function()
+    local err = support.error_of(dl.zeros, -1) -- pcall calls dl.zeros: no Lua line
+    assert.equal("", err.where)
+    assert.matches("^dlbridge: SHAPE: ", tostring(err))
+  end)
+
+  it("is what concatenation gives too", function()
+    local ok, err = pcall(function()
+      local a = dl.zeros(-1)
+      return a
+    end)
+    assert.is_false(ok)
+    assert.equal("failed: " .. tostring(err), "failed: " .. err)
+    assert.matches("^failed: .*error_printing_spec%.lua:%d+: dlbridge: SHAPE", "failed: " .. err)
+  end)
+end)
