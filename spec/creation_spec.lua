@@ -409,6 +409,8 @@ describe("dl.frombytes", function()
     assert.equal("cpu:0", a.device)
     assert.same({1, 2, 3}, a:totable())
     assert.equal("ARGUMENT", code_of(dl.frombytes, "abcd", "int32", {1}, {devcie = "cpu"}))
+    -- the dtype is argument #2; a second one in opts would be ignored, so it is refused
+    assert.equal("ARGUMENT", code_of(dl.frombytes, "abcd", "uint8", nil, {dtype = "int16"}))
   end)
 
   it("reads raw bytes, for example from string.pack, as elements of a dtype", function()

@@ -297,6 +297,11 @@ static int create_frombytes(lua_State *L) {
         dlbL_raise(L, DLB_E_VALUE, "dl.frombytes", "byte %zu is %u, not a bool (0 or 1)", k + 1,
                    (unsigned)(unsigned char)s[k]);
   dlbL_check_options(L, next, &opts, "dl.frombytes");
+  if (opts.has_dtype) /* the dtype is the second argument: a second one would be ignored */
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.frombytes",
+                    "the dtype is the second argument, dl.frombytes(s, \"int16\", shape); "
+                    "opts takes only device",
+                    "dl.frombytes takes its dtype as argument #2, not in opts");
   a = push_new(L, &opts, dtype, ndim, shape, 0, "dl.frombytes");
   if (dlb_array_write_from(a, s, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.frombytes");
   return 1;
