@@ -12,6 +12,7 @@
 #   docs.ldoc_builds     LDoc builds the reference without a warning
 #   docs.examples        every example in the Lua reference runs and shows what it says
 #   docs.tools_selftest  the checkers catch what they are meant to catch
+#   docs.links           README.md and docs/design.md link only to files in the repository
 # LDoc is Debian's lua-ldoc; it runs under lua5.4 (Debian's `ldoc` script
 # would pick Lua 5.1 or 5.2, when installed). Without it (or lua5.4), the
 # target and the tests that need it fail with a message saying what to
@@ -96,12 +97,17 @@ if(BUILD_TESTING OR DLB_TESTS)
 
   # Without lua5.4 nothing runs; without LDoc what needs it fails.
   if(DLB_DOCS_NO_LUA)
-    foreach(test IN ITEMS docs.c_complete docs.examples)
+    foreach(test IN ITEMS docs.c_complete docs.links docs.examples)
       add_test(NAME ${test} COMMAND ${DLB_DOCS_FAIL_NO_LUA})
     endforeach()
   else()
     add_test(NAME docs.c_complete
       COMMAND ${DLB_LUA54} docs/tools/c_reference.lua --check ${DLB_DOCS_HEADERS}
+      WORKING_DIRECTORY ${DLB_DOCS_SOURCE})
+    # The README and the design link only to files inside the repository.
+    add_test(NAME docs.links
+      COMMAND ${DLB_LUA54} docs/tools/check_links.lua README.md docs/design.md
+              tests/fuzz/README.md
       WORKING_DIRECTORY ${DLB_DOCS_SOURCE})
     # This one loads the built module; under ThreadSanitizer the
     # uninstrumented lua5.4 cannot (tests/CMakeLists.txt): the other builds run it.
