@@ -7,14 +7,16 @@
 #include <string.h>
 #include "hostapi.h"
 
-DLB_API void dlb_export_options_init(dlb_export_options *opts) {
-  memset(opts, 0, sizeof *opts);
-  opts->version = DLB_EXPORT_OPTIONS_VERSION;
-  opts->max_version_major = -1;
-  opts->dl_device.device_type = kDLCPU;
-  opts->copy = -1;
-  opts->layout = DLB_LAYOUT_ANY;
-}
+/* Versioned, no dl_device, copy only if needed, any layout. */
+static const dlb_export_options default_options = {
+    .version = DLB_EXPORT_OPTIONS_VERSION,
+    .max_version_major = -1,
+    .dl_device = {kDLCPU, 0},
+    .copy = -1,
+    .layout = DLB_LAYOUT_ANY,
+};
+
+DLB_API void dlb_export_options_init(dlb_export_options *opts) { *opts = default_options; }
 
 /* ---- the last error of this thread ----------------------------------------- */
 
@@ -44,8 +46,10 @@ static dlb_status failed(lua_State *L, const dlb_error *err, const char *op) {
  * defaults; ARGUMENT for a version it does not know. */
 static dlb_status read_options(const dlb_export_options *in, dlb_export_options *out,
                                dlb_error *err) {
-  dlb_export_options_init(out);
-  if (!in) return DLB_OK;
+  if (!in) {
+    *out = default_options;
+    return DLB_OK;
+  }
   if (in->version == 0 || in->version > DLB_EXPORT_OPTIONS_VERSION) {
     dlb_fail(err, DLB_E_ARGUMENT, "dlb_export_options version %u is not one this dlbridge knows (1..%d)",
              (unsigned)in->version, DLB_EXPORT_OPTIONS_VERSION);
@@ -53,8 +57,9 @@ static dlb_status read_options(const dlb_export_options *in, dlb_export_options 
                         "DLB_EXPORT_OPTIONS_VERSION of the header you build against");
     return DLB_E_ARGUMENT;
   }
-  /* Version 1 is the whole struct; later versions append fields. */
-  memcpy(out, in, sizeof *out);
+  /* Version 1 is the whole struct; later versions append fields (and will
+   * copy the caller's prefix over the defaults). */
+  *out = *in;
   if (out->layout < DLB_LAYOUT_ANY || out->layout > DLB_LAYOUT_CONTIGUOUS) {
     dlb_fail(err, DLB_E_ARGUMENT, "unknown layout %d", (int)out->layout);
     dlb_error_hint(err, "DLB_LAYOUT_ANY, DLB_LAYOUT_NONNEGATIVE or DLB_LAYOUT_CONTIGUOUS");
