@@ -22,16 +22,7 @@ local support = require "support"
 local function median(f) return support.median_time(f, ROUNDS) end
 
 -- NumPy's figures, by name, from the same run (nil when NumPy is missing).
-local here = support.here()
-local numpy = {}
-local py = io.popen("/usr/bin/python3 " .. here .. "/bulk_numpy.py " .. ROUNDS .. " 2>/dev/null")
-if py then
-  for line in py:lines() do
-    local name, seconds = line:match("^(%S+) (%S+)$")
-    if name then numpy[name] = tonumber(seconds) end
-  end
-  py:close()
-end
+local numpy = support.numpy_figures("bulk_numpy.py", ROUNDS)
 
 local function peak_rss_mib()
   local f = io.open("/proc/self/status", "r")

@@ -21,4 +21,21 @@ function support.here()
   return (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "bench"
 end
 
+-- NumPy's figures by name from the same run: runs script (beside the
+-- benchmark) under Debian's /usr/bin/python3 with args, and reads its
+-- "name seconds" lines. An empty table when NumPy is missing.
+function support.numpy_figures(script, args)
+  local figures = {}
+  local py = io.popen("/usr/bin/python3 " .. support.here() .. "/" .. script .. " " ..
+                      (args or "") .. " 2>/dev/null")
+  if py then
+    for line in py:lines() do
+      local name, seconds = line:match("^(%S+) (%S+)$")
+      if name then figures[name] = tonumber(seconds) end
+    end
+    py:close()
+  end
+  return figures
+end
+
 return support

@@ -110,6 +110,10 @@ local COMPARISON_METHODS = {"eq", "ne", "lt", "le", "gt", "ge"}
 local REDUCTIONS = {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "all", "any",
   "count_nonzero", "std", "var"}
 
+-- A scratch file for dl.save and dl.load, removed when this file's tests end.
+local npy_path = os.tmpname()
+teardown(function() os.remove(npy_path) end)
+
 -- dl.NAME(args...)
 local functions = {
   array = function() return {{1, 2}, {}} end,
@@ -127,6 +131,18 @@ local functions = {
   backends = function() return {} end,
   device_put = function() return {floats(), "cpu", {}} end,
   from_dlpack = function() return {floats(), {}} end,
+  save = function() return {npy_path, floats()} end,
+  load = function() dl.save(npy_path, floats()) return {npy_path, {}} end,
+  tonpy = function() return {floats()} end,
+  fromnpy = function() return {dl.tonpy(floats()), {}} end,
+  -- (the safetensors functions use the same scratch file)
+  save_safetensors = function() return {npy_path, {x = floats()}, {k = "v"}} end,
+  load_safetensors = function()
+    dl.save_safetensors(npy_path, {x = floats()})
+    return {npy_path, {}}
+  end,
+  tosafetensors = function() return {{x = floats()}, {k = "v"}} end,
+  fromsafetensors = function() return {dl.tosafetensors{x = floats()}, {}} end,
   matmul = function() return {matrix(), matrix(), {}} end,
   dot = function() return {floats(), floats()} end,
   concat = function() return {{floats(), floats()}, 1} end,

@@ -155,7 +155,7 @@ describe("dl.E", function()
     "BACKEND_INCOMPATIBLE", "DELETED", "CAPSULE_CONSUMED", "UNKNOWN_DEVICE",
     "DEVICE_UNAVAILABLE", "DTYPE", "SHAPE", "INDEX", "VALUE", "COPY_REQUIRED",
     "READ_ONLY", "DLPACK_VERSION", "DLPACK_INVALID", "UNSUPPORTED", "OUT_OF_MEMORY",
-    "BACKEND_FAILURE", "ARGUMENT",
+    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT",
   }
 
   it("names every error code: dl.E.SHAPE == 'SHAPE'", function()
@@ -164,7 +164,7 @@ describe("dl.E", function()
     end
   end)
 
-  it("holds exactly the 17 codes of the design", function()
+  it("holds exactly these 19 codes", function()
     local n = 0
     for name, value in pairs(dl.E) do
       n = n + 1
@@ -340,6 +340,16 @@ describe("what typically raises each code", function()
     assert.equal("ARGUMENT", failure(a.copy, 42).code)
     assert.equal("ARGUMENT", failure(dl.zeros, "3").code)
     assert.equal("ARGUMENT", failure(dl.zeros, 2, {dtyp = "int8"}).code)
+  end)
+
+  it("IO: the system refuses a file operation, e.g. dl.load of a missing file", function()
+    local err = failure(dl.load, "/no/such/dir/weights.npy")
+    assert.equal("IO", err.code)
+    assert.equal(2, err.status) -- the system's errno: ENOENT
+  end)
+
+  it("FORMAT: bytes that are not the file format, e.g. dl.fromnpy of garbage", function()
+    assert.equal("FORMAT", failure(dl.fromnpy, "this is not a .npy file").code)
   end)
 end)
 

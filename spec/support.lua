@@ -68,4 +68,34 @@ function support.readonly_array()
   return dl.array{1, 2, 3}:view{1, 3}:expand{2, 3}
 end
 
+-- Files: support.temp_path() is a fresh temporary path; a spec file that
+-- uses it removes them all after each test with
+-- after_each(support.remove_temp_files).
+local temp_paths = {}
+function support.temp_path()
+  local path = os.tmpname()
+  temp_paths[#temp_paths + 1] = path
+  return path
+end
+
+function support.remove_temp_files()
+  for _, path in ipairs(temp_paths) do os.remove(path) end
+  temp_paths = {}
+end
+
+-- The bytes of the file at path.
+function support.file_bytes(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Writes the string s as the file at path.
+function support.write_file(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
 return support

@@ -21,6 +21,7 @@
 extern "C" {
 #endif
 
+/* Marks the functions a shared libdlbridge exports. */
 #if defined(__GNUC__)
 #define DLB_API __attribute__((visibility("default")))
 #else
@@ -29,6 +30,7 @@ extern "C" {
 
 typedef struct lua_State lua_State;
 
+/* The library's version, as the Lua side's dl.version reports it. */
 #define DLB_VERSION_MAJOR 0
 #define DLB_VERSION_MINOR 1
 #define DLB_VERSION_STRING "0.1.0"
@@ -56,6 +58,8 @@ typedef enum dlb_status {
   DLB_E_OUT_OF_MEMORY,        /* an allocation failed */
   DLB_E_BACKEND_FAILURE,      /* a backend reported an error */
   DLB_E_ARGUMENT,             /* bad argument type or value */
+  DLB_E_IO,                   /* the system refused a file operation (errno in err.status) */
+  DLB_E_FORMAT,               /* a malformed file or byte string (.npy, safetensors) */
   DLB_STATUS_COUNT
 } dlb_status;
 
@@ -224,6 +228,7 @@ typedef struct dlb_borrowed {
 DLB_API dlb_status dlb_borrow(lua_State *L, int idx, dlb_borrowed *view);
 /* The same for an array held by a registry reference (luaL_ref). */
 DLB_API dlb_status dlb_borrow_ref(lua_State *L, int ref, dlb_borrowed *view);
+/* Ends a borrow: drops its reference (any thread; idempotent). */
 DLB_API void dlb_borrow_end(dlb_borrowed *view);
 
 /*
@@ -261,6 +266,35 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
  * Lua code cannot change it (dl.memory() reads it). On failure (no memory to
  * open dlbridge, or dlbridge already closed with L) the error is pushed. */
 DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes);
+
+/*
+ * Files. Scripts read and write .npy and safetensors files through
+ * dl.load/dl.save and dl.load_safetensors/dl.save_safetensors. A host that
+ * sandboxes scripts turns that off with dlb_allow_files(L, 0): every
+ * function that takes a path then raises UNSUPPORTED (the string forms,
+ * dl.fromnpy and friends, still work). On by default.
+ */
+DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed);
+
+/*
+ * Loading safetensors from C, so an engine can hand weights to Lua without
+ * the file system. Both push two values on success: the table name -> array
+ * and the table of __metadata__ (string -> string; empty when absent).
+ * Arrays are zero-copy and read-only unless flags has DLB_LOAD_COPY
+ * (writable copies). dlb_load_safetensors maps the file at path (not
+ * subject to dlb_allow_files: the host chose the path); the mapping is
+ * unmapped once, when the last array, view or DLPack export of it is gone.
+ * dlb_push_safetensors reads size bytes at data that the host owns (e.g.
+ * mapped itself): release(ctx) (may be NULL) runs exactly once when the
+ * last array of it is gone, on any thread, possibly after lua_close; on
+ * failure it has already run (or, with DLB_LOAD_COPY, runs before return).
+ * Errors: FORMAT (a malformed file), DTYPE, SHAPE, IO, OUT_OF_MEMORY.
+ */
+#define DLB_LOAD_COPY 1u
+
+DLB_API dlb_status dlb_load_safetensors(lua_State *L, const char *path, uint32_t flags);
+DLB_API dlb_status dlb_push_safetensors(lua_State *L, const void *data, size_t size,
+                                        uint32_t flags, void (*release)(void *ctx), void *ctx);
 
 /* Opens the module as `require "dlbridge.core"` would (pushes its table). */
 DLB_API int luaopen_dlbridge_core(lua_State *L);

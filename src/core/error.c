@@ -7,7 +7,7 @@ static const char *const status_names[DLB_STATUS_COUNT] = {
     "OK",          "BACKEND_INCOMPATIBLE", "DELETED",        "CAPSULE_CONSUMED", "UNKNOWN_DEVICE",
     "DEVICE_UNAVAILABLE", "DTYPE",         "SHAPE",          "INDEX",            "VALUE",
     "COPY_REQUIRED", "READ_ONLY",          "DLPACK_VERSION", "DLPACK_INVALID",   "UNSUPPORTED",
-    "OUT_OF_MEMORY", "BACKEND_FAILURE",    "ARGUMENT",
+    "OUT_OF_MEMORY", "BACKEND_FAILURE",    "ARGUMENT",       "IO",               "FORMAT",
 };
 
 static const char *const default_hints[DLB_STATUS_COUNT] = {
@@ -33,6 +33,8 @@ static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_BACKEND_FAILURE] = "the backend's own status code is in err.status",
     /* The fallback: the binding gives every ARGUMENT error a hint of its own. */
     [DLB_E_ARGUMENT] = "check the argument types against the documentation",
+    [DLB_E_IO] = "check the path and its permissions; err.status is the system's errno",
+    [DLB_E_FORMAT] = "the file is not a valid .npy or safetensors file (truncated or corrupt?)",
 };
 
 DLB_API const char *dlb_status_name(dlb_status status) {

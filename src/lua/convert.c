@@ -306,3 +306,38 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
     lua_pop(L, 1);
   }
 }
+
+#define LOAD_OPTIONS_HINT                                                                    \
+  "the options are copy (true: writable copies; false: views of the file or an error; "    \
+  "left out: views where possible) and device (such as \"cpu\"), e.g. {copy = true}"
+
+void dlbL_check_load_options(lua_State *L, int idx, dlbL_load_options *o, const char *op) {
+  dlbL_options where;
+  dlbL_check_options(L, 0, &where, op); /* the cpu */
+  o->copy = DLB_COPY_IF_NEEDED;
+  o->backend = where.backend;
+  o->device_id = where.device_id;
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LOAD_OPTIONS_HINT, "options must be a table, got %s",
+                    luaL_typename(L, idx));
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "copy") == 0) {
+      if (lua_type(L, -1) != LUA_TBOOLEAN)
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LOAD_OPTIONS_HINT,
+                        "copy must be nil, true or false, got %s", luaL_typename(L, -1));
+      o->copy = lua_toboolean(L, -1) ? DLB_COPY_ALWAYS : DLB_COPY_NEVER;
+    } else if (strcmp(key, "device") == 0) {
+      dlbL_check_device(L, -1, &where, op);
+      o->backend = where.backend;
+      o->device_id = where.device_id;
+    } else {
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LOAD_OPTIONS_HINT,
+                      "unknown option '%.40s' (expected copy, device)", dlbL_key_name(L, -2));
+    }
+    lua_pop(L, 1);
+  }
+}

@@ -46,6 +46,7 @@ typedef struct dlb_lua_state {
   int pins;           /* registry reference of the pin table (objects made in finalizers) */
   size_t pinned;      /* entries in it */
   size_t gc_debt_kb;  /* new buffers' sizes not yet told to the collector (dlbL_account) */
+  int files_allowed;  /* dl.load, dl.save and friends may touch the file system (dlb_allow_files) */
   uint64_t tag;
 } dlb_lua_state;
 
@@ -193,6 +194,15 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
 /* dlbL_check_options for the argument after a shape: anything but a table
  * or nil there raises ARGUMENT with a hint showing both shape forms. */
 void dlbL_check_options_after_shape(lua_State *L, int idx, dlbL_options *opts, const char *op);
+/* The options of the file loads (dl.load, dl.load_safetensors and their
+ * string forms): {copy =, device =}. copy is DLB_COPY_IF_NEEDED without the
+ * key; backend/device_id the cpu without device. Unknown keys raise ARGUMENT. */
+typedef struct dlbL_load_options {
+  dlb_copy_mode copy;
+  dlb_backend *backend;
+  int device_id;
+} dlbL_load_options;
+void dlbL_check_load_options(lua_State *L, int idx, dlbL_load_options *o, const char *op);
 /* Parses the device string at idx ("cpu", "cpu:0") into opts. */
 void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op);
 
@@ -238,6 +248,11 @@ extern const luaL_Reg dlbL_reduce_methods[];   /* reduce.c: a:sum(), ... */
 extern const luaL_Reg dlbL_reduce_functions[]; /* reduce.c: dl.sum(a), ... */
 extern const luaL_Reg dlbL_linalg_methods[];   /* linalg.c: a:matmul(b), ... */
 extern const luaL_Reg dlbL_linalg_functions[]; /* linalg.c: dl.matmul, dl.concat, dl.stack */
+extern const luaL_Reg dlbL_npy_functions[];         /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
+extern const luaL_Reg dlbL_safetensors_functions[]; /* safetensors.c: dl.load_safetensors, ... */
+/* Raises UNSUPPORTED when the host turned file access off (dlb_allow_files):
+ * every function that opens a path calls it first. */
+void dlbL_check_file_access(lua_State *L, const char *op);
 /* dlpack.c: creates the Capsule metatable (once per state). */
 void dlbL_open_capsule(lua_State *L);
 

@@ -62,6 +62,7 @@ static void push_state(lua_State *L) {
   state->pins = LUA_NOREF;
   state->pinned = 0;
   state->gc_debt_kb = 0;
+  state->files_allowed = 1;
   state->capsule_mt = LUA_NOREF;
   state->tag = DLB_STATE_TAG;
   if (luaL_newmetatable(L, DLB_STATE_MT)) {
@@ -133,6 +134,22 @@ dlb_lua_state *dlbL_find_state(lua_State *L) {
     lua_pop(L, 1);
   }
   return state;
+}
+
+DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed) {
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_files");
+  state->files_allowed = allowed != 0;
+  return DLB_OK;
+}
+
+void dlbL_check_file_access(lua_State *L, const char *op) {
+  if (dlbL_state(L)->files_allowed) return;
+  dlbL_raise_hint(L, DLB_E_UNSUPPORTED, op,
+                  "the host turned file access off (dlb_allow_files); load from a string "
+                  "the host gives you instead",
+                  "this host does not let scripts read or write files");
 }
 
 /* Opens the module, leaving nothing on the stack (run in protected mode). */
@@ -228,6 +245,8 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_compute_functions);
   set_functions(L, module, dlbL_reduce_functions);
   set_functions(L, module, dlbL_linalg_functions);
+  set_functions(L, module, dlbL_npy_functions);
+  set_functions(L, module, dlbL_safetensors_functions);
   dlbL_open_capsule(L);
   lua_settop(L, module);
   dlbL_open_errors(L);

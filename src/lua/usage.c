@@ -92,6 +92,23 @@ static const usage_line usage_lines[] = {
     NO_ARGUMENTS("Array:__dlpack_device", "a:__dlpack_device()"),
     {"dl.from_dlpack", "dl.from_dlpack(x, opts): x a capsule, an array or a value with a "
                        "__dlpack method; opts = {device = \"cpu\", copy = true}"},
+    /* .npy files (npy.c) */
+    {"dl.save", "dl.save(path, a): path a string such as \"data.npy\", a the array to write"},
+    {"dl.load", "dl.load(path, opts): path a string such as \"data.npy\"; "
+                "opts = {copy = true, device = \"cpu\"}"},
+    {"dl.tonpy", "dl.tonpy(a): the bytes of a .npy file holding the array a, as a string"},
+    {"dl.fromnpy", "dl.fromnpy(s, opts): s the bytes of a .npy file (dl.tonpy(a)); "
+                   "opts = {device = \"cpu\"}"},
+    /* safetensors files (safetensors.c) */
+    {"dl.save_safetensors", "dl.save_safetensors(path, tensors, metadata): path a string such as "
+                            "\"model.safetensors\", tensors a table name -> array, metadata "
+                            "(optional) a table string -> string"},
+    {"dl.load_safetensors", "dl.load_safetensors(path, opts) -> tensors, metadata: path a string "
+                            "such as \"model.safetensors\"; opts = {copy = true, device = \"cpu\"}"},
+    {"dl.tosafetensors", "dl.tosafetensors(tensors, metadata): tensors a table name -> array, "
+                         "metadata (optional) a table string -> string; returns the file's bytes"},
+    {"dl.fromsafetensors", "dl.fromsafetensors(s, opts) -> tensors, metadata: s the bytes of a "
+                           "safetensors file (dl.tosafetensors(t)); opts = {device = \"cpu\"}"},
 };
 
 const char *dlbL_usage(const char *op) {

@@ -182,3 +182,79 @@ LUA_SEEDS = {
 
 for name, statements in LUA_SEEDS.items():
     write("fuzz_lua_api", name, [b for st in statements for b in st])
+
+# ---- fuzz_npy --------------------------------------------------------------------
+# .npy files: the magic, the version, the header's length (2 bytes little-endian
+# in 1.0, 4 in 2.0 and 3.0), the dict padded with spaces and a newline so that
+# the data starts at a multiple of 64 (as np.save pads), then the data.
+
+
+def npy(dict_text, data=b"", major=1):
+    pre = 10 if major == 1 else 12
+    text = dict_text.encode("latin1")
+    header = text + b" " * ((64 - (pre + len(text) + 1) % 64) % 64) + b"\n"
+    length = len(header).to_bytes(2 if major == 1 else 4, "little")
+    return b"\x93NUMPY" + bytes([major, 0]) + length + header + bytes(data)
+
+
+def npy_dict(descr, shape, fortran=False):
+    """The dict np.save writes ('descr' may be a list: a structured dtype)."""
+    return "{'descr': %r, 'fortran_order': %s, 'shape': %r, }" % (descr, fortran, shape)
+
+
+write("fuzz_npy", "f8_c_order", npy(npy_dict("<f8", (2, 3)), range(48)))
+write("fuzz_npy", "i4_fortran_order", npy(npy_dict("<i4", (2, 3), True), range(24)))
+write("fuzz_npy", "i2_big_endian", npy(npy_dict(">i2", (5,)), range(10)))
+write("fuzz_npy", "c8_big_endian_fortran", npy(npy_dict(">c8", (2, 2), True), range(32)))
+write("fuzz_npy", "c16_0d", npy(npy_dict("<c16", ()), range(16)))
+write("fuzz_npy", "b1_bytes_0_1_2", npy(npy_dict("|b1", (3,)), [0, 1, 2]))
+write("fuzz_npy", "u1_size_0", npy(npy_dict("|u1", (3, 0))))
+write("fuzz_npy", "f2_version_2", npy(npy_dict("<f2", (4,)), range(8), major=2))
+write("fuzz_npy", "u8_version_3", npy(npy_dict("<u8", (3,)), range(24), major=3))
+write("fuzz_npy", "u2_double_quotes_no_comma",
+      npy('{"descr": "<u2", "fortran_order": False, "shape": (2,)}', range(4)))
+write("fuzz_npy", "i8_python2_long", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1L,), }",
+                                          range(8)))
+write("fuzz_npy", "structured", npy(npy_dict([("x", "<f4"), ("y", "<i2")], (2,)), range(12)))
+write("fuzz_npy", "unicode", npy(npy_dict("<U2", (1,)), range(8)))
+write("fuzz_npy", "datetime", npy(npy_dict("<M8[ns]", (1,)), range(8)))
+write("fuzz_npy", "negative_extent", npy(npy_dict("<f4", (-1,))))
+write("fuzz_npy", "truncated_data", npy(npy_dict("<f8", (4,)), range(31)))
+
+
+# ---- fuzz_safetensors: byte 0 the mode, then a safetensors file -------------------
+# mode: bit 0 through Lua and the C API, bit 1 DLB_LOAD_COPY, bit 2 Lua
+# allocation faults, bit 3 every allocation fails; high nibble the countdown.
+import json
+import struct
+
+
+def safetensors(entries, data, meta=None, pad=True):
+    h = {} if meta is None else {"__metadata__": meta}
+    h.update(entries)
+    js = json.dumps(h, separators=(",", ":")).encode()
+    if pad:
+        js += b" " * (-len(js) % 8)
+    return struct.pack("<Q", len(js)) + js + data
+
+
+one = safetensors({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}},
+                  struct.pack("<6f", *range(6)))
+many = safetensors({"a": {"dtype": "U8", "shape": [3], "data_offsets": [0, 3]},
+                    "m": {"dtype": "BOOL", "shape": [2], "data_offsets": [3, 5]},
+                    "h": {"dtype": "BF16", "shape": [1], "data_offsets": [5, 7]},
+                    "z": {"dtype": "C64", "shape": [], "data_offsets": [7, 15]},
+                    "e": {"dtype": "I64", "shape": [0, 2], "data_offsets": [15, 15]},
+                    "d": {"dtype": "F64", "shape": [1], "data_offsets": [15, 23]}},
+                   b"\1\2\3\1\2\0\x3f" + struct.pack("<ffd", 1, 2, 0.5),
+                   meta={"format": "pt", "k\u00e9": "v\n"})
+for mode in (0x00, 0x01, 0x03, 0x15, 0x2d):
+    write("fuzz_safetensors", "one_%02x" % mode, [mode] + list(one))
+    write("fuzz_safetensors", "many_%02x" % mode, [mode] + list(many))
+write("fuzz_safetensors", "empty", [1] + list(safetensors({}, b"")))
+write("fuzz_safetensors", "bool2", [1] + list(safetensors(
+    {"m": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}}, b"\0\2\xff")))
+write("fuzz_safetensors", "misaligned", [1] + list(safetensors(
+    {"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},
+     "f": {"dtype": "F32", "shape": [2], "data_offsets": [1, 9]}},
+    b"\x09" + struct.pack("<ff", 1.5, -2))))

@@ -1,0 +1,126 @@
+/* npy.h -- NumPy .npy files: the header (parsed strictly, written as
+ * np.save writes it) and whole arrays to and from files and memory.
+ * No Lua here.
+ *
+ * A .npy file is the magic "\x93NUMPY", the version (two bytes: 1.0, 2.0
+ * or 3.0), the header's length (2 bytes little-endian in 1.0, 4 bytes in
+ * 2.0 and 3.0), the header -- a Python dict literal such as
+ *   {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
+ * padded with spaces and a newline -- and then the elements, raw. */
+#ifndef DLB_FILES_NPY_H
+#define DLB_FILES_NPY_H
+
+#include "../core/array.h"
+#include "../core/dlpack.h" /* dlb_copy_mode */
+
+/* What a header says. After a successful dlb_npy_parse: 0 <= ndim <= 32,
+ * every extent >= 0, numel (their product) and nbytes (numel times the
+ * itemsize) fit (nbytes <= PTRDIFF_MAX), and data_offset + nbytes is within
+ * the total size the parser was given. */
+typedef struct dlb_npy_header {
+  int major, minor;   /* format version: (1, 0), (2, 0) or (3, 0) */
+  dlb_dtype dtype;
+  int swapped;        /* the elements are in the other byte order than this machine's */
+  int fortran_order;  /* column-major: the first index varies fastest */
+  int ndim;
+  int64_t shape[DLB_MAX_NDIM];
+  int64_t numel;
+  size_t nbytes;      /* of the elements */
+  size_t data_offset; /* where the elements start: magic, version, length and header */
+} dlb_npy_header;
+
+/* The bytes before the header text of a version 2.0 or 3.0 file: enough of
+ * any file to know where its data starts (dlb_npy_data_offset). */
+#define DLB_NPY_PREAMBLE 12
+
+/* The most bytes dlb_npy_format_header writes (32 dims of 19 digits fit). */
+#define DLB_NPY_HEADER_MAX 1024
+
+/*
+ * From the first size bytes of a file of total bytes (size >= the smaller of
+ * total and DLB_NPY_PREAMBLE): where its data starts. FORMAT for a bad magic
+ * or version, or a header longer than the file.
+ */
+dlb_status dlb_npy_data_offset(const void *data, size_t size, uint64_t total, size_t *offset,
+                               dlb_error *err);
+
+/*
+ * Parses the header of a .npy file of total bytes whose first size bytes
+ * are at data (size >= its data offset; size <= total). Strict: the dict
+ * must have exactly the keys 'descr', 'fortran_order' and 'shape', once
+ * each, in any order, with either quote style, whitespace between tokens,
+ * an optional trailing comma, and the 'L' suffix of Python 2 integers in
+ * versions 1.0 and 2.0. Errors:
+ *   FORMAT  truncated, bad magic or version, a dict that is not what NumPy
+ *           writes, a descr NumPy does not know, data shorter than the shape
+ *   DTYPE   a descr NumPy knows that dlbridge has no dtype for (strings,
+ *           objects, structured or void, datetimes, long double), with a hint
+ *   SHAPE   more than 32 dims, a negative extent, or a byte size that overflows
+ * Bytes after the data are ignored, as NumPy does.
+ */
+dlb_status dlb_npy_parse(const void *data, size_t size, uint64_t total, dlb_npy_header *h,
+                         dlb_error *err);
+
+/* Why the elements of a parsed file at data cannot be viewed in place (a
+ * static sentence), or NULL when they can: the bytes are swapped, the data
+ * is misaligned for the dtype, or a bool element is a byte other than 0 or
+ * 1 (this check reads every byte of a bool array). */
+const char *dlb_npy_copy_reason(const dlb_npy_header *h, const void *data);
+
+/*
+ * The array of a .npy file in host memory (size bytes at data), always a
+ * new writable copy on host in this machine's byte order: bool bytes other
+ * than 0 are stored as 1; a Fortran-order file gives Fortran (column-major)
+ * strides. Errors as dlb_npy_parse, and OUT_OF_MEMORY. On failure out is
+ * left released.
+ */
+dlb_status dlb_npy_from_memory(dlb_backend *host, const void *data, size_t size, dlb_array *out,
+                               dlb_error *err);
+
+/*
+ * The array of the .npy file whose bytes are all of buf (a host buffer, such
+ * as a mapping; the caller keeps its own reference): a read-only view of buf
+ * when copy allows it and dlb_npy_copy_reason gives none, else a copy as
+ * dlb_npy_from_memory makes (COPY_REQUIRED with COPY_NEVER).
+ */
+dlb_status dlb_npy_from_buffer(dlb_buffer *buf, dlb_copy_mode copy, dlb_backend *host,
+                               dlb_array *out, dlb_error *err);
+
+/*
+ * The array of the .npy file at path. COPY_ALWAYS reads the file into a new
+ * array (read(2), no mapping); otherwise the file is mapped
+ * (dlb_buffer_map_file) and viewed as dlb_npy_from_buffer does: the
+ * mapping lives while any view of it does. IO (errno in err) when the
+ * system refuses; ARGUMENT for a directory.
+ */
+dlb_status dlb_npy_load_file(dlb_backend *host, const char *path, dlb_copy_mode copy,
+                             dlb_array *out, dlb_error *err);
+
+/*
+ * Writes the header np.save writes for a C-order array of dtype and shape
+ * in this machine's byte order (byte for byte as NumPy 1.24: sorted keys,
+ * room to grow the first extent, padded with spaces and a newline so that
+ * the data starts at a multiple of 64): version 1.0, or 2.0 when the header
+ * needs more than 65535 bytes. out has room for DLB_NPY_HEADER_MAX bytes.
+ * DTYPE for bfloat16 (.npy has no such type), SHAPE for a bad shape.
+ */
+dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape, char *out,
+                                 size_t *len, dlb_error *err);
+
+/*
+ * Writes a to path as np.save does: the header, then the elements in
+ * row-major (C) order whatever a's strides (a non-contiguous array goes
+ * through a bounded buffer, 16 MiB at a time; memory the host cannot
+ * address is staged). The file is written beside path and renamed over it
+ * when complete: arrays mapping the old file keep its bytes, and a failure
+ * leaves the old file untouched (where no file can be made beside it, or
+ * path is no regular file, path is written in place). IO with errno when
+ * the system refuses; DTYPE for bfloat16.
+ */
+dlb_status dlb_npy_save_file(const dlb_array *a, const char *path, dlb_error *err);
+/* The same with a buffer of buffer_bytes (at least one element) for a
+ * non-contiguous array: the tests' way to reach every path with small arrays. */
+dlb_status dlb_npy_save_file_buffered(const dlb_array *a, const char *path, size_t buffer_bytes,
+                                      dlb_error *err);
+
+#endif
