@@ -44,11 +44,12 @@ dlb_status dlb_read_at(int fd, void *dst, size_t n, uint64_t offset, const char 
                        dlb_error *err);
 
 /*
- * Replacing a file. The bytes go to a new file beside the target, renamed
- * over it once complete, so arrays still mapping the old file keep its
- * bytes (dl.save(p, dl.load(p)) is safe: writing into a mapped file in
- * place would fault), no reader sees half a file, and a failure leaves the
- * old file as it was. A symbolic link's target is replaced, an existing
+ * Replacing a file. The bytes go to a new file beside the target; once
+ * they are all written, the old file is removed and the new one renamed to
+ * its name. So arrays still mapping the old file keep its bytes
+ * (dl.save(p, dl.load(p)) is safe: writing into a mapped file in place
+ * would fault), no reader sees half a file, and a failure while writing
+ * leaves the old file as it was. A symbolic link's target is replaced, an existing
  * file keeps its mode. A path that exists but is no regular file (a
  * directory, a device) is never replaced: ARGUMENT.
  */
