@@ -1,6 +1,7 @@
 /* dtype.c -- the dtype table, float16/bfloat16 rounding, scalar store/load
  * and element casts (NumPy astype semantics, checked where NumPy is undefined). */
 #include "dtype.h"
+#include "half_runs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -634,6 +635,33 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
     }                                                               \
   } while (0)
 
+/* A same-dtype copy between strided runs, four elements an iteration (the
+ * loads of a gather then overlap: twice the speed of one at a time). The
+ * offsets are integers, so no pointer is formed past either run's ends. */
+#define STRIDED_COPY(T)                                                      \
+  do {                                                                      \
+    const char *sb_ = (const char *)src;                                    \
+    char *db_ = (char *)dst;                                                \
+    ptrdiff_t so_ = 0, do_ = 0;                                             \
+    T a_, b_, c_, e_;                                                       \
+    for (k = 0; k + 4 <= n; k += 4) {                                       \
+      memcpy(&a_, sb_ + so_, sizeof(T));                                    \
+      memcpy(&b_, sb_ + so_ + src_stride, sizeof(T));                       \
+      memcpy(&c_, sb_ + so_ + 2 * src_stride, sizeof(T));                   \
+      memcpy(&e_, sb_ + so_ + 3 * src_stride, sizeof(T));                   \
+      memcpy(db_ + do_, &a_, sizeof(T));                                    \
+      memcpy(db_ + do_ + dst_stride, &b_, sizeof(T));                       \
+      memcpy(db_ + do_ + 2 * dst_stride, &c_, sizeof(T));                   \
+      memcpy(db_ + do_ + 3 * dst_stride, &e_, sizeof(T));                   \
+      so_ += 4 * src_stride;                                                \
+      do_ += 4 * dst_stride;                                                \
+    }                                                                       \
+    for (; k < n; k++, so_ += src_stride, do_ += dst_stride) {              \
+      memcpy(&a_, sb_ + so_, sizeof(T));                                    \
+      memcpy(db_ + do_, &a_, sizeof(T));                                    \
+    }                                                                       \
+  } while (0)
+
 /* int -> int: the low bits of the value (wraps modulo 2^bits). */
 #define INT_TO_INT(ST)                                               \
   switch (dinfo->itemsize) {                                         \
@@ -701,13 +729,20 @@ typedef struct { float re, im; } cast_c64;
 typedef struct { double re, im; } cast_c128;
 
 /* A complex64 element as one 64-bit word (re, then im = 0), and its real
- * part back: word-sized moves, which vectorise where a two-float struct
- * does not. */
+ * part back: the float's bits zero-extended (little-endian: re is the low
+ * half), which the vectoriser turns into one widening move where it leaves a
+ * two-float struct scalar. */
 static inline uint64_t c64_bits(float re) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint32_t bits;
+  memcpy(&bits, &re, sizeof bits);
+  return bits;
+#else
   cast_c64 c = {re, 0.0f};
   uint64_t w;
   memcpy(&w, &c, sizeof w);
   return w;
+#endif
 }
 
 static inline float c64_real(uint64_t w) {
@@ -723,12 +758,38 @@ static inline float c64_real(uint64_t w) {
 #endif
 }
 
+/* Whether a complex64 (as one word) or a complex128 (as two) is nonzero:
+ * either part's bits other than the sign (NaN counts, -0 does not). Integer
+ * tests vectorise where the float struct's || does not. */
+#define C64_NONZERO(w) (((w) & UINT64_C(0x7fffffff7fffffff)) != 0)
+#define C128_NONZERO(lo, hi) ((((lo) | (hi)) << 1) != 0)
+
+/* real -> complex128 (two doubles stored apart, which vectorises where a
+ * 16-byte struct store does not); CONV reads s of type ST. */
+#define TO_C128_LOOP(ST, CONV)                                                    \
+  do {                                                                            \
+    if (src_stride == sizeof(ST) && dst_stride == 16) {                           \
+      const char *sb_ = (const char *)src;                                        \
+      char *db_ = (char *)dst;                                                    \
+      for (k = 0; k < n; k++) {                                                   \
+        ST s;                                                                     \
+        double re_, im_ = 0.0;                                                    \
+        memcpy(&s, sb_ + k * sizeof(ST), sizeof s);                               \
+        re_ = (double)(CONV);                                                     \
+        memcpy(db_ + 16 * k, &re_, sizeof re_);                                   \
+        memcpy(db_ + 16 * k + 8, &im_, sizeof im_);                               \
+      }                                                                           \
+    } else {                                                                      \
+      CAST_LOOP(ST, cast_c128, d.re = (double)(CONV); d.im = 0.0);                \
+    }                                                                             \
+  } while (0)
+
 /* The pairs the main switch of dlb_cast does not type (bool, complex,
  * float16 and bfloat16 with integers), as typed loops: each element is
  * converted as cast_store would. DLB_E_VALUE (and *at set to the element)
  * for a float out of an integer's range; DLB_E_UNSUPPORTED (*at = SIZE_MAX)
  * for a pair it leaves to the scalar loop. */
-static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
+DLB_KERNEL_CLONES static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                              const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err,
                              size_t *at) {
   size_t k = 0;
@@ -745,8 +806,10 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
     case DLB_FLOAT16: case DLB_BFLOAT16: CAST_LOOP(uint16_t, uint8_t, d = (s & 0x7fff) != 0); return DLB_OK;
     case DLB_FLOAT32: CAST_LOOP(float, uint8_t, d = s != 0.0f); return DLB_OK;
     case DLB_FLOAT64: CAST_LOOP(double, uint8_t, d = s != 0.0); return DLB_OK;
-    case DLB_COMPLEX64: CAST_LOOP(cast_c64, uint8_t, d = s.re != 0.0f || s.im != 0.0f); return DLB_OK;
-    default: CAST_LOOP(cast_c128, uint8_t, d = s.re != 0.0 || s.im != 0.0); return DLB_OK;
+    case DLB_COMPLEX64: CAST_LOOP(uint64_t, uint8_t, d = C64_NONZERO(s)); return DLB_OK;
+    default: CAST_LOOP(cast_c128, uint8_t, uint64_t lo_; uint64_t hi_; memcpy(&lo_, &s.re, 8);
+                       memcpy(&hi_, &s.im, 8); d = C128_NONZERO(lo_, hi_));
+      return DLB_OK;
     }
   }
   /* bool -> x: 0 or 1. */
@@ -760,8 +823,8 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
     case DLB_BFLOAT16: CAST_LOOP(uint8_t, uint16_t, d = s ? 0x3f80 : 0); return DLB_OK;
     case DLB_FLOAT32: CAST_LOOP(uint8_t, float, d = s != 0); return DLB_OK;
     case DLB_FLOAT64: CAST_LOOP(uint8_t, double, d = s != 0); return DLB_OK;
-    case DLB_COMPLEX64: CAST_LOOP(uint8_t, cast_c64, d.re = s != 0; d.im = 0.0f); return DLB_OK;
-    default: CAST_LOOP(uint8_t, cast_c128, d.re = s != 0; d.im = 0.0); return DLB_OK;
+    case DLB_COMPLEX64: CAST_LOOP(uint8_t, uint64_t, d = c64_bits(s != 0)); return DLB_OK;
+    default: TO_C128_LOOP(uint8_t, s != 0); return DLB_OK;
     }
   }
   /* real -> complex: the real part, imaginary 0 (float16/bfloat16 via double). */
@@ -770,7 +833,7 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
   if (dst_type == DLB_COMPLEX64)                                                          \
     CAST_LOOP(ST, uint64_t, d = c64_bits((float)(CONV)));                                 \
   else                                                                                    \
-    CAST_LOOP(ST, cast_c128, d.re = (double)(CONV); d.im = 0.0);                          \
+    TO_C128_LOOP(ST, CONV);                                                               \
   return DLB_OK
     switch (src_type) {
     case DLB_INT8: TO_COMPLEX(int8_t, s);
@@ -794,7 +857,16 @@ static dlb_status cast_typed(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride
     return DLB_OK;
   }
   if (src_type == DLB_COMPLEX128 && dst_type == DLB_FLOAT64) {
-    CAST_LOOP(cast_c128, double, d = s.re);
+    if (src_stride == 16 && dst_stride == 8) {
+      /* Only the real parts loaded: a stride-2 load the vectoriser handles. */
+      for (k = 0; k < n; k++) {
+        double re;
+        memcpy(&re, (const char *)src + 16 * k, sizeof re);
+        memcpy((char *)dst + 8 * k, &re, sizeof re);
+      }
+    } else {
+      CAST_LOOP(cast_c128, double, d = s.re);
+    }
     return DLB_OK;
   }
   /* int -> float16/bfloat16: through double, rounded once there (every
@@ -856,6 +928,45 @@ static dlb_status cast_buffered(dlb_dtype dst_type, void *dst, ptrdiff_t dst_str
                                 dlb_dtype src_type, const void *src, ptrdiff_t src_stride, size_t n,
                                 dlb_error *err);
 
+/* n contiguous integers, float32 or float64 at src -> float16 at dst, a
+ * float32 chunk at a time. Integers reach float32 exactly up to 2^24, and
+ * every larger one is past float16's range either way (so inf from both);
+ * float64 is rounded to odd first, so that float16 rounds it only once. */
+static dlb_status half_from_run(void *dst, dlb_dtype src_type, const void *src, size_t n) {
+  _Alignas(64) float chunk_buf[1024];
+  const size_t sitem = dlb_dtype_table[src_type].itemsize, chunk = 1024;
+  if (src_type == DLB_FLOAT32) {
+    dlb_half_from_float_run(dst, src, n);
+    return DLB_OK;
+  }
+  for (size_t pos = 0; pos < n; pos += chunk) {
+    const size_t m = n - pos < chunk ? n - pos : chunk;
+    const char *s = (const char *)src + pos * sitem;
+    if (src_type == DLB_FLOAT64)
+      dlb_float_round_odd_run(chunk_buf, s, m);
+    else
+      dlb_cast(DLB_FLOAT32, chunk_buf, 4, src_type, s, (ptrdiff_t)sitem, m, NULL);
+    dlb_half_from_float_run((char *)dst + 2 * pos, chunk_buf, m);
+  }
+  return DLB_OK;
+}
+
+/* n contiguous float16 at src -> float32 or float64 at dst (exact). */
+static dlb_status half_to_run(dlb_dtype dst_type, void *dst, const void *src, size_t n) {
+  _Alignas(64) float chunk_buf[1024];
+  const size_t chunk = 1024;
+  if (dst_type == DLB_FLOAT32) {
+    dlb_half_to_float_run(dst, src, n);
+    return DLB_OK;
+  }
+  for (size_t pos = 0; pos < n; pos += chunk) {
+    const size_t m = n - pos < chunk ? n - pos : chunk;
+    dlb_half_to_float_run(chunk_buf, (const char *)src + 2 * pos, m);
+    dlb_cast(DLB_FLOAT64, (char *)dst + 8 * pos, 8, DLB_FLOAT32, chunk_buf, 4, m, NULL);
+  }
+  return DLB_OK;
+}
+
 DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                     const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err) {
   if ((unsigned)dst_type >= DLB_DTYPE_COUNT || (unsigned)src_type >= DLB_DTYPE_COUNT)
@@ -874,15 +985,32 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
       return DLB_OK;
     }
     typedef struct { uint64_t lo, hi; } bytes16;
+    if (src_stride == 0) { /* one value repeated (fill): the vectorised loop */
+      switch (sz) {
+      case 1: CAST_LOOP(uint8_t, uint8_t, d = s); break;
+      case 2: CAST_LOOP(uint16_t, uint16_t, d = s); break;
+      case 4: CAST_LOOP(uint32_t, uint32_t, d = s); break;
+      case 8: CAST_LOOP(uint64_t, uint64_t, d = s); break;
+      default: CAST_LOOP(bytes16, bytes16, d = s); break;
+      }
+      return DLB_OK;
+    }
     switch (sz) {
-    case 1: CAST_LOOP(uint8_t, uint8_t, d = s); break;
-    case 2: CAST_LOOP(uint16_t, uint16_t, d = s); break;
-    case 4: CAST_LOOP(uint32_t, uint32_t, d = s); break;
-    case 8: CAST_LOOP(uint64_t, uint64_t, d = s); break;
-    default: CAST_LOOP(bytes16, bytes16, d = s); break;
+    case 1: STRIDED_COPY(uint8_t); break;
+    case 2: STRIDED_COPY(uint16_t); break;
+    case 4: STRIDED_COPY(uint32_t); break;
+    case 8: STRIDED_COPY(uint64_t); break;
+    default: STRIDED_COPY(bytes16); break;
     }
     return DLB_OK;
   }
+
+  /* Strided complex -> real (but bool, which reads both parts): the real
+   * parts are a strided run of the complex's own float type, read in place. */
+  if (sinfo->kind == DLB_KIND_COMPLEX && dinfo->kind != DLB_KIND_COMPLEX &&
+      dinfo->kind != DLB_KIND_BOOL && src_stride != (ptrdiff_t)sinfo->itemsize)
+    return dlb_cast(dst_type, dst, dst_stride, src_type == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64,
+                    src, src_stride, n, err);
 
   /* Strided runs of a cast: gathered into contiguous chunks (a plain copy),
    * cast there by the contiguous loops, scattered back (NumPy's buffering). */
@@ -891,6 +1019,14 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
 
   const int s_int = sinfo->kind == DLB_KIND_INT || sinfo->kind == DLB_KIND_UINT;
   const int d_int = dinfo->kind == DLB_KIND_INT || dinfo->kind == DLB_KIND_UINT;
+
+  /* float16 from and to the wider types, contiguous: through float32 runs. */
+  const int contiguous = src_stride == (ptrdiff_t)sinfo->itemsize && dst_stride == (ptrdiff_t)dinfo->itemsize;
+  if (contiguous && dst_type == DLB_FLOAT16 &&
+      (s_int || src_type == DLB_FLOAT32 || src_type == DLB_FLOAT64))
+    return half_from_run(dst, src_type, src, n);
+  if (contiguous && src_type == DLB_FLOAT16 && (dst_type == DLB_FLOAT32 || dst_type == DLB_FLOAT64))
+    return half_to_run(dst_type, dst, src, n);
 
   /* Integer sources. */
   if (s_int && (d_int || dst_type == DLB_FLOAT64 || dst_type == DLB_FLOAT32)) {

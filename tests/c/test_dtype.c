@@ -839,11 +839,134 @@ static void test_cast(void) {
   }
 }
 
+/* ------------------------------------------------------------------------ */
+
+/* Casts to and from float16 over whole runs (F16C where the CPU has it,
+ * float64 through round-to-odd float32) give what the one-element
+ * conversion gives, for every source dtype, at any alignment. */
+/* A double with a random sign and a float16-ish magnitude, often on or next
+ * to a rounding tie (the cases a double rounding would get wrong). */
+static double random_half_edge(void) {
+  uint64_t r = rng();
+  double base = dlb_float16_to_double((uint16_t)(r & 0xffff));
+  double ulp = ldexp(1.0, (int)((r >> 16) % 40) - 35);
+  switch ((r >> 24) % 6) {
+  case 0: return dbl(rng()); /* any bits at all */
+  case 1: return base;
+  case 2: return base + ulp;
+  case 3: return base - ulp;
+  case 4: return -(ldexp(1.0, -25) * (double)((r >> 32) % 7)); /* subnormal ties */
+  default: return base + ldexp(base, -11) + ldexp(base, -40); /* just past a tie */
+  }
+}
+
+static int same_half(uint16_t got, uint16_t want) {
+  return f16_is_nan(want) ? f16_is_nan(got) && (got & 0x8000) == (want & 0x8000) : got == want;
+}
+
+/* What one element of type t at p becomes in float16, the slow way. */
+static uint16_t half_of(dlb_dtype t, const void *p) {
+  dlb_scalar v;
+  dlb_scalar_load(t, p, &v);
+  if (v.kind == DLB_SCALAR_FLOAT) return dlb_float16_from_double(v.v.f);
+  if (v.kind == DLB_SCALAR_INT) /* beyond 2^53 double rounds, but float16 is inf long before */
+    return dlb_float16_from_double((double)v.v.i);
+  return dlb_float16_from_double((double)v.v.u);
+}
+
+static void test_half_runs(void) {
+  enum { N = 4099 }; /* not a multiple of the chunk or vector widths */
+  static double d64[N];
+  static float f32[N];
+  static int64_t i64[N];
+  static uint64_t u64[N];
+  static int32_t i32[N];
+  static unsigned char out[N * 2 + 1], in[N * 8 + 1];
+  dlb_error err;
+  int bad = 0;
+  memset(&err, 0, sizeof err);
+  for (int round = 0; round < 50; round++) {
+    for (int k = 0; k < N; k++) {
+      d64[k] = random_half_edge();
+      f32[k] = (float)random_half_edge();
+      i64[k] = (int64_t)rng() >> (rng() % 64);
+      u64[k] = rng() >> (rng() % 64);
+      i32[k] = (int32_t)(rng() >> (32 + rng() % 32));
+    }
+    d64[0] = 0x1p-25 + 0x1p-60;
+    d64[1] = 1.0 + 0x1p-11 + 0x1p-40;
+    d64[2] = 65520.0;
+    d64[3] = 1e300;
+    d64[4] = NAN;
+    d64[5] = -0.0;
+    d64[6] = 65519.99;
+    {
+      const struct {
+        dlb_dtype type;
+        const void *data;
+        size_t item;
+      } srcs[] = {{DLB_FLOAT64, d64, 8}, {DLB_FLOAT32, f32, 4}, {DLB_INT64, i64, 8},
+                  {DLB_UINT64, u64, 8},  {DLB_INT32, i32, 4}};
+      for (size_t s = 0; s < sizeof srcs / sizeof srcs[0]; s++) {
+        const int shift = round % 2; /* odd addresses every other round */
+        memcpy(in + shift, srcs[s].data, N * srcs[s].item);
+        CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, out + shift, 2, srcs[s].type, in + shift,
+                              (ptrdiff_t)srcs[s].item, N, &err),
+                     DLB_OK);
+        for (int k = 0; k < N; k++) {
+          uint16_t got, want = half_of(srcs[s].type, (const char *)srcs[s].data + k * srcs[s].item);
+          memcpy(&got, out + shift + 2 * k, 2);
+          if (!same_half(got, want) && bad++ < 10)
+            fprintf(stderr, "half run from %s [%d]: %04x, want %04x\n",
+                    dlb_dtype_get(srcs[s].type)->name, k, got, want);
+        }
+      }
+    }
+  }
+  { /* strided runs, short (converted one by one) and long (buffered) */
+    static double sd[80];
+    static uint16_t sh[80], back16[80];
+    static float sf[80];
+    for (int n = 1; n <= 40; n++) {
+      for (int k = 0; k < 80; k++) sd[k] = random_half_edge();
+      memset(sh, 0xff, sizeof sh);
+      CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, sh, 4, DLB_FLOAT64, sd, 16, (size_t)n, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, sf, 8, DLB_FLOAT16, sh, 4, (size_t)n, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_cast(DLB_FLOAT16, back16, 4, DLB_FLOAT32, sf, 8, (size_t)n, &err), DLB_OK);
+      for (int k = 0; k < n; k++) {
+        uint16_t want = dlb_float16_from_double(sd[2 * k]);
+        if ((!same_half(sh[2 * k], want) || !same_half(back16[2 * k], want)) && bad++ < 10)
+          fprintf(stderr, "strided half run of %d [%d]: %04x %04x, want %04x\n", n, k, sh[2 * k],
+                  back16[2 * k], want);
+        if (sh[2 * k + 1] != 0xffff && bad++ < 10) /* the gaps are left alone */
+          fprintf(stderr, "strided half run of %d wrote a gap at %d\n", n, 2 * k + 1);
+      }
+    }
+  }
+  { /* every float16 pattern to float32 and float64, exactly */
+    static uint16_t h[65536];
+    static float wide32[65536];
+    static double wide64[65536];
+    for (uint32_t k = 0; k < 65536; k++) h[k] = (uint16_t)k;
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, wide32, 4, DLB_FLOAT16, h, 2, 65536, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, wide64, 8, DLB_FLOAT16, h, 2, 65536, &err), DLB_OK);
+    for (uint32_t k = 0; k < 65536; k++) {
+      double want = dlb_float16_to_double((uint16_t)k);
+      int ok = isnan(want) ? isnan(wide32[k]) && isnan(wide64[k])
+                           : bits_of((double)wide32[k]) == bits_of(want) &&
+                                 bits_of(wide64[k]) == bits_of(want);
+      if (!ok && bad++ < 10) fprintf(stderr, "half %04x widened wrong\n", (unsigned)k);
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+}
+
 int main(void) {
   test_table();
   test_float16();
   test_bfloat16();
   test_scalar();
   test_cast();
+  test_half_runs();
   return check_done("test_dtype");
 }
