@@ -951,18 +951,24 @@ static dlb_status half_from_run(void *dst, dlb_dtype src_type, const void *src, 
   return DLB_OK;
 }
 
-/* n contiguous float16 at src -> float32 or float64 at dst (exact). */
-static dlb_status half_to_run(dlb_dtype dst_type, void *dst, const void *src, size_t n) {
+/* n contiguous float16 at src -> dst_type at dst, through float32 (which
+ * holds every float16 exactly, so the result is what a direct conversion
+ * gives, range errors included). */
+static dlb_status half_to_run(dlb_dtype dst_type, void *dst, const void *src, size_t n,
+                              dlb_error *err) {
   _Alignas(64) float chunk_buf[1024];
-  const size_t chunk = 1024;
+  const size_t chunk = 1024, ditem = dlb_dtype_table[dst_type].itemsize;
   if (dst_type == DLB_FLOAT32) {
     dlb_half_to_float_run(dst, src, n);
     return DLB_OK;
   }
   for (size_t pos = 0; pos < n; pos += chunk) {
     const size_t m = n - pos < chunk ? n - pos : chunk;
+    dlb_status st;
     dlb_half_to_float_run(chunk_buf, (const char *)src + 2 * pos, m);
-    dlb_cast(DLB_FLOAT64, (char *)dst + 8 * pos, 8, DLB_FLOAT32, chunk_buf, 4, m, NULL);
+    st = dlb_cast(dst_type, (char *)dst + ditem * pos, (ptrdiff_t)ditem, DLB_FLOAT32, chunk_buf, 4,
+                  m, err);
+    if (st != DLB_OK) return st;
   }
   return DLB_OK;
 }
@@ -1020,13 +1026,15 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
   const int s_int = sinfo->kind == DLB_KIND_INT || sinfo->kind == DLB_KIND_UINT;
   const int d_int = dinfo->kind == DLB_KIND_INT || dinfo->kind == DLB_KIND_UINT;
 
-  /* float16 from and to the wider types, contiguous: through float32 runs. */
+  /* float16 from and to the other types (bfloat16 and bool aside), contiguous:
+   * through float32 runs. */
   const int contiguous = src_stride == (ptrdiff_t)sinfo->itemsize && dst_stride == (ptrdiff_t)dinfo->itemsize;
   if (contiguous && dst_type == DLB_FLOAT16 &&
       (s_int || src_type == DLB_FLOAT32 || src_type == DLB_FLOAT64))
     return half_from_run(dst, src_type, src, n);
-  if (contiguous && src_type == DLB_FLOAT16 && (dst_type == DLB_FLOAT32 || dst_type == DLB_FLOAT64))
-    return half_to_run(dst_type, dst, src, n);
+  if (contiguous && src_type == DLB_FLOAT16 && dst_type != DLB_BFLOAT16 &&
+      dinfo->kind != DLB_KIND_BOOL)
+    return half_to_run(dst_type, dst, src, n, err);
 
   /* Integer sources. */
   if (s_int && (d_int || dst_type == DLB_FLOAT64 || dst_type == DLB_FLOAT32)) {

@@ -957,6 +957,36 @@ static void test_half_runs(void) {
                                  bits_of(wide64[k]) == bits_of(want);
       if (!ok && bad++ < 10) fprintf(stderr, "half %04x widened wrong\n", (unsigned)k);
     }
+    { /* to integers (truncated; out of range, inf and NaN are errors) and complex */
+      static int32_t to_i32[65536];
+      static int8_t to_i8[65536];
+      static float c64[2 * 65536];
+      static uint16_t finite[65536];
+      size_t nfinite = 0;
+      for (uint32_t k = 0; k < 65536; k++)
+        if (isfinite(dlb_float16_to_double((uint16_t)k))) finite[nfinite++] = (uint16_t)k;
+      CHECK_EQ_INT(dlb_cast(DLB_INT32, to_i32, 4, DLB_FLOAT16, finite, 2, nfinite, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_cast(DLB_COMPLEX64, c64, 8, DLB_FLOAT16, h, 2, 65536, &err), DLB_OK);
+      for (size_t k = 0; k < nfinite; k++)
+        if (to_i32[k] != (int32_t)dlb_float16_to_double(finite[k]) && bad++ < 10)
+          fprintf(stderr, "half %04x to int32: %d\n", (unsigned)finite[k], (int)to_i32[k]);
+      for (uint32_t k = 0; k < 65536; k++) {
+        double want = dlb_float16_to_double((uint16_t)k);
+        int ok = c64[2 * k + 1] == 0.0f &&
+                 (isnan(want) ? isnan(c64[2 * k]) : (double)c64[2 * k] == want);
+        if (!ok && bad++ < 10) fprintf(stderr, "half %04x to complex64 wrong\n", (unsigned)k);
+      }
+      /* 0x5800 is 128: past int8, found after 2000 good elements */
+      for (int k = 0; k < 3000; k++) h[k] = k == 2000 ? 0x5800 : 0x3c00;
+      CHECK_EQ_INT(dlb_cast(DLB_INT8, to_i8, 1, DLB_FLOAT16, h, 2, 3000, &err), DLB_E_VALUE);
+      CHECK_EQ_STR(err.message, "cannot cast 128 to int8");
+      h[2000] = 0x7e00; /* NaN */
+      CHECK_EQ_INT(dlb_cast(DLB_INT32, to_i32, 4, DLB_FLOAT16, h, 2, 3000, &err), DLB_E_VALUE);
+      h[2000] = 0x57f0; /* 127 */
+      CHECK_EQ_INT(dlb_cast(DLB_INT8, to_i8, 1, DLB_FLOAT16, h, 2, 3000, &err), DLB_OK);
+      CHECK_EQ_INT(to_i8[2000], 127);
+      CHECK_EQ_INT(to_i8[2999], 1);
+    }
   }
   CHECK_EQ_INT(bad, 0);
 }
