@@ -40,6 +40,23 @@ describe("dl.memory()", function()
     assert.is_nil(m.limit)                             -- no limit unless the host sets one
   end)
 
+  it("splits in_use between the backends that hold it", function()
+    pcall(tb.register, {name = "memshare"})            -- an engine backend (once per state)
+    collectgarbage()
+    local before = dl.memory()
+    local on_cpu = dl.zeros({1000}, {dtype = "float32"})                          -- 4000 bytes
+    local on_engine = dl.zeros({500}, {dtype = "float64", device = "memshare"})  -- 4000 bytes
+    local m = dl.memory()
+    assert.equal(before.in_use + 8000, m.in_use)
+    assert.equal(before.backends.cpu.in_use + 4000, m.backends.cpu.in_use)
+    assert.equal(before.backends.memshare.in_use + 4000, m.backends.memshare.in_use)
+    on_engine:delete()
+    assert.equal(before.backends.cpu.in_use + 4000, dl.memory().backends.cpu.in_use)
+    assert.equal(before.backends.memshare.in_use, dl.memory().backends.memshare.in_use)
+    on_cpu:delete()
+    assert.equal(before.backends.cpu.in_use, dl.memory().backends.cpu.in_use)
+  end)
+
   it("shares one buffer between an array and its views", function()
     collectgarbage()
     local a = dl.zeros{100}

@@ -90,13 +90,26 @@ dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *er
       return st;
     }
   }
-  atomic_fetch_add_explicit(&backend->in_use, nbytes, memory_order_relaxed);
+  if (!backend->in_use_derived) atomic_fetch_add_explicit(&backend->in_use, nbytes, memory_order_relaxed);
   return DLB_OK;
 }
 
 void dlb_backend_refund(dlb_backend *backend, size_t nbytes) {
-  atomic_fetch_sub_explicit(&backend->in_use, nbytes, memory_order_relaxed);
+  if (!backend->in_use_derived) atomic_fetch_sub_explicit(&backend->in_use, nbytes, memory_order_relaxed);
   if (backend->budget) dlb_budget_refund(backend->budget, nbytes);
+}
+
+size_t dlb_backend_in_use(const dlb_backend *backend, const dlb_registry *registry) {
+  size_t total, others = 0;
+  if (!backend->in_use_derived || !backend->budget)
+    return atomic_load_explicit(&backend->in_use, memory_order_relaxed);
+  total = atomic_load_explicit(&backend->budget->in_use, memory_order_relaxed);
+  for (size_t i = 0; registry && i < registry->count; i++) {
+    const dlb_backend *b = registry->items[i];
+    if (b != backend && b->budget == backend->budget && !b->in_use_derived)
+      others += atomic_load_explicit(&b->in_use, memory_order_relaxed);
+  }
+  return total > others ? total - others : 0; /* a free racing the loads: never below 0 */
 }
 
 int dlb_backend_device_count(const dlb_backend *backend) {

@@ -14,7 +14,11 @@ typedef struct dlb_backend {
   void *ctx;
   char name[32];
   dlb_budget *budget;    /* retained; the state's budget, NULL outside a state */
-  atomic_size_t in_use;  /* bytes of this backend's live buffers */
+  atomic_size_t in_use;  /* bytes of this backend's live buffers (see in_use_derived) */
+  /* Set for a state's cpu backend: in_use is not counted (one atomic less
+   * on every allocation and free) but derived, as the budget's in_use less
+   * that of the state's other backends (dlb_backend_in_use). */
+  int in_use_derived;
   /* The backend's own compute kernels (compute/device_kernels.h), or NULL:
    * then only memory the host can address computes. Set once, before use,
    * by a device backend that brings kernels. */
@@ -36,6 +40,12 @@ dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *er
 void dlb_backend_refund(dlb_backend *backend, size_t nbytes);
 /* Makes budget (retained) the one this backend charges; once, before use. */
 void dlb_backend_set_budget(dlb_backend *backend, dlb_budget *budget);
+
+struct dlb_registry;
+/* Bytes of the backend's live buffers. For a backend with in_use_derived,
+ * the budget's in_use less that of the registry's other backends charging
+ * the same budget (exact when nothing allocates or frees meanwhile). */
+size_t dlb_backend_in_use(const dlb_backend *backend, const struct dlb_registry *registry);
 
 /* Number of devices now (0 when unavailable). */
 int dlb_backend_device_count(const dlb_backend *backend);

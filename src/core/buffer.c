@@ -64,7 +64,12 @@ void dlb_buffer_retain(dlb_buffer *buffer) {
 
 void dlb_buffer_release(dlb_buffer *buffer) {
   if (!buffer) return;
-  if (atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) != 1) return;
+  /* The only reference (the usual case of a temporary) cannot gain another
+   * meanwhile: no other thread holds one to copy. Else count down; the last
+   * one frees. The acquire orders the free after every other holder's use. */
+  if (atomic_load_explicit(&buffer->refs, memory_order_acquire) != 1 &&
+      atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) != 1)
+    return;
   if (buffer->external_release) buffer->external_release(buffer->owner);
   if (buffer->backend) {
     if (buffer->handle && !buffer->external_release && !buffer->inline_data)

@@ -79,14 +79,15 @@ static void push_state(lua_State *L) {
   if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &state->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "require");
   dlb_backend_set_budget(state->cpu, state->budget);
+  state->cpu->in_use_derived = 1; /* before any allocation: see backend.h */
   if (dlb_registry_add(state->registry, state->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "require");
 }
 
 /* Pushes t[name] = {in_use = n} for a backend into the table at -1. */
-static void push_backend_memory(lua_State *L, const dlb_backend *b) {
+static void push_backend_memory(lua_State *L, const dlb_backend *b, const dlb_registry *r) {
   lua_createtable(L, 0, 1);
-  lua_pushinteger(L, (lua_Integer)atomic_load(&b->in_use));
+  lua_pushinteger(L, (lua_Integer)dlb_backend_in_use(b, r));
   lua_setfield(L, -2, "in_use");
   lua_setfield(L, -2, b->name);
 }
@@ -108,7 +109,7 @@ static int memory_unprotected(lua_State *L) {
     lua_setfield(L, -2, "limit");
   }
   lua_createtable(L, 0, (int)r->count);
-  for (size_t i = 0; i < r->count; i++) push_backend_memory(L, r->items[i]);
+  for (size_t i = 0; i < r->count; i++) push_backend_memory(L, r->items[i], r);
   lua_setfield(L, -2, "backends");
   return 1;
 }
