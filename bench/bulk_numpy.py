@@ -34,6 +34,7 @@ def zeros_20():
 
 
 print(f"zeros_256MiB {median(zeros_20) / 20:.9f}", flush=True)
+emit("zeros_fill_64MiB", lambda: np.zeros(BIG // 4).fill(1.5))
 emit("empty_fill_256MiB", lambda: np.empty(BIG).fill(1.5))
 emit("copy_256MiB", lambda: full.copy())
 v = np.empty(N)
