@@ -679,6 +679,64 @@ static void test_threads(void) {
   CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
 }
 
+/* Small cpu buffers share one block with their header, and freed blocks
+ * are kept for the next: a reused block is still 64-byte aligned, zeroed
+ * when asked for (after holding other data), and blocks freed on several
+ * threads at once come back intact. */
+typedef struct small_batch {
+  dlb_buffer *bufs[64];
+  pthread_barrier_t *start;
+} small_batch;
+
+static void *release_batch(void *arg) {
+  small_batch *b = arg;
+  pthread_barrier_wait(b->start);
+  for (int k = 0; k < 64; k++) dlb_buffer_release(b->bufs[k]);
+  return NULL;
+}
+
+static void test_small_blocks(void) {
+  dlb_backend *cpu;
+  dlb_error err;
+  small_batch batch[4];
+  pthread_t th[4];
+  pthread_barrier_t start;
+  int bad = 0;
+  CHECK_EQ_INT(dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &err), DLB_OK);
+  for (int round = 0; round < 50; round++) {
+    /* dirty every block, then free them on four threads at once */
+    for (int t = 0; t < 4; t++)
+      for (int k = 0; k < 64; k++) {
+        dlb_buffer *b = NULL;
+        size_t n = 1 + (size_t)((round * 64 + k) % DLB_INLINE_BUFFER_BYTES);
+        CHECK_EQ_INT(dlb_buffer_allocate(cpu, 0, n, 0, &b, &err), DLB_OK);
+        if ((uintptr_t)b->host % 64 != 0) bad++;
+        memset(b->host, 0xa5, n);
+        batch[t].bufs[k] = b;
+      }
+    pthread_barrier_init(&start, NULL, 4);
+    for (int t = 0; t < 4; t++) {
+      batch[t].start = &start;
+      CHECK_EQ_INT(pthread_create(&th[t], NULL, release_batch, &batch[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&start);
+    /* zeroed buffers from the kept (dirty) blocks read as zeros */
+    for (int k = 0; k < 100; k++) {
+      dlb_buffer *b = NULL;
+      CHECK_EQ_INT(dlb_buffer_allocate(cpu, 0, DLB_INLINE_BUFFER_BYTES, 1, &b, &err), DLB_OK);
+      if ((uintptr_t)b->host % 64 != 0) bad++;
+      for (size_t i = 0; i < DLB_INLINE_BUFFER_BYTES; i++) bad += ((unsigned char *)b->host)[i] != 0;
+      batch[0].bufs[k % 64] = b;
+      if (k % 64 == 63 || k == 99)
+        for (int j = 0; j <= k % 64; j++) dlb_buffer_release(batch[0].bufs[j]);
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(atomic_load(&cpu->refs), 1); /* every buffer gave its reference back */
+  dlb_backend_release(cpu);
+}
+
 int main(void) {
   test_zero_bytes();
   test_each_freed_once();
@@ -688,5 +746,6 @@ int main(void) {
   test_registry();
   test_external();
   test_threads();
+  test_small_blocks();
   return check_done("test_buffer");
 }
