@@ -239,11 +239,12 @@ static int buffered_loop(char **data, const int64_t *steps, int64_t n, void *aux
 
 /* Whether elements of t at p with byte strides can be read as C objects. */
 static int aligned(dlb_dtype t, const char *p, int ndim, const int64_t *strides) {
-  size_t isz = dlb_dtype_get(t)->itemsize, align = isz > 8 ? 8 : isz;
-  if ((uintptr_t)p % align) return 0;
-  for (int d = 0; d < ndim; d++)
-    if (strides[d] % (int64_t)align) return 0;
-  return 1;
+  size_t isz = dlb_dtype_get(t)->itemsize;
+  /* Item sizes are powers of two: a mask, not divisions (perf: half of this
+   * function's time in a 10-element a + b went to the divides). */
+  uint64_t mask = (isz > 8 ? 8 : isz) - 1, bits = (uintptr_t)p;
+  for (int d = 0; d < ndim; d++) bits |= (uint64_t)strides[d];
+  return (bits & mask) == 0;
 }
 
 /* Turns a kernel's error code into a status. */
