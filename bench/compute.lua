@@ -127,6 +127,16 @@ report("small_sum", "a:sum()", per_call(sa.sum and function()
   return median(function() for _ = 1, CALLS do local _ = sa:sum() end end)
 end), 1.0, "ns")
 
+-- The floor of any call that returns a new array: a C function that makes one
+-- finalizable userdata of an Array's size (576 bytes) in protected mode, as
+-- dlbridge must to raise OUT_OF_MEMORY rather than Lua's plain string.
+do
+  local make = floor.finalizable_protected
+  local t = median(function() for _ = 1, CALLS do local _ = make(576) end end) / CALLS
+  print(string.format("  %-38s %8.3f ns   (the floor of a call that returns an array)",
+                      "C call + protected finalizable userdata", t * 1e9))
+end
+
 print("-- reductions, float32")
 report("sum_1e7", "a:sum() 1e7", timed("sum", function() a:sum() end, a), 1.0)
 report("max_1e7", "a:max() 1e7", timed("max", function() a:max() end, a), 1.0)
