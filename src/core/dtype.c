@@ -1020,7 +1020,9 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
 
   /* Strided runs of a cast: gathered into contiguous chunks (a plain copy),
    * cast there by the contiguous loops, scattered back (NumPy's buffering). */
-  if (n > 16 && (src_stride != (ptrdiff_t)sinfo->itemsize || dst_stride != (ptrdiff_t)dinfo->itemsize))
+  if (n > 16 && (src_stride != (ptrdiff_t)sinfo->itemsize || dst_stride != (ptrdiff_t)dinfo->itemsize) &&
+      !(sinfo->kind == DLB_KIND_COMPLEX &&
+        (dinfo->kind == DLB_KIND_COMPLEX || dinfo->kind == DLB_KIND_BOOL)))
     return cast_buffered(dst_type, dst, dst_stride, src_type, src, src_stride, n, err);
 
   const int s_int = sinfo->kind == DLB_KIND_INT || sinfo->kind == DLB_KIND_UINT;
