@@ -9,7 +9,18 @@
  * DLB_INLINE_BUFFER_BYTES 64-byte aligned. */
 #define INLINE_ALIGN 64
 #define INLINE_BLOCK_BYTES (sizeof(dlb_buffer) + INLINE_ALIGN - 1 + DLB_INLINE_BUFFER_BYTES)
+/* Under AddressSanitizer every block goes back to malloc, so that a use
+ * after free of a small buffer is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPARE_BLOCKS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPARE_BLOCKS 0
+#endif
+#endif
+#ifndef SPARE_BLOCKS
 #define SPARE_BLOCKS 64
+#endif
 
 /* Freed small blocks kept for the next small buffer, process-wide. The Lua
  * collector frees temporaries in bursts, which overflow malloc's per-thread
@@ -19,7 +30,7 @@
 static struct {
   atomic_flag lock;
   int count;
-  void *block[SPARE_BLOCKS];
+  void *block[SPARE_BLOCKS > 0 ? SPARE_BLOCKS : 1];
 } spare = {ATOMIC_FLAG_INIT, 0, {NULL}};
 
 static void spare_lock(void) {
