@@ -5,6 +5,7 @@
 #include "dtype.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define HALF_F16C 1
 
@@ -46,14 +47,24 @@ __attribute__((target("avx,f16c"))) static void to_float_f16c(char *dst, const c
   for (; k < n; k++) to_float_one(dst + 4 * k, src + 2 * k);
 }
 
+/* CPUID: F16C and AVX, and the OS saving the YMM registers (XGETBV), which
+ * clang 14's __builtin_cpu_supports cannot ask about F16C. */
+static int cpu_has_f16c(void) {
+  unsigned a, b, c, d, lo, hi;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  if (!(c & bit_F16C) || !(c & bit_AVX) || !(c & bit_OSXSAVE)) return 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  (void)hi;
+  return (lo & 6) == 6; /* XMM and YMM state */
+}
+
 /* Whether this CPU converts halves in hardware (asked once; threads that
  * race only ask twice). */
 static int has_f16c(void) {
   static atomic_int known = -1;
   int k = atomic_load_explicit(&known, memory_order_relaxed);
   if (k < 0) {
-    __builtin_cpu_init();
-    k = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    k = cpu_has_f16c();
     atomic_store_explicit(&known, k, memory_order_relaxed);
   }
   return k;
