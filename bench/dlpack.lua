@@ -39,14 +39,15 @@ local floor_protected = median_ns(function()
   for _ = 1, N do finalizable_protected(96); finalizable_protected(576) end
 end)
 
--- The least a safe round trip through a:to_dlpack() must do: the two objects
--- made in protected mode, plus the method lookup through a C __index (an
--- Array's __index must be a function: a[i] reads elements).
+-- The least a round trip through a:to_dlpack() must do: the two objects plus
+-- the method lookup through a C __index (an Array's __index must be a
+-- function: a[i] reads elements). Under this lua5.4's default allocator
+-- dlbridge makes the objects plainly; under a capped one, in protected mode.
 local empty_index = require("bench_floor")()
 local lookup = median_ns(function()
   for _ = 1, N do local _ = empty_index.to_dlpack end
 end)
-local floor_safe = floor_protected + lookup
+local floor_safe = floor + lookup
 
 local here = support.here()
 local py = io.popen("/usr/bin/python3 " .. here .. "/dlpack_numpy.py 2>/dev/null")
@@ -59,11 +60,11 @@ print(string.format("%-44s %7.1f ns/call", "two finalizable userdata (the floor)
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor", "  the same, each made in protected mode",
                     floor_protected, floor_protected / floor))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor",
-                    "  + a method lookup through a C __index", floor_safe, floor_safe / floor))
+                    "the floor + a method lookup (C __index)", floor_safe, floor_safe / floor))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor      (target <= 1.2x floor, 130 ns)",
                     "dl.from_dlpack(a:to_dlpack())", round_trip, round_trip / floor))
-print(string.format("%-44s %7s           %5.2fx protected floor, %.2fx that + lookup",
-                    "", "", round_trip / floor_protected, round_trip / floor_safe))
+print(string.format("%-44s %7s           %5.2fx the floor + lookup",
+                    "", "", round_trip / floor_safe))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor",
                     "dl.from_dlpack(a:to_dlpack{legacy})", round_trip_legacy, round_trip_legacy / floor))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor",

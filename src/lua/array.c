@@ -55,8 +55,8 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   return a;
 }
 
-/* new_array_object(metatable, state): the released userdata, tracked. Runs
- * in protected mode: a Lua memory error leaves nothing behind. */
+/* new_array_object(metatable, state): the released userdata, tracked (run
+ * by dlbL_call_maker: a Lua memory error leaves nothing behind). */
 static int new_array_object(lua_State *L) {
   lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
   u->tag = ARRAY_TAG;
@@ -81,10 +81,7 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   else
     luaL_getmetatable(L, DLB_ARRAY_MT);
   lua_pushlightuserdata(L, state);
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
-    lua_pop(L, 1);
-    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for a new array object");
-  }
+  dlbL_call_maker(L, op, "a new array object");
   return &((lua_array *)lua_touserdata(L, -1))->array;
 }
 

@@ -34,8 +34,8 @@ static void capsule_release(dlb_capsule *c) {
   }
 }
 
-/* new_capsule_object(metatable, state): the empty userdata, tracked. Runs
- * in protected mode: a Lua memory error leaves nothing behind. */
+/* new_capsule_object(metatable, state): the empty userdata, tracked (run
+ * by dlbL_call_maker: a Lua memory error leaves nothing behind). */
 static int new_capsule_object(lua_State *L) {
   dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
   memset(c, 0, sizeof *c);
@@ -52,10 +52,7 @@ dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
   lua_pushcfunction(L, new_capsule_object);
   lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
   lua_pushlightuserdata(L, state);
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
-    lua_pop(L, 1);
-    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for a new capsule");
-  }
+  dlbL_call_maker(L, op, "a new capsule");
   return lua_touserdata(L, -1);
 }
 

@@ -71,6 +71,13 @@ dlb_lua_state *dlbL_state(lua_State *L);
  * metatable: pins it when a finalizer is running, else drops earlier pins
  * (see dlb_lua_state). Allocates: call it in protected mode. */
 void dlbL_track_new(lua_State *L, dlb_lua_state *state);
+/* Calls the function below its two arguments at the top of the stack (a
+ * maker that pushes one new Array or Capsule and can fail only by running
+ * out of Lua memory) and leaves its result. Protected, raising
+ * OUT_OF_MEMORY "Lua has no memory for <what>", when the state's allocator
+ * may refuse memory (a host's capped one); a plain call under lauxlib's
+ * default allocator, which has no cap (see module.c). */
+void dlbL_call_maker(lua_State *L, const char *op, const char *what);
 /* Makes room for an allocation of numel * itemsize bytes: when the state's memory limit
  * would refuse it, runs a full garbage collection first (garbage may be
  * holding the budget). Finalizers may run: call it where the caller

@@ -1,4 +1,6 @@
 /* module.c -- luaopen_dlbridge_core, the per-state registry, and preloading. */
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "../core/backend.h"
 #include "hostapi.h"
@@ -18,6 +20,39 @@ void dlbL_track_new(lua_State *L, dlb_lua_state *state) {
     lua_newtable(L); /* the old pins become garbage: the objects live on unpinned */
     lua_rawseti(L, LUA_REGISTRYINDEX, state->pins);
     state->pinned = 0;
+  }
+}
+
+/* lauxlib's default allocator (luaL_newstate's): realloc and free, with no
+ * cap. Found once by asking a throwaway state; 1 when that failed. */
+static uintptr_t default_allocator(void) {
+  static atomic_uintptr_t found = 0;
+  uintptr_t f = atomic_load_explicit(&found, memory_order_relaxed);
+  if (!f) {
+    lua_State *T = luaL_newstate();
+    f = 1;
+    if (T) {
+      f = (uintptr_t)lua_getallocf(T, NULL);
+      lua_close(T);
+    }
+    atomic_store_explicit(&found, f, memory_order_relaxed);
+  }
+  return f;
+}
+
+/* Under the default allocator a Lua allocation fails only when the process
+ * is out of memory, and then the error object could not be made either: the
+ * script gets Lua's own memory error, as from any Lua code. Skipping the
+ * protected call there saves about 10 ns on every array and capsule made.
+ * Any other allocator may have a cap (a sandboxing host's): protected. */
+void dlbL_call_maker(lua_State *L, const char *op, const char *what) {
+  if ((uintptr_t)lua_getallocf(L, NULL) == default_allocator()) {
+    lua_call(L, 2, 1);
+    return;
+  }
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for %s", what);
   }
 }
 
