@@ -34,21 +34,34 @@ static void capsule_release(dlb_capsule *c) {
   }
 }
 
-/* new_capsule_object(metatable, state): the empty userdata, tracked (run
- * by dlbL_call_maker: a Lua memory error leaves nothing behind). */
-static int new_capsule_object(lua_State *L) {
+/* Pushes an empty Capsule with the metatable at mt (absolute), tracked. A
+ * Lua memory error leaves nothing behind. */
+static dlb_capsule *make_capsule_object(lua_State *L, int mt, dlb_lua_state *state) {
   dlb_capsule *c = lua_newuserdatauv(L, sizeof *c, 0);
   memset(c, 0, sizeof *c);
   c->tag = CAPSULE_TAG;
-  lua_pushvalue(L, 1);
+  lua_pushvalue(L, mt);
   lua_setmetatable(L, -2);
-  dlbL_track_new(L, lua_touserdata(L, 2));
+  dlbL_track_new(L, state);
+  return c;
+}
+
+/* new_capsule_object(metatable, state): the same, run by dlbL_call_maker. */
+static int new_capsule_object(lua_State *L) {
+  make_capsule_object(L, 1, lua_touserdata(L, 2));
   return 1;
 }
 
 dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
   dlb_lua_state *state = dlbL_state(L);
   dlbL_pay_gc_debt(L, state);
+  if (!dlbL_alloc_may_fail(L)) { /* the usual case inline (see dlbL_call_maker) */
+    dlb_capsule *c;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt);
+    c = make_capsule_object(L, lua_gettop(L), state);
+    lua_remove(L, -2); /* the metatable */
+    return c;
+  }
   lua_pushcfunction(L, new_capsule_object);
   lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
   lua_pushlightuserdata(L, state);

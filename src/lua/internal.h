@@ -78,6 +78,9 @@ void dlbL_track_new(lua_State *L, dlb_lua_state *state);
  * may refuse memory (a host's capped one); a plain call under lauxlib's
  * default allocator, which has no cap (see module.c). */
 void dlbL_call_maker(lua_State *L, const char *op, const char *what);
+/* Whether the state's allocator may refuse memory: any but lauxlib's default.
+ * Where it cannot, a maker may run inline, unprotected (dlbL_call_maker). */
+int dlbL_alloc_may_fail(lua_State *L);
 /* Makes room for an allocation of numel * itemsize bytes: when the state's memory limit
  * would refuse it, runs a full garbage collection first (garbage may be
  * holding the budget). Finalizers may run: call it where the caller

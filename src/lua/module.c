@@ -45,8 +45,12 @@ static uintptr_t default_allocator(void) {
  * script gets Lua's own memory error, as from any Lua code. Skipping the
  * protected call there saves about 10 ns on every array and capsule made.
  * Any other allocator may have a cap (a sandboxing host's): protected. */
+int dlbL_alloc_may_fail(lua_State *L) {
+  return (uintptr_t)lua_getallocf(L, NULL) != default_allocator();
+}
+
 void dlbL_call_maker(lua_State *L, const char *op, const char *what) {
-  if ((uintptr_t)lua_getallocf(L, NULL) == default_allocator()) {
+  if (!dlbL_alloc_may_fail(L)) {
     lua_call(L, 2, 1);
     return;
   }
