@@ -1,4 +1,5 @@
 /* buffer.c -- refcounted memory on one device of one backend. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,18 @@ static void give_block(void *b) {
   }
   spare_unlock();
   free(b);
+}
+
+/* In a child of fork() only the forking thread lives on: another thread may
+ * have held the lock, or stopped halfway through an update. The child starts
+ * with an open lock and no kept blocks (those it had stay allocated there). */
+static void spare_forget_in_child(void) {
+  spare.count = 0;
+  atomic_flag_clear_explicit(&spare.lock, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void spare_register_fork(void) {
+  pthread_atfork(NULL, NULL, spare_forget_in_child);
 }
 
 /* Frees the kept blocks when the library is unloaded (lua_close dlcloses C

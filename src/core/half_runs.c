@@ -4,11 +4,6 @@
 #include <string.h>
 #include "dtype.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-#include <immintrin.h>
-#define HALF_F16C 1
-
 /* One element each way, portably (memcpy: the runs need not be aligned). */
 static void from_float_one(char *dst, const char *src) {
   float f;
@@ -25,6 +20,19 @@ static void to_float_one(char *dst, const char *src) {
   f = (float)dlb_float16_to_double(h);
   memcpy(dst, &f, sizeof f);
 }
+
+void dlb_half_from_float_run_portable(void *dst, const void *src, size_t n) {
+  for (size_t k = 0; k < n; k++) from_float_one((char *)dst + 2 * k, (const char *)src + 4 * k);
+}
+
+void dlb_half_to_float_run_portable(void *dst, const void *src, size_t n) {
+  for (size_t k = 0; k < n; k++) to_float_one((char *)dst + 4 * k, (const char *)src + 2 * k);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define HALF_F16C 1
 
 __attribute__((target("avx,f16c"))) static void from_float_f16c(char *dst, const char *src,
                                                                  size_t n) {
@@ -78,7 +86,7 @@ void dlb_half_from_float_run(void *dst, const void *src, size_t n) {
     return;
   }
 #endif
-  for (size_t k = 0; k < n; k++) from_float_one((char *)dst + 2 * k, (const char *)src + 4 * k);
+  dlb_half_from_float_run_portable(dst, src, n);
 }
 
 void dlb_half_to_float_run(void *dst, const void *src, size_t n) {
@@ -88,7 +96,7 @@ void dlb_half_to_float_run(void *dst, const void *src, size_t n) {
     return;
   }
 #endif
-  for (size_t k = 0; k < n; k++) to_float_one((char *)dst + 4 * k, (const char *)src + 2 * k);
+  dlb_half_to_float_run_portable(dst, src, n);
 }
 
 /* Unaligned views of the runs (a cast's operands need not be aligned). */

@@ -15,6 +15,10 @@
 /* n float32 at src -> n float16 at dst, and back; any alignment. */
 void dlb_half_from_float_run(void *dst, const void *src, size_t n);
 void dlb_half_to_float_run(void *dst, const void *src, size_t n);
+/* The same one element at a time, on any CPU: what the two above run where
+ * F16C is missing (and what tests compare them with). */
+void dlb_half_from_float_run_portable(void *dst, const void *src, size_t n);
+void dlb_half_to_float_run_portable(void *dst, const void *src, size_t n);
 
 /* float64 -> float32 rounded to odd: the float32 nearest x toward zero, its
  * last bit set when that was inexact. A second rounding of the result to any

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/dtype.h"
+#include "core/half_runs.h"
 #include "fixtures.h"
 
 static double dbl(uint64_t bits) {
@@ -942,6 +943,23 @@ static void test_half_runs(void) {
           fprintf(stderr, "strided half run of %d wrote a gap at %d\n", n, 2 * k + 1);
       }
     }
+  }
+  { /* the portable runs (what CPUs without F16C run) agree with the dispatched ones */
+    static uint16_t all[65536], h1[65536], h2[65536];
+    static float f1[65536], f2[65536], fs[4096];
+    for (uint32_t k = 0; k < 65536; k++) all[k] = (uint16_t)k;
+    dlb_half_to_float_run(f1, all, 65536);
+    dlb_half_to_float_run_portable(f2, all, 65536);
+    for (uint32_t k = 0; k < 65536; k++)
+      if (memcmp(&f1[k], &f2[k], 4) != 0 && !(isnan(f1[k]) && isnan(f2[k])) && bad++ < 10)
+        fprintf(stderr, "portable half %04x widened to %a, F16C path %a\n", (unsigned)k, f2[k],
+                f1[k]);
+    for (int k = 0; k < 4096; k++) fs[k] = (float)random_half_edge();
+    dlb_half_from_float_run(h1, fs, 4096);
+    dlb_half_from_float_run_portable(h2, fs, 4096);
+    for (int k = 0; k < 4096; k++)
+      if (!same_half(h1[k], h2[k]) && bad++ < 10)
+        fprintf(stderr, "float %a: portable %04x, F16C path %04x\n", fs[k], h2[k], h1[k]);
   }
   { /* every float16 pattern to float32 and float64, exactly */
     static uint16_t h[65536];
