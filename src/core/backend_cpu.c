@@ -130,13 +130,16 @@ static int cache_put(char *raw) { return 0; }
 
 static dlb_status cpu_allocate(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle) {
   char *raw = NULL, *aligned;
+  int reused;
   if (nbytes > SIZE_MAX - CPU_ALIGNMENT) return DLB_E_OUT_OF_MEMORY;
   if (!zeroed) raw = cache_take(nbytes + CPU_ALIGNMENT - 1);
+  reused = raw != NULL;
   if (!raw)
     raw = zeroed ? calloc(1, nbytes + CPU_ALIGNMENT - 1) : malloc(nbytes + CPU_ALIGNMENT - 1);
   if (!raw) return DLB_E_OUT_OF_MEMORY;
   aligned = (char *)(((uintptr_t)raw + CPU_ALIGNMENT - 1) & ~(uintptr_t)(CPU_ALIGNMENT - 1));
-  if (nbytes >= DLB_CPU_HUGEPAGE_BYTES) advise_huge_pages(aligned, nbytes);
+  /* A kept block was advised when it was first allocated at its size. */
+  if (nbytes >= DLB_CPU_HUGEPAGE_BYTES && !reused) advise_huge_pages(aligned, nbytes);
   *handle = aligned + (aligned - raw); /* the distance, 0..63, in the low bits */
   return DLB_OK;
 }
