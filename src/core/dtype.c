@@ -635,6 +635,20 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
     }                                                               \
   } while (0)
 
+/* CAST_LOOP's body over every other source element into a contiguous run. */
+#define EVERY_OTHER_LOOP(ST, DT, BODY)                              \
+  do {                                                              \
+    const char *sb_ = (const char *)src;                            \
+    char *db_ = (char *)dst;                                        \
+    for (k = 0; k < n; k++) {                                       \
+      ST s;                                                         \
+      DT d;                                                         \
+      memcpy(&s, sb_ + 2 * k * sizeof(ST), sizeof s);               \
+      BODY;                                                         \
+      memcpy(db_ + k * sizeof(DT), &d, sizeof d);                   \
+    }                                                               \
+  } while (0)
+
 /* A same-dtype copy between strided runs, four elements an iteration (the
  * loads of a gather then overlap: twice the speed of one at a time). The
  * offsets are integers, so no pointer is formed past either run's ends. */
@@ -685,10 +699,10 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
  * (int32 where it holds the target: what the vector units convert, then
  * pack; else double). If any element did not fit, a second pass finds the
  * first for the error, with k at it. FITS is exact in the source's type. */
-#define FLOAT_TO_INT_CASE(DTYPE, DT, ST, FITS, VIA)                              \
+#define FLOAT_TO_INT_CASE(DTYPE, DT, ST, FITS, VIA, LOOP)                        \
   case DTYPE: {                                                                  \
     int all_fit_ = 1;                                                            \
-    CAST_LOOP(ST, DT, {                                                          \
+    LOOP(ST, DT, {                                                          \
       const int fits_ = (FITS);                                                  \
       all_fit_ &= fits_;                                                         \
       d = (DT)(VIA)(fits_ ? s : (ST)0);                                          \
@@ -709,17 +723,17 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
 #define IN_OPEN(LO, HI) ((s > (LO)) & (s < (HI)))
 #define FITS_DOUBLE(DTYPE) float_fits_int(DTYPE, (double)s)
 
-#define FLOAT_TO_INT(ST)                                                              \
+#define FLOAT_TO_INT(ST, LOOP)                                                             \
   switch (dst_type) {                                                                 \
-    FLOAT_TO_INT_CASE(DLB_INT8, int8_t, ST, IN_OPEN(-129, 128), int32_t);             \
-    FLOAT_TO_INT_CASE(DLB_INT16, int16_t, ST, IN_OPEN(-32769, 32768), int32_t);       \
-    FLOAT_TO_INT_CASE(DLB_UINT8, uint8_t, ST, IN_OPEN(-1, 256), int32_t);             \
-    FLOAT_TO_INT_CASE(DLB_UINT16, uint16_t, ST, IN_OPEN(-1, 65536), int32_t);         \
+    FLOAT_TO_INT_CASE(DLB_INT8, int8_t, ST, IN_OPEN(-129, 128), int32_t, LOOP);             \
+    FLOAT_TO_INT_CASE(DLB_INT16, int16_t, ST, IN_OPEN(-32769, 32768), int32_t, LOOP);       \
+    FLOAT_TO_INT_CASE(DLB_UINT8, uint8_t, ST, IN_OPEN(-1, 256), int32_t, LOOP);             \
+    FLOAT_TO_INT_CASE(DLB_UINT16, uint16_t, ST, IN_OPEN(-1, 65536), int32_t, LOOP);         \
     FLOAT_TO_INT_CASE(DLB_INT32, int32_t, ST,                                         \
-                      (s >= (ST)-2147483648.0) & (s < (ST)2147483648.0), int32_t);    \
-    FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST, FITS_DOUBLE(DLB_INT64), double);        \
-    FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST, FITS_DOUBLE(DLB_UINT32), double);     \
-    FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST, FITS_DOUBLE(DLB_UINT64), double);     \
+                      (s >= (ST)-2147483648.0) & (s < (ST)2147483648.0), int32_t, LOOP);    \
+    FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST, FITS_DOUBLE(DLB_INT64), double, LOOP);        \
+    FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST, FITS_DOUBLE(DLB_UINT32), double, LOOP);     \
+    FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST, FITS_DOUBLE(DLB_UINT64), double, LOOP);     \
   default: break;                                                                     \
   }                                                                                   \
   if (k < n) return cast_fail(err, bad, dst_type);                   \
@@ -1018,6 +1032,28 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
     return dlb_cast(dst_type, dst, dst_stride, src_type == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64,
                     src, src_stride, n, err);
 
+  /* Contiguous complex -> integer, float32 or float64: the real parts read
+   * in place (every other float of the complex's type), in one pass. */
+  if (sinfo->kind == DLB_KIND_COMPLEX && src_stride == (ptrdiff_t)sinfo->itemsize &&
+      dst_stride == (ptrdiff_t)dinfo->itemsize) {
+    const int to_int = dinfo->kind == DLB_KIND_INT || dinfo->kind == DLB_KIND_UINT;
+    if (src_type == DLB_COMPLEX128) {
+      if (to_int) {
+        FLOAT_TO_INT(double, EVERY_OTHER_LOOP);
+      } else if (dst_type == DLB_FLOAT32) {
+        EVERY_OTHER_LOOP(double, float, d = (float)s);
+        return DLB_OK;
+      }
+    } else {
+      if (to_int) {
+        FLOAT_TO_INT(float, EVERY_OTHER_LOOP);
+      } else if (dst_type == DLB_FLOAT64) {
+        EVERY_OTHER_LOOP(float, double, d = (double)s);
+        return DLB_OK;
+      }
+    }
+  }
+
   /* Strided runs of a cast: gathered into contiguous chunks (a plain copy),
    * cast there by the contiguous loops, scattered back (NumPy's buffering). */
   if (n > 16 && (src_stride != (ptrdiff_t)sinfo->itemsize || dst_stride != (ptrdiff_t)dinfo->itemsize) &&
@@ -1068,9 +1104,9 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
   if (src_type == DLB_FLOAT64 || src_type == DLB_FLOAT32) {
     if (d_int) {
       if (src_type == DLB_FLOAT64) {
-        FLOAT_TO_INT(double);
+        FLOAT_TO_INT(double, CAST_LOOP);
       } else {
-        FLOAT_TO_INT(float);
+        FLOAT_TO_INT(float, CAST_LOOP);
       }
     }
     if (src_type == DLB_FLOAT64 && dst_type == DLB_FLOAT32) {
@@ -1119,17 +1155,20 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
     }
   }
 
-  /* complex -> complex. */
+  /* complex -> complex. Every other element (a[::2] into a new array) has
+   * a loop of its own: a constant stride vectorises, a variable one does not. */
   if (src_type == DLB_COMPLEX128 && dst_type == DLB_COMPLEX64) {
-    typedef struct { double re, im; } c128;
-    typedef struct { float re, im; } c64;
-    CAST_LOOP(c128, c64, d.re = (float)s.re; d.im = (float)s.im);
+    if (src_stride == 2 * 16 && dst_stride == 8)
+      EVERY_OTHER_LOOP(cast_c128, cast_c64, d.re = (float)s.re; d.im = (float)s.im);
+    else
+      CAST_LOOP(cast_c128, cast_c64, d.re = (float)s.re; d.im = (float)s.im);
     return DLB_OK;
   }
   if (src_type == DLB_COMPLEX64 && dst_type == DLB_COMPLEX128) {
-    typedef struct { double re, im; } c128;
-    typedef struct { float re, im; } c64;
-    CAST_LOOP(c64, c128, d.re = (double)s.re; d.im = (double)s.im);
+    if (src_stride == 2 * 8 && dst_stride == 16)
+      EVERY_OTHER_LOOP(cast_c64, cast_c128, d.re = (double)s.re; d.im = (double)s.im);
+    else
+      CAST_LOOP(cast_c64, cast_c128, d.re = (double)s.re; d.im = (double)s.im);
     return DLB_OK;
   }
 

@@ -724,6 +724,58 @@ static void test_cast(void) {
     int64_t x;
     CHECK_EQ_INT(dlb_cast(DLB_INT64, &x, 8, DLB_COMPLEX128, cn, 16, 1, &err), DLB_E_VALUE);
   }
+  { /* long complex runs (the vectorised loops): the real parts, truncated to
+     * each integer type and rounded to the other float type; an out-of-range
+     * real part deep in the run fails naming it; a huge imaginary part does not */
+    enum { RUN = 1001 };
+    static double c128[2 * RUN], c128_every_other[4 * RUN];
+    static float c64[2 * RUN];
+    static const dlb_dtype ints[] = {DLB_INT8, DLB_UINT8, DLB_INT16, DLB_UINT16,
+                                     DLB_INT32, DLB_UINT32, DLB_INT64, DLB_UINT64};
+    int64_t out[RUN];
+    for (int k = 0; k < RUN; k++) {
+      c128[2 * k] = (double)(k % 120) + 0.75;
+      c128[2 * k + 1] = k % 3 ? 1e300 : -0.0;
+      c64[2 * k] = (float)(k % 120) + 0.25f;
+      c64[2 * k + 1] = -1e30f;
+    }
+    for (size_t t = 0; t < sizeof ints / sizeof ints[0]; t++) {
+      const size_t item = dlb_dtype_get(ints[t])->itemsize;
+      int wrong = 0;
+      for (int src = 0; src < 2; src++) {
+        CHECK_EQ_INT(dlb_cast(ints[t], out, (ptrdiff_t)item, src ? DLB_COMPLEX64 : DLB_COMPLEX128,
+                              src ? (const void *)c64 : (const void *)c128, src ? 8 : 16, RUN, &err),
+                     DLB_OK);
+        for (int k = 0; k < RUN; k++) {
+          uint64_t got = 0;
+          memcpy(&got, (const char *)out + (size_t)k * item, item);
+          wrong += got != (uint64_t)(k % 120);
+        }
+      }
+      CHECK_EQ_INT(wrong, 0);
+    }
+    c128[2 * 777] = 128.0;
+    CHECK_EQ_INT(dlb_cast(DLB_INT8, out, 1, DLB_COMPLEX128, c128, 16, RUN, &err), DLB_E_VALUE);
+    CHECK_EQ_STR(err.message, "cannot cast 128 to int8");
+    c64[2 * 500] = -1.0f;
+    CHECK_EQ_INT(dlb_cast(DLB_UINT16, out, 2, DLB_COMPLEX64, c64, 8, RUN, &err), DLB_E_VALUE);
+    CHECK_EQ_STR(err.message, "cannot cast -1 to uint16");
+    float f32[RUN];
+    double f64[RUN];
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, f32, 4, DLB_COMPLEX128, c128, 16, RUN, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, f64, 8, DLB_COMPLEX64, c64, 8, RUN, &err), DLB_OK);
+    CHECK(f32[3] == 3.75f && f32[777] == 128.0f && f64[3] == 3.25 && f64[500] == -1.0);
+    /* every other complex element into a contiguous run, both ways */
+    for (int k = 0; k < 4 * RUN; k++) c128_every_other[k] = k;
+    float c64_out[2 * RUN];
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX64, c64_out, 8, DLB_COMPLEX128, c128_every_other, 32, RUN, &err),
+                 DLB_OK);
+    CHECK(c64_out[0] == 0.0f && c64_out[1] == 1.0f && c64_out[2 * 1000] == 4000.0f &&
+          c64_out[2 * 1000 + 1] == 4001.0f);
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX128, c128, 16, DLB_COMPLEX64, c64_out, 16, RUN / 2, &err), DLB_OK);
+    CHECK(c128[0] == 0.0 && c128[1] == 1.0 && c128[2] == 8.0 && c128[3] == 9.0 &&
+          c128[2 * 499] == 499.0 * 8 && c128[2 * 499 + 1] == 499.0 * 8 + 1);
+  }
   { /* to and from bool */
     double s[] = {0.0, -0.0, 0.5, NAN, -3.0};
     uint8_t b[5];
