@@ -698,7 +698,8 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
  * loop vectorises; an element out of range stores 0), converting through VIA
  * (int32 where it holds the target: what the vector units convert, then
  * pack; else double). If any element did not fit, a second pass finds the
- * first for the error, with k at it. FITS is exact in the source's type. */
+ * first for the error, with k at it. FITS is exact in the source's type.
+ * LOOP is CAST_LOOP or EVERY_OTHER_LOOP. */
 #define FLOAT_TO_INT_CASE(DTYPE, DT, ST, FITS, VIA, LOOP)                        \
   case DTYPE: {                                                                  \
     int all_fit_ = 1;                                                            \
@@ -865,22 +866,14 @@ DLB_KERNEL_CLONES static dlb_status cast_typed(dlb_dtype dst_type, void *dst, pt
     }
 #undef TO_COMPLEX
   }
-  /* complex64 -> float32 and complex128 -> float64: the real part. */
+  /* complex64 -> float32 and complex128 -> float64: the real part (the
+   * contiguous runs have cast_real_parts). */
   if (src_type == DLB_COMPLEX64 && dst_type == DLB_FLOAT32) {
     CAST_LOOP(uint64_t, float, d = c64_real(s));
     return DLB_OK;
   }
   if (src_type == DLB_COMPLEX128 && dst_type == DLB_FLOAT64) {
-    if (src_stride == 16 && dst_stride == 8) {
-      /* Only the real parts loaded: a stride-2 load the vectoriser handles. */
-      for (k = 0; k < n; k++) {
-        double re;
-        memcpy(&re, (const char *)src + 16 * k, sizeof re);
-        memcpy((char *)dst + 8 * k, &re, sizeof re);
-      }
-    } else {
-      CAST_LOOP(cast_c128, double, d = s.re);
-    }
+    CAST_LOOP(cast_c128, double, d = s.re);
     return DLB_OK;
   }
   /* int -> float16/bfloat16: through double, rounded once there (every
@@ -987,6 +980,40 @@ static dlb_status half_to_run(dlb_dtype dst_type, void *dst, const void *src, si
   return DLB_OK;
 }
 
+/* n contiguous complex at src -> their real parts as dst_type (an integer,
+ * float32 or float64) at dst, contiguous: every other float of the
+ * complex's type, read in place. Out of its own function so that dlb_cast,
+ * called once a chunk by the buffered casts, stays small. */
+DLB_KERNEL_CLONES static dlb_status cast_real_parts(dlb_dtype dst_type, void *dst, dlb_dtype src_type,
+                                                    const void *src, size_t n, dlb_error *err) {
+  size_t k = 0;
+  double bad = 0.0;
+  if (dst_type == DLB_FLOAT32 && src_type == DLB_COMPLEX128) {
+    EVERY_OTHER_LOOP(double, float, d = (float)s);
+    return DLB_OK;
+  }
+  if (dst_type == DLB_FLOAT64 && src_type == DLB_COMPLEX64) {
+    EVERY_OTHER_LOOP(float, double, d = (double)s);
+    return DLB_OK;
+  }
+  if (dst_type == DLB_FLOAT64) { /* complex128 -> float64 */
+    EVERY_OTHER_LOOP(double, double, d = s);
+    return DLB_OK;
+  }
+  if (dst_type == DLB_FLOAT32) { /* complex64 -> float32 */
+    EVERY_OTHER_LOOP(float, float, d = s);
+    return DLB_OK;
+  }
+  {
+    const ptrdiff_t src_stride = (ptrdiff_t)dlb_dtype_table[src_type].itemsize; /* for the error pass */
+    if (src_type == DLB_COMPLEX128) {
+      FLOAT_TO_INT(double, EVERY_OTHER_LOOP);
+    } else {
+      FLOAT_TO_INT(float, EVERY_OTHER_LOOP);
+    }
+  }
+}
+
 DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                     const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err) {
   if ((unsigned)dst_type >= DLB_DTYPE_COUNT || (unsigned)src_type >= DLB_DTYPE_COUNT)
@@ -1033,26 +1060,11 @@ DLB_KERNEL_CLONES dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t d
                     src, src_stride, n, err);
 
   /* Contiguous complex -> integer, float32 or float64: the real parts read
-   * in place (every other float of the complex's type), in one pass. */
+   * in place, in one pass. */
   if (sinfo->kind == DLB_KIND_COMPLEX && src_stride == (ptrdiff_t)sinfo->itemsize &&
-      dst_stride == (ptrdiff_t)dinfo->itemsize) {
-    const int to_int = dinfo->kind == DLB_KIND_INT || dinfo->kind == DLB_KIND_UINT;
-    if (src_type == DLB_COMPLEX128) {
-      if (to_int) {
-        FLOAT_TO_INT(double, EVERY_OTHER_LOOP);
-      } else if (dst_type == DLB_FLOAT32) {
-        EVERY_OTHER_LOOP(double, float, d = (float)s);
-        return DLB_OK;
-      }
-    } else {
-      if (to_int) {
-        FLOAT_TO_INT(float, EVERY_OTHER_LOOP);
-      } else if (dst_type == DLB_FLOAT64) {
-        EVERY_OTHER_LOOP(float, double, d = (double)s);
-        return DLB_OK;
-      }
-    }
-  }
+      dst_stride == (ptrdiff_t)dinfo->itemsize && dinfo->kind != DLB_KIND_BOOL &&
+      dinfo->kind != DLB_KIND_COMPLEX && dst_type != DLB_FLOAT16 && dst_type != DLB_BFLOAT16)
+    return cast_real_parts(dst_type, dst, src_type, src, n, err);
 
   /* Strided runs of a cast: gathered into contiguous chunks (a plain copy),
    * cast there by the contiguous loops, scattered back (NumPy's buffering). */
