@@ -6,8 +6,13 @@
 -- strided) <= 1.0x NumPy; 2,000 arrays of 8 MiB made and filled without delete
 -- <= 1.0x NumPy with peak RSS <= 300 MiB; transpose-copy 4096^2 float32 <= 0.3x
 -- NumPy; contiguous copy into an existing array >= 0.9x memcpy's speed.
--- BENCH_ROUNDS sets the rounds (default 5); BENCH_PAIRS=0 skips the pair table,
--- BENCH_EPOCHS sets its epochs (default 3).
+--
+-- This machine's speed drifts within a run by more than most differences
+-- measured here, so everything runs in EPOCHS epochs, each NumPy's side and
+-- then ours right after it. A figure's ratio is the median of its epochs'
+-- ratios; the times printed are the medians of the epochs' times.
+-- BENCH_ROUNDS sets the rounds (default 5), BENCH_EPOCHS the epochs (default
+-- 3); BENCH_PAIRS=0 skips the astype pair table.
 local dl = require "dlbridge"
 local floor = require "bench_floor"
 
@@ -23,8 +28,10 @@ local DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 local support = require "support"
 local function median(f) return support.median_time(f, ROUNDS) end
 
--- NumPy's figures, by name, from the same run (nil when NumPy is missing).
-local numpy = support.numpy_figures("bulk_numpy.py", ROUNDS .. " main")
+local function middle(list)
+  table.sort(list)
+  return list[(#list + 1) // 2]
+end
 
 local function peak_rss_mib()
   local f = io.open("/proc/self/status", "r")
@@ -33,122 +40,143 @@ local function peak_rss_mib()
   return kb and tonumber(kb) / 1024
 end
 
-local function report(name, label, seconds, target)
-  local base = numpy[name]
-  if base then
-    print(string.format("%-36s %9.3f ms   NumPy %9.3f ms   ratio %5.2fx  %s",
-                        label, seconds * 1e3, base * 1e3, seconds / base,
-                        target and string.format("(target <= %gx)", target) or "(for reference)"))
-  else
-    print(string.format("%-36s %9.3f ms   (no NumPy figure)", label, seconds * 1e3))
+-- Our side of the main figures, by the names bulk_numpy.py prints; also
+-- the memcpy floor and the loop's peak RSS.
+local function main_figures()
+  local t = {}
+  local full = dl.ones{BIG}
+  t.zeros_256MiB = median(function() for _ = 1, 20 do dl.zeros{BIG}:delete() end end) / 20
+  -- What the advice on zeroed blocks buys (it costs some of the unmap
+  -- above): the first touch of a fresh dl.zeros, here a fill.
+  t.zeros_fill_64MiB = median(function() dl.zeros{BIG // 4}:fill(1.5):delete() end)
+  t.empty_fill_256MiB = median(function() dl.empty{BIG}:fill(1.5):delete() end)
+  t.copy_256MiB = median(function() full:copy():delete() end)
+  local v = dl.empty{N}
+  t.fill_1e7 = median(function() v:fill(2.5) end)
+  full:delete()
+  v:delete()
+
+  collectgarbage("collect")
+  do -- Linux: writing 5 to clear_refs resets the peak RSS (VmHWM) to the current RSS
+    local f = io.open("/proc/self/clear_refs", "w")
+    if f then f:write("5") f:close() end
   end
-  return base and seconds / base
+  t.loop_2000x8MiB = median(function()
+    for _ = 1, 2000 do
+      local c = dl.empty{1024 * 1024}
+      c:fill(1.0)
+    end
+  end)
+  t.peak_rss = peak_rss_mib() or -1
+
+  local sq = dl.ones({4096, 4096}, {dtype = "float32"})
+  local dst = dl.empty({4096, 4096}, {dtype = "float32"})
+  t.transpose_contiguous = median(function() sq:transpose():contiguous():delete() end)
+  t.transpose_copy_from = median(function() dst:copy_from(sq:transpose()) end)
+
+  local reps = 5
+  t.copy_into = median(function() for _ = 1, reps do dst:copy_from(sq) end end) / reps
+  -- floor.memcpy times its copies itself (not its allocation and first touch).
+  local memcpys = {}
+  for r = 1, ROUNDS do memcpys[r] = floor.memcpy(sq.nbytes, reps) end
+  t.memcpy = middle(memcpys) / reps
+  sq:delete()
+  dst:delete()
+
+  local src64 = dl.ones{N}
+  t.astype_f64_f32 = median(function() src64:astype("float32"):delete() end)
+  src64:delete()
+  return t
 end
 
-print(string.format("dlbridge %s, %s, median of %d rounds (CPU time)", dl.version, _VERSION,
-                    ROUNDS))
-local full = dl.ones{BIG}
-report("zeros_256MiB", "dl.zeros 256 MiB (mean of 20)",
-       median(function() for _ = 1, 20 do dl.zeros{BIG}:delete() end end) / 20, 1.0)
--- What the advice on zeroed blocks buys (it costs the unmap above): the
--- first touch of a fresh dl.zeros, here a fill (no target; for reference).
-report("zeros_fill_64MiB", "dl.zeros 64 MiB + its first fill",
-       median(function() dl.zeros{BIG // 4}:fill(1.5):delete() end), nil)
-report("empty_fill_256MiB", "dl.empty + fill 256 MiB",
-       median(function() dl.empty{BIG}:fill(1.5):delete() end), 1.0)
-report("copy_256MiB", "a:copy() 256 MiB", median(function() full:copy():delete() end), 1.0)
-local v = dl.empty{N}
-report("fill_1e7", "a:fill(v) 1e7 float64", median(function() v:fill(2.5) end), 1.0)
-full:delete()
-v:delete()
-
-collectgarbage("collect")
-do -- Linux: writing 5 to clear_refs resets the peak RSS (VmHWM) to the current RSS
-  local f = io.open("/proc/self/clear_refs", "w")
-  if f then f:write("5") f:close() end
+-- Our side of the pair table: every pair, contiguous and strided (every
+-- other element), 1e6 elements.
+local function pair_figures()
+  local t = {}
+  for _, s in ipairs(DTYPES) do
+    local a = dl.ones({PAIRS_N}, {dtype = s})
+    local strided = dl.ones({2 * PAIRS_N}, {dtype = s}):slice(1, 1, -1, 2)
+    for _, d in ipairs(DTYPES) do
+      t["astype_" .. s .. "_" .. d] = median(function() a:astype(d):delete() end)
+      t["astype_strided_" .. s .. "_" .. d] = median(function() strided:astype(d):delete() end)
+    end
+    a:delete()
+    strided:delete()
+  end
+  return t
 end
-local loop = median(function()
-  for _ = 1, 2000 do
-    local c = dl.empty{1024 * 1024}
-    c:fill(1.0)
-  end
-end)
-report("loop_2000x8MiB", "2000 x (empty 8 MiB + fill), no delete", loop, 1.0)
-print(string.format("%-36s %9.1f MiB  (target <= 300 MiB)", "  peak RSS during the loop",
-                    peak_rss_mib() or -1))
 
-local sq = dl.ones({4096, 4096}, {dtype = "float32"})
-local dst = dl.empty({4096, 4096}, {dtype = "float32"})
-report("transpose_contiguous", "a:transpose():contiguous() 4096^2 f32",
-       median(function() sq:transpose():contiguous():delete() end), 0.3)
-report("transpose_copy_from", "b:copy_from(a:transpose()) 4096^2 f32",
-       median(function() dst:copy_from(sq:transpose()) end), 0.3)
-
-local reps = 5
-local copy_into = median(function() for _ = 1, reps do dst:copy_from(sq) end end)
--- floor.memcpy times its copies itself (not its allocation and first touch).
-local memcpys = {}
-for r = 1, ROUNDS do memcpys[r] = floor.memcpy(sq.nbytes, reps) end
-table.sort(memcpys)
-local memcpy = memcpys[(ROUNDS + 1) // 2]
-print(string.format("%-36s %9.3f ms   memcpy %8.3f ms   speed %5.2fx memcpy  (target >= 0.9x)",
-                    "b:copy_from(a) 64 MiB, contiguous", copy_into / reps * 1e3,
-                    memcpy / reps * 1e3, memcpy / copy_into))
-
-local src64 = dl.ones{N}
-report("astype_f64_f32", "a:astype('float32') 1e7 float64",
-       median(function() src64:astype("float32"):delete() end), 1.0)
-src64:delete()
-
-if PAIRS then
-  -- Every pair, contiguous and strided (every other element), 1e6 elements:
-  -- the worst ratios, and how many pairs meet the target. The machine's speed
-  -- drifts within a run, so the table is measured in EPOCHS epochs, each
-  -- NumPy's side and then ours right after it; a pair's ratio is the median
-  -- of its epochs' ratios.
-  local ratios, ours, theirs = {}, {}, {} -- by pair name: one figure an epoch
-  local function add(list, name, v)
-    list[name] = list[name] or {}
-    table.insert(list[name], v)
-  end
+-- Runs NumPy's part then ours, EPOCHS times: name -> {ours = {...},
+-- numpy = {...}, ratio = {...}}, one entry an epoch (numpy and ratio only
+-- where NumPy gave the figure).
+local function epochs(part, ours_fn)
+  local figures = {}
   for _ = 1, EPOCHS do
-    local base = support.numpy_figures("bulk_numpy.py", ROUNDS .. " pairs")
-    for _, s in ipairs(DTYPES) do
-      local a = dl.ones({PAIRS_N}, {dtype = s})
-      local strided = dl.ones({2 * PAIRS_N}, {dtype = s}):slice(1, 1, -1, 2)
-      for _, d in ipairs(DTYPES) do
-        for _, layout in ipairs{"", "strided_"} do
-          local x = layout == "" and a or strided
-          local name = "astype_" .. layout .. s .. "_" .. d
-          local t = median(function() x:astype(d):delete() end)
-          if base[name] then
-            add(ratios, name, t / base[name])
-            add(ours, name, t)
-            add(theirs, name, base[name])
-          end
-        end
+    local numpy = support.numpy_figures("bulk_numpy.py", ROUNDS .. " " .. part)
+    for name, t in pairs(ours_fn()) do
+      local f = figures[name] or {ours = {}, numpy = {}, ratio = {}}
+      figures[name] = f
+      table.insert(f.ours, t)
+      if numpy[name] then
+        table.insert(f.numpy, numpy[name])
+        table.insert(f.ratio, t / numpy[name])
       end
-      a:delete()
-      strided:delete()
     end
   end
-  local function middle(list)
-    table.sort(list)
-    return list[(#list + 1) // 2]
+  return figures
+end
+
+print(string.format("dlbridge %s, %s, median of %d rounds (CPU time), %d epochs", dl.version,
+                    _VERSION, ROUNDS, EPOCHS))
+local main = epochs("main", main_figures)
+
+local function report(name, label, target)
+  local f = main[name]
+  if #f.ratio > 0 then
+    print(string.format("%-38s %9.3f ms   NumPy %9.3f ms   ratio %5.2fx  %s", label,
+                        middle(f.ours) * 1e3, middle(f.numpy) * 1e3, middle(f.ratio),
+                        target and string.format("(target <= %gx)", target) or "(for reference)"))
+  else
+    print(string.format("%-38s %9.3f ms   (no NumPy figure)", label, middle(f.ours) * 1e3))
   end
+end
+
+report("zeros_256MiB", "dl.zeros 256 MiB (mean of 20)", 1.0)
+report("zeros_fill_64MiB", "dl.zeros 64 MiB + its first fill", nil)
+report("empty_fill_256MiB", "dl.empty + fill 256 MiB", 1.0)
+report("copy_256MiB", "a:copy() 256 MiB", 1.0)
+report("fill_1e7", "a:fill(v) 1e7 float64", 1.0)
+report("loop_2000x8MiB", "2000 x (empty 8 MiB + fill), no delete", 1.0)
+local rss = main.peak_rss.ours
+table.sort(rss)
+print(string.format("%-38s %9.1f MiB  (target <= 300 MiB; the most of %d epochs)",
+                    "  peak RSS during the loop", rss[#rss], EPOCHS))
+report("transpose_contiguous", "a:transpose():contiguous() 4096^2 f32", 0.3)
+report("transpose_copy_from", "b:copy_from(a:transpose()) 4096^2 f32", 0.3)
+do
+  local speeds = {}
+  for e = 1, EPOCHS do speeds[e] = main.memcpy.ours[e] / main.copy_into.ours[e] end
+  print(string.format("%-38s %9.3f ms   memcpy %8.3f ms   speed %5.2fx memcpy  (target >= 0.9x)",
+                      "b:copy_from(a) 64 MiB, contiguous", middle(main.copy_into.ours) * 1e3,
+                      middle(main.memcpy.ours) * 1e3, middle(speeds)))
+end
+report("astype_f64_f32", "a:astype('float32') 1e7 float64", 1.0)
+
+if PAIRS then
   local rows, met = {}, 0
-  for name, list in pairs(ratios) do
-    local r = middle(list)
-    if r <= 1.0 then met = met + 1 end
-    rows[#rows + 1] = {name = name, ratio = r, t = middle(ours[name]), base = middle(theirs[name])}
+  for name, f in pairs(epochs("pairs", pair_figures)) do
+    if #f.ratio > 0 then
+      local r = middle(f.ratio)
+      if r <= 1.0 then met = met + 1 end
+      rows[#rows + 1] = {name = name, ratio = r, t = middle(f.ours), base = middle(f.numpy)}
+    end
   end
   table.sort(rows, function(x, y) return x.ratio > y.ratio end)
-  print(string.format("astype, every pair of %d dtypes x {contiguous, strided}, 1e6 elements, "
-                      .. "median ratio of %d epochs: %d of %d pairs <= 1.0x NumPy; the worst:",
-                      #DTYPES, EPOCHS, met, #rows))
+  print(string.format("astype, every pair of %d dtypes x {contiguous, strided}, 1e6 elements: "
+                      .. "%d of %d pairs <= 1.0x NumPy; the worst:", #DTYPES, met, #rows))
   for i = 1, math.min(8, #rows) do
     local r = rows[i]
-    print(string.format("  %-34s %8.3f ms   NumPy %8.3f ms   ratio %5.2fx", r.name, r.t * 1e3,
+    print(string.format("  %-36s %8.3f ms   NumPy %8.3f ms   ratio %5.2fx", r.name, r.t * 1e3,
                         r.base * 1e3, r.ratio))
   end
 end
