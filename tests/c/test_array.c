@@ -1216,6 +1216,50 @@ static void test_copy_random(void) {
   CHECK(done > 1000);
 }
 
+/* Transposed copies (the tiled kernels) of every element size, over sizes
+ * around the block and tile edges, with a batch dim and an offset source:
+ * every destination byte is the source byte it should be. */
+static void test_copy_transposed(void) {
+  static const dlb_dtype types[] = {DLB_UINT8, DLB_INT16, DLB_FLOAT32, DLB_FLOAT64, DLB_COMPLEX128};
+  static const int64_t sizes[] = {1, 7, 8, 15, 16, 17, 33, 127, 128, 129, 200};
+  const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+  int bad = 0, done = 0;
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    for (int a = 0; a < nsizes; a++) {
+      for (int b = 0; b < nsizes; b++) {
+        const int64_t n0 = sizes[a], n1 = sizes[b], batch = (a + b) % 3 == 0 ? 2 : 1;
+        /* src: (batch, n1 + 1, n0), whose [:, 1:, :] transposed is (batch, n0, n1) */
+        const int64_t sshape[] = {batch, n1 + 1, n0}, dshape[] = {batch, n0, n1};
+        const int perm[] = {0, 2, 1};
+        dlb_array src = alloc(types[t], 3, sshape), dst = alloc(types[t], 3, dshape);
+        dlb_array v = view_of(&src);
+        const size_t item = dlb_array_itemsize(&src);
+        unsigned char *s = (unsigned char *)dlb_array_host_data(&src);
+        unsigned char *d = (unsigned char *)dlb_array_host_data(&dst);
+        for (int64_t k = 0; k < src.numel * (int64_t)item; k++) s[k] = (unsigned char)(k * 7 + k / 251);
+        CHECK_EQ_INT(dlb_view_slice(&v, 1, 1, n1, 1, &err), DLB_OK);
+        CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);
+        CHECK_EQ_INT(dlb_array_copy_into(&dst, &v, &err), DLB_OK);
+        for (int64_t p = 0; p < batch; p++)
+          for (int64_t i = 0; i < n0; i++)
+            for (int64_t j = 0; j < n1; j++) {
+              const unsigned char *want = s + (((p * (n1 + 1) + j + 1) * n0) + i) * (int64_t)item;
+              const unsigned char *got = d + (((p * n0 + i) * n1) + j) * (int64_t)item;
+              if (memcmp(got, want, item) != 0 && bad++ < 5)
+                fprintf(stderr, "  transposed copy: item %zu, %lld x %lld, element (%lld, %lld, %lld)\n",
+                        item, (long long)n0, (long long)n1, (long long)p, (long long)i, (long long)j);
+            }
+        done++;
+        dlb_array_release(&v);
+        dlb_array_release(&dst);
+        dlb_array_release(&src);
+      }
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(done, 5 * 11 * 11);
+}
+
 static void test_fill(void) {
   { /* a reversed strided view: only its elements change */
     dlb_array a = make_iota(10), v = view_of(&a);
@@ -1504,6 +1548,7 @@ int main(void) {
   test_copy_into();
   test_copy_overlap();
   test_copy_random();
+  test_copy_transposed();
   test_fill();
   test_clone();
   test_read_write();
