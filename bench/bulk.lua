@@ -11,14 +11,16 @@
 -- measured here, so everything runs in EPOCHS epochs, each NumPy's side and
 -- then ours right after it. A figure's ratio is the median of its epochs'
 -- ratios; the times printed are the medians of the epochs' times.
--- BENCH_ROUNDS sets the rounds (default 5), BENCH_EPOCHS the epochs (default
--- 3); BENCH_PAIRS=0 skips the astype pair table.
+-- BENCH_ROUNDS sets the rounds (default 5; the pair table takes three times
+-- as many), BENCH_EPOCHS the epochs (default 3); BENCH_PAIRS=0 skips the
+-- astype pair table.
 local dl = require "dlbridge"
 local floor = require "bench_floor"
 
 local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 5
 local PAIRS = os.getenv("BENCH_PAIRS") ~= "0"
 local EPOCHS = tonumber(os.getenv("BENCH_EPOCHS")) or 3
+local PAIR_ROUNDS = 3 * ROUNDS -- the pairs take well under a millisecond: more rounds, less noise
 local BIG = 32 * 1024 * 1024 -- float64 elements: 256 MiB
 local N = 10000000
 local PAIRS_N = 1000000
@@ -97,8 +99,10 @@ local function pair_figures()
     local a = dl.ones({PAIRS_N}, {dtype = s})
     local strided = dl.ones({2 * PAIRS_N}, {dtype = s}):slice(1, 1, -1, 2)
     for _, d in ipairs(DTYPES) do
-      t["astype_" .. s .. "_" .. d] = median(function() a:astype(d):delete() end)
-      t["astype_strided_" .. s .. "_" .. d] = median(function() strided:astype(d):delete() end)
+      t["astype_" .. s .. "_" .. d] =
+        support.median_time(function() a:astype(d):delete() end, PAIR_ROUNDS)
+      t["astype_strided_" .. s .. "_" .. d] =
+        support.median_time(function() strided:astype(d):delete() end, PAIR_ROUNDS)
     end
     a:delete()
     strided:delete()
@@ -109,10 +113,10 @@ end
 -- Runs NumPy's part then ours, EPOCHS times: name -> {ours = {...},
 -- numpy = {...}, ratio = {...}}, one entry an epoch (numpy and ratio only
 -- where NumPy gave the figure).
-local function epochs(part, ours_fn)
+local function epochs(part, rounds, ours_fn)
   local figures = {}
   for _ = 1, EPOCHS do
-    local numpy = support.numpy_figures("bulk_numpy.py", ROUNDS .. " " .. part)
+    local numpy = support.numpy_figures("bulk_numpy.py", rounds .. " " .. part)
     for name, t in pairs(ours_fn()) do
       local f = figures[name] or {ours = {}, numpy = {}, ratio = {}}
       figures[name] = f
@@ -128,7 +132,7 @@ end
 
 print(string.format("dlbridge %s, %s, median of %d rounds (CPU time), %d epochs", dl.version,
                     _VERSION, ROUNDS, EPOCHS))
-local main = epochs("main", main_figures)
+local main = epochs("main", ROUNDS, main_figures)
 
 local function report(name, label, target)
   local f = main[name]
@@ -164,7 +168,7 @@ report("astype_f64_f32", "a:astype('float32') 1e7 float64", 1.0)
 
 if PAIRS then
   local rows, met = {}, 0
-  for name, f in pairs(epochs("pairs", pair_figures)) do
+  for name, f in pairs(epochs("pairs", PAIR_ROUNDS, pair_figures)) do
     if #f.ratio > 0 then
       local r = middle(f.ratio)
       if r <= 1.0 then met = met + 1 end
@@ -172,8 +176,9 @@ if PAIRS then
     end
   end
   table.sort(rows, function(x, y) return x.ratio > y.ratio end)
-  print(string.format("astype, every pair of %d dtypes x {contiguous, strided}, 1e6 elements: "
-                      .. "%d of %d pairs <= 1.0x NumPy; the worst:", #DTYPES, met, #rows))
+  print(string.format("astype, every pair of %d dtypes x {contiguous, strided}, 1e6 elements, "
+                      .. "median of %d rounds: %d of %d pairs <= 1.0x NumPy; the worst:", #DTYPES,
+                      PAIR_ROUNDS, met, #rows))
   for i = 1, math.min(8, #rows) do
     local r = rows[i]
     print(string.format("  %-36s %8.3f ms   NumPy %8.3f ms   ratio %5.2fx", r.name, r.t * 1e3,
