@@ -9,8 +9,9 @@
 --
 -- This machine's speed drifts within a run by more than most differences
 -- measured here, so everything runs in EPOCHS epochs, each NumPy's side and
--- then ours right after it. A figure's ratio is the median of its epochs'
--- ratios; the times printed are the medians of the epochs' times.
+-- then ours right after it (the pair table a source dtype at a time). A
+-- figure's ratio is the median of its epochs' ratios; the times printed are
+-- the medians of the epochs' times.
 -- BENCH_ROUNDS sets the rounds (default 5; the pair table takes three times
 -- as many), BENCH_EPOCHS the epochs (default 3); BENCH_PAIRS=0 skips the
 -- astype pair table.
@@ -91,30 +92,28 @@ local function main_figures()
   return t
 end
 
--- Our side of the pair table: every pair, contiguous and strided (every
--- other element), 1e6 elements.
-local function pair_figures()
+-- Our side of one row of the pair table: source dtype s into every dtype,
+-- contiguous and strided (every other element), 1e6 elements.
+local function pair_row(s)
   local t = {}
-  for _, s in ipairs(DTYPES) do
-    local a = dl.ones({PAIRS_N}, {dtype = s})
-    local strided = dl.ones({2 * PAIRS_N}, {dtype = s}):slice(1, 1, -1, 2)
-    for _, d in ipairs(DTYPES) do
-      t["astype_" .. s .. "_" .. d] =
-        support.median_time(function() a:astype(d):delete() end, PAIR_ROUNDS)
-      t["astype_strided_" .. s .. "_" .. d] =
-        support.median_time(function() strided:astype(d):delete() end, PAIR_ROUNDS)
-    end
-    a:delete()
-    strided:delete()
+  local a = dl.ones({PAIRS_N}, {dtype = s})
+  local strided = dl.ones({2 * PAIRS_N}, {dtype = s}):slice(1, 1, -1, 2)
+  for _, d in ipairs(DTYPES) do
+    t["astype_" .. s .. "_" .. d] =
+      support.median_time(function() a:astype(d):delete() end, PAIR_ROUNDS)
+    t["astype_strided_" .. s .. "_" .. d] =
+      support.median_time(function() strided:astype(d):delete() end, PAIR_ROUNDS)
   end
+  a:delete()
+  strided:delete()
   return t
 end
 
--- Runs NumPy's part then ours, EPOCHS times: name -> {ours = {...},
--- numpy = {...}, ratio = {...}}, one entry an epoch (numpy and ratio only
--- where NumPy gave the figure).
-local function epochs(part, rounds, ours_fn)
-  local figures = {}
+-- Runs NumPy's side of a part (bulk_numpy.py's arguments after the rounds)
+-- then ours, EPOCHS times, into figures: name -> {ours = {...}, numpy =
+-- {...}, ratio = {...}}, one entry an epoch (numpy and ratio only where
+-- NumPy gave the figure).
+local function epochs(figures, part, rounds, ours_fn)
   for _ = 1, EPOCHS do
     local numpy = support.numpy_figures("bulk_numpy.py", rounds .. " " .. part)
     for name, t in pairs(ours_fn()) do
@@ -132,7 +131,7 @@ end
 
 print(string.format("dlbridge %s, %s, median of %d rounds (CPU time), %d epochs", dl.version,
                     _VERSION, ROUNDS, EPOCHS))
-local main = epochs("main", ROUNDS, main_figures)
+local main = epochs({}, "main", ROUNDS, main_figures)
 
 local function report(name, label, target)
   local f = main[name]
@@ -167,8 +166,14 @@ end
 report("astype_f64_f32", "a:astype('float32') 1e7 float64", 1.0)
 
 if PAIRS then
+  -- A row at a time, NumPy's then ours: the two sides of a pair run seconds
+  -- apart, not minutes.
+  local table_figures = {}
+  for _, s in ipairs(DTYPES) do
+    epochs(table_figures, "pairs " .. s, PAIR_ROUNDS, function() return pair_row(s) end)
+  end
   local rows, met = {}, 0
-  for name, f in pairs(epochs("pairs", PAIR_ROUNDS, pair_figures)) do
+  for name, f in pairs(table_figures) do
     if #f.ratio > 0 then
       local r = middle(f.ratio)
       if r <= 1.0 then met = met + 1 end

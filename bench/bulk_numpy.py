@@ -13,13 +13,15 @@ import numpy as np
 import numpy_support
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-# "main": every figure but the astype pair table; "pairs": the table only.
+# "main": every figure but the astype pair table; "pairs": the table only,
+# or with a third argument only its row for that source dtype.
 PART = sys.argv[2] if len(sys.argv) > 2 else "all"
 BIG = 32 * 1024 * 1024      # float64 elements: 256 MiB
 N = 10_000_000              # elements for fill and astype
 PAIRS_N = 1_000_000         # elements for the all-pairs astype table
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
+SOURCES = sys.argv[3:4] or DTYPES
 
 
 def median(f):
@@ -62,7 +64,7 @@ def main_figures():
 def pair_figures():
     np.seterr(all="ignore")
     warnings.simplefilter("ignore", np.ComplexWarning)  # complex -> real drops the imaginary part
-    for s in DTYPES:
+    for s in SOURCES:
         a = np.ones(PAIRS_N, dtype=s)
         strided = np.ones(2 * PAIRS_N, dtype=s)[::2]
         for d in DTYPES:
