@@ -703,7 +703,7 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
 #define FLOAT_TO_INT_CASE(DTYPE, DT, ST, FITS, VIA, LOOP)                        \
   case DTYPE: {                                                                  \
     int all_fit_ = 1;                                                            \
-    LOOP(ST, DT, {                                                          \
+    LOOP(ST, DT, {                                                               \
       const int fits_ = (FITS);                                                  \
       all_fit_ &= fits_;                                                         \
       d = (DT)(VIA)(fits_ ? s : (ST)0);                                          \
@@ -723,21 +723,26 @@ static dlb_status cast_store(dlb_dtype dt, void *dst, const dlb_scalar *s, dlb_e
 /* Bounds exclusive at both ends, exact in float and double. */
 #define IN_OPEN(LO, HI) ((s > (LO)) & (s < (HI)))
 #define FITS_DOUBLE(DTYPE) float_fits_int(DTYPE, (double)s)
+/* (-2^31 - 1, 2^31): what truncates into int32. In float, -2^31 - 1 rounds
+ * to -2^31 (and no float lies between them), hence the second test. */
+#define FITS_INT32(ST) \
+  (((s > (ST)-2147483649.0) | (s == (ST)-2147483648.0)) & (s < (ST)2147483648.0))
 
-#define FLOAT_TO_INT(ST, LOOP)                                                             \
-  switch (dst_type) {                                                                 \
-    FLOAT_TO_INT_CASE(DLB_INT8, int8_t, ST, IN_OPEN(-129, 128), int32_t, LOOP);             \
-    FLOAT_TO_INT_CASE(DLB_INT16, int16_t, ST, IN_OPEN(-32769, 32768), int32_t, LOOP);       \
-    FLOAT_TO_INT_CASE(DLB_UINT8, uint8_t, ST, IN_OPEN(-1, 256), int32_t, LOOP);             \
-    FLOAT_TO_INT_CASE(DLB_UINT16, uint16_t, ST, IN_OPEN(-1, 65536), int32_t, LOOP);         \
-    FLOAT_TO_INT_CASE(DLB_INT32, int32_t, ST,                                         \
-                      (s >= (ST)-2147483648.0) & (s < (ST)2147483648.0), int32_t, LOOP);    \
-    FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST, FITS_DOUBLE(DLB_INT64), double, LOOP);        \
-    FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST, FITS_DOUBLE(DLB_UINT32), double, LOOP);     \
-    FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST, FITS_DOUBLE(DLB_UINT64), double, LOOP);     \
-  default: break;                                                                     \
-  }                                                                                   \
-  if (k < n) return cast_fail(err, bad, dst_type);                   \
+#define FLOAT_TO_INT(ST, LOOP)                                                        \
+  switch (dst_type) {                                                                  \
+    FLOAT_TO_INT_CASE(DLB_INT8, int8_t, ST, IN_OPEN(-129, 128), int32_t, LOOP);        \
+    FLOAT_TO_INT_CASE(DLB_INT16, int16_t, ST, IN_OPEN(-32769, 32768), int32_t, LOOP);  \
+    FLOAT_TO_INT_CASE(DLB_UINT8, uint8_t, ST, IN_OPEN(-1, 256), int32_t, LOOP);        \
+    FLOAT_TO_INT_CASE(DLB_UINT16, uint16_t, ST, IN_OPEN(-1, 65536), int32_t, LOOP);    \
+    FLOAT_TO_INT_CASE(DLB_INT32, int32_t, ST, FITS_INT32(ST), int32_t, LOOP);          \
+    FLOAT_TO_INT_CASE(DLB_INT64, int64_t, ST, FITS_DOUBLE(DLB_INT64), double, LOOP);   \
+    FLOAT_TO_INT_CASE(DLB_UINT32, uint32_t, ST, FITS_DOUBLE(DLB_UINT32), double, LOOP); \
+    FLOAT_TO_INT_CASE(DLB_UINT64, uint64_t, ST, FITS_DOUBLE(DLB_UINT64), double, LOOP); \
+  default:                                                                             \
+    return dlb_fail(err, DLB_E_UNSUPPORTED, "no float to integer loop for %s",         \
+                    dlb_dtype_table[dst_type].name);                                   \
+  }                                                                                    \
+  if (k < n) return cast_fail(err, bad, dst_type);                                     \
   return DLB_OK
 
 typedef struct { float re, im; } cast_c64;

@@ -1217,8 +1217,10 @@ static void test_copy_random(void) {
 }
 
 /* Transposed copies (the tiled kernels) of every element size, over sizes
- * around the block and tile edges, with a batch dim and an offset source:
- * every destination byte is the source byte it should be. */
+ * around the block and tile edges, with a batch dim, an offset source, and
+ * the source reversed along either dim (the blocked path takes a reversed j,
+ * the element-by-element one a reversed i): every destination byte is the
+ * source byte it should be. */
 static void test_copy_transposed(void) {
   static const dlb_dtype types[] = {DLB_UINT8, DLB_INT16, DLB_FLOAT32, DLB_FLOAT64, DLB_COMPLEX128};
   static const int64_t sizes[] = {1, 7, 8, 15, 16, 17, 33, 127, 128, 129, 200};
@@ -1228,6 +1230,7 @@ static void test_copy_transposed(void) {
     for (int a = 0; a < nsizes; a++) {
       for (int b = 0; b < nsizes; b++) {
         const int64_t n0 = sizes[a], n1 = sizes[b], batch = (a + b) % 3 == 0 ? 2 : 1;
+        const int reverse = (a + 2 * b + (int)t) % 3; /* 0: none, 1: along j, 2: along i */
         /* src: (batch, n1 + 1, n0), whose [:, 1:, :] transposed is (batch, n0, n1) */
         const int64_t sshape[] = {batch, n1 + 1, n0}, dshape[] = {batch, n0, n1};
         const int perm[] = {0, 2, 1};
@@ -1239,15 +1242,18 @@ static void test_copy_transposed(void) {
         for (int64_t k = 0; k < src.numel * (int64_t)item; k++) s[k] = (unsigned char)(k * 7 + k / 251);
         CHECK_EQ_INT(dlb_view_slice(&v, 1, 1, n1, 1, &err), DLB_OK);
         CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);
+        if (reverse == 1) CHECK_EQ_INT(dlb_view_slice(&v, 2, n1 - 1, n1, -1, &err), DLB_OK);
+        if (reverse == 2) CHECK_EQ_INT(dlb_view_slice(&v, 1, n0 - 1, n0, -1, &err), DLB_OK);
         CHECK_EQ_INT(dlb_array_copy_into(&dst, &v, &err), DLB_OK);
         for (int64_t p = 0; p < batch; p++)
           for (int64_t i = 0; i < n0; i++)
             for (int64_t j = 0; j < n1; j++) {
-              const unsigned char *want = s + (((p * (n1 + 1) + j + 1) * n0) + i) * (int64_t)item;
+              const int64_t si = reverse == 2 ? n0 - 1 - i : i, sj = reverse == 1 ? n1 - 1 - j : j;
+              const unsigned char *want = s + (((p * (n1 + 1) + sj + 1) * n0) + si) * (int64_t)item;
               const unsigned char *got = d + (((p * n0 + i) * n1) + j) * (int64_t)item;
               if (memcmp(got, want, item) != 0 && bad++ < 5)
-                fprintf(stderr, "  transposed copy: item %zu, %lld x %lld, element (%lld, %lld, %lld)\n",
-                        item, (long long)n0, (long long)n1, (long long)p, (long long)i, (long long)j);
+                fprintf(stderr, "  transposed copy: item %zu, %lld x %lld, reverse %d, element (%lld, %lld, %lld)\n",
+                        item, (long long)n0, (long long)n1, reverse, (long long)p, (long long)i, (long long)j);
             }
         done++;
         dlb_array_release(&v);

@@ -754,9 +754,43 @@ static void test_cast(void) {
       }
       CHECK_EQ_INT(wrong, 0);
     }
+    /* boundaries: a fraction past the last value truncates into range */
+    static const struct { dlb_dtype to; double re; int64_t want; } edge[] = {
+        {DLB_INT8, -0.75, 0},     {DLB_INT8, 127.9, 127},    {DLB_INT8, -128.9, -128},
+        {DLB_UINT8, 255.9, 255},  {DLB_UINT8, -0.9, 0},      {DLB_INT16, -32768.9, -32768},
+        {DLB_INT32, -2147483648.5, INT32_MIN},                {DLB_INT32, 2147483647.9, INT32_MAX}};
+    for (size_t e = 0; e < sizeof edge / sizeof edge[0]; e++) {
+      const size_t item = dlb_dtype_get(edge[e].to)->itemsize;
+      int64_t got = 0;
+      c128[2 * 600] = edge[e].re;
+      CHECK_EQ_INT(dlb_cast(edge[e].to, out, (ptrdiff_t)item, DLB_COMPLEX128, c128, 16, RUN, &err),
+                   DLB_OK);
+      memcpy(&got, (const char *)out + 600 * item, item);
+      if (item < 8 && dlb_dtype_get(edge[e].to)->kind == DLB_KIND_INT && got >> (8 * item - 1))
+        got -= (int64_t)1 << (8 * item); /* sign-extend */
+      CHECK(got == edge[e].want);
+      got = 0; /* and from float64, one element */
+      CHECK_EQ_INT(dlb_cast(edge[e].to, &got, (ptrdiff_t)item, DLB_FLOAT64, &edge[e].re, 8, 1, &err),
+                   DLB_OK);
+      if (item < 8 && dlb_dtype_get(edge[e].to)->kind == DLB_KIND_INT && got >> (8 * item - 1))
+        got -= (int64_t)1 << (8 * item);
+      CHECK(got == edge[e].want);
+    }
+    c128[2 * 600] = (double)(600 % 120) + 0.75;
+    {
+      double below = -2147483649.0;
+      float f_min = -2147483648.0f;
+      int32_t i32;
+      CHECK_EQ_INT(dlb_cast(DLB_INT32, &i32, 4, DLB_FLOAT64, &below, 8, 1, &err), DLB_E_VALUE);
+      CHECK_EQ_INT(dlb_cast(DLB_INT32, &i32, 4, DLB_FLOAT32, &f_min, 4, 1, &err), DLB_OK);
+      CHECK(i32 == INT32_MIN);
+    }
+    /* the first bad real part is named, not a later or larger one */
     c128[2 * 777] = 128.0;
+    c128[2 * 900] = -500.0;
     CHECK_EQ_INT(dlb_cast(DLB_INT8, out, 1, DLB_COMPLEX128, c128, 16, RUN, &err), DLB_E_VALUE);
     CHECK_EQ_STR(err.message, "cannot cast 128 to int8");
+    c128[2 * 900] = (double)(900 % 120) + 0.75;
     c64[2 * 500] = -1.0f;
     CHECK_EQ_INT(dlb_cast(DLB_UINT16, out, 2, DLB_COMPLEX64, c64, 8, RUN, &err), DLB_E_VALUE);
     CHECK_EQ_STR(err.message, "cannot cast -1 to uint16");
@@ -765,6 +799,17 @@ static void test_cast(void) {
     CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, f32, 4, DLB_COMPLEX128, c128, 16, RUN, &err), DLB_OK);
     CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, f64, 8, DLB_COMPLEX64, c64, 8, RUN, &err), DLB_OK);
     CHECK(f32[3] == 3.75f && f32[777] == 128.0f && f64[3] == 3.25 && f64[500] == -1.0);
+    {
+      int wrong = 0;
+      double f64_same[RUN];
+      float f32_same[RUN];
+      CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, f64_same, 8, DLB_COMPLEX128, c128, 16, RUN, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_cast(DLB_FLOAT32, f32_same, 4, DLB_COMPLEX64, c64, 8, RUN, &err), DLB_OK);
+      for (int k = 0; k < RUN; k++)
+        wrong += f64_same[k] != c128[2 * k] || f32_same[k] != c64[2 * k] ||
+                 f32[k] != (float)c128[2 * k] || f64[k] != (double)c64[2 * k];
+      CHECK_EQ_INT(wrong, 0);
+    }
     /* every other complex element into a contiguous run, both ways */
     for (int k = 0; k < 4 * RUN; k++) c128_every_other[k] = k;
     float c64_out[2 * RUN];
