@@ -5,13 +5,6 @@
 #include "../core/format.h"
 #include "internal.h"
 
-/* Lua 5.4 counts the GC step argument in KB; 5.5 counts bytes. */
-#if LUA_VERSION_NUM >= 505
-#define GC_STEP_UNITS(bytes) (bytes)
-#else
-#define GC_STEP_UNITS(bytes) ((bytes) / 1024)
-#endif
-
 /* The userdata of an Array: the core array, then a tag. An Array is
  * recognised by its userdata size and tag, which Lua code cannot forge; this
  * costs two API calls where a metatable comparison costs about six, and it
@@ -81,7 +74,7 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   dlb_lua_state *state = dlbL_to_state(L, DLB_UV_STATE);
   int in_module = state != NULL;
   if (!state || !state->registry) state = dlbL_state(L);
-  dlbL_pay_gc_debt(L, state);
+  dlbL_pace_collector(L, state);
   /* The usual case inline: no maker call (about 10 ns of a small operation). */
   if (in_module && !dlbL_alloc_may_fail(L))
     return &make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
@@ -116,48 +109,6 @@ dlb_array *dlbL_pin(lua_State *L, int idx, const char *op) {
   if (!v->buffer) /* a finalizer run by the allocation deleted the array */
     dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   return v;
-}
-
-/* gc(what, units): lua_gc in protected mode: a collection can run out of
- * Lua memory on the way (finalizers, call frames), and a collection that
- * failed is no reason to fail the call that asked for it. */
-static int gc_unprotected(lua_State *L) {
-  lua_gc(L, (int)lua_tointeger(L, 1), (int)lua_tointeger(L, 2));
-  return 0;
-}
-
-static void collect(lua_State *L, int what, int units) {
-  lua_pushcfunction(L, gc_unprotected);
-  lua_pushinteger(L, what);
-  lua_pushinteger(L, units);
-  if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
-}
-
-void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
-  dlb_lua_state *state = dlbL_find_state(L);
-  size_t nbytes;
-  if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
-  /* Not when the host or script stopped the GC (0), nor inside a finalizer (-1). */
-  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes) &&
-      lua_gc(L, LUA_GCISRUNNING) == 1)
-    collect(L, LUA_GCCOLLECT, 0);
-}
-
-void dlbL_account(lua_State *L, size_t nbytes) {
-  dlb_lua_state *state = dlbL_find_state(L);
-  size_t units = GC_STEP_UNITS(nbytes);
-  if (state && units > 0)
-    state->gc_debt_kb = units > SIZE_MAX - state->gc_debt_kb ? SIZE_MAX : state->gc_debt_kb + units;
-}
-
-/* Lua 5.4's LUA_GCSTEP runs even when the collector was stopped: a host or
- * script that stopped it (collectgarbage "stop") gets no step from us, nor
- * does a finalizer (-1); the debt waits. */
-void dlbL_pay_gc_debt(lua_State *L, dlb_lua_state *state) {
-  size_t units = state->gc_debt_kb;
-  if (units == 0 || lua_gc(L, LUA_GCISRUNNING) != 1) return;
-  state->gc_debt_kb = 0;
-  collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
 }
 
 void dlbL_device_name(const dlb_array *a, char *out, size_t size) {

@@ -105,7 +105,6 @@ static int transfer(lua_State *L, const char *op) {
   a = dlbL_push_result(L, 1, 0, &out, op);
   if (dlb_array_clone_to(out, a, target.backend, target.device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  dlbL_account(L, out->buffer->nbytes);
   if (donate) dlb_array_release(a);
   return 1;
 }

@@ -73,7 +73,6 @@ static void reserve_result(lua_State *L, const dlb_elementwise_plan *plan) {
   size_t itemsize = dlb_dtype_get(plan->types.result)->itemsize;
   if ((uint64_t)plan->numel * itemsize < 1024) return; /* a GC step would be 0 KB */
   dlbL_reserve(L, plan->numel, itemsize);
-  dlbL_account(L, (size_t)plan->numel * itemsize);
 }
 
 /* How the element-wise function name ("dl.add") of nin operands is called. */

@@ -15,7 +15,6 @@ static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dty
   if (dlb_array_allocate(a, opts->backend, opts->device_id, dtype, ndim, shape, zeroed, &err) !=
       DLB_OK)
     dlbL_raise_error(L, &err, op);
-  dlbL_account(L, a->buffer->nbytes);
   return a;
 }
 
@@ -37,7 +36,6 @@ static void move_to_target(lua_State *L, const dlbL_options *opts, const char *o
   dlbL_reserve(L, src->numel, dlb_array_itemsize(src)); /* src is private: no finalizer reaches it */
   if (dlb_array_clone_to(dst, src, opts->backend, opts->device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  dlbL_account(L, dst->buffer->nbytes);
   dlb_array_release(src);
   lua_remove(L, -2);
 }

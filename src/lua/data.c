@@ -11,7 +11,6 @@ static int data_copy(lua_State *L) {
   dlbL_check_nargs(L, 1, "Array:copy");
   a = dlbL_push_result(L, 1, 0, &c, "Array:copy");
   if (dlb_array_clone(c, a, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:copy");
-  dlbL_account(L, c->buffer->nbytes);
   return 1;
 }
 
@@ -25,7 +24,6 @@ static int data_astype(lua_State *L) {
   dtype = dlbL_check_dtype(L, 2, "Array:astype");
   a = dlbL_push_result(L, 1, dlb_dtype_get(dtype)->itemsize, &c, "Array:astype");
   if (dlb_array_clone(c, a, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:astype");
-  dlbL_account(L, c->buffer->nbytes);
   return 1;
 }
 

@@ -54,7 +54,7 @@ static int new_capsule_object(lua_State *L) {
 
 dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
   dlb_lua_state *state = dlbL_state(L);
-  dlbL_pay_gc_debt(L, state);
+  dlbL_pace_collector(L, state);
   if (!dlbL_alloc_may_fail(L)) { /* the usual case inline (see dlbL_call_maker) */
     dlb_capsule *c;
     lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt);

@@ -45,7 +45,8 @@ typedef struct dlb_lua_state {
   int capsule_mt;     /* registry reference of the Capsule metatable */
   int pins;           /* registry reference of the pin table (objects made in finalizers) */
   size_t pinned;      /* entries in it */
-  size_t gc_debt_kb;  /* new buffers' sizes not yet told to the collector (dlbL_account) */
+  size_t gc_seen;      /* the budget's in_use at the collector's last look (pacing.c) */
+  size_t gc_threshold; /* in_use at which the next look runs a full collection */
   int files_allowed;  /* dl.load, dl.save and friends may touch the file system (dlb_allow_files) */
   uint64_t tag;
 } dlb_lua_state;
@@ -150,15 +151,24 @@ dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op);
  * that runs later in the call (finalizers, metamethods) can delete the
  * array, but cannot reach the view, which holds the buffer. */
 dlb_array *dlbL_pin(lua_State *L, int idx, const char *op);
-/* Tells the GC how many bytes a new buffer holds: the step it asks for is
- * taken just before the next Array or Capsule is made (dlbL_pay_gc_debt). */
-void dlbL_account(lua_State *L, size_t nbytes);
-/* Takes the collector step that dlbL_account asked for. Called before a new
- * object exists: Lua 5.4 steps taken right after making an object with a
- * finalizer leave the garbage of a loop unfinalized (a loop making two
- * arrays an iteration kept every one alive until a full collection). May
- * run finalizers. */
-void dlbL_pay_gc_debt(lua_State *L, dlb_lua_state *state);
+/* Kept until the last callers are gone: the collector is paced by the
+ * budget now (dlbL_pace_collector), so there is nothing to tell it. */
+static inline void dlbL_account(lua_State *L, size_t nbytes) {
+  (void)L;
+  (void)nbytes;
+}
+
+/* --- the collector paced by dlbridge's memory (pacing.c) --- */
+/* Slack of the full-collection threshold: twice the bytes in use after a
+ * collection, plus this. */
+#define DLB_GC_SLACK ((size_t)32 << 20)
+/* Looks at the bytes the state's budget holds and drives the collector by
+ * their growth: a step in proportion, a full collection at the threshold.
+ * Called before a new Array or Capsule exists (see pacing.c). May run
+ * finalizers. */
+void dlbL_pace_collector(lua_State *L, dlb_lua_state *state);
+/* Pacing's starting point for a new state. */
+void dlbL_pacing_init(dlb_lua_state *state);
 /* "cpu:0" for a's device. */
 void dlbL_device_name(const dlb_array *a, char *out, size_t size);
 void dlbL_open_array(lua_State *L);

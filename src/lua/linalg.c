@@ -87,7 +87,6 @@ static int product(lua_State *L, int is_dot, const char *op) {
   st = is_dot ? dlb_dot(a, b, result, state->cpu, &err)
               : dlb_matmul(a, b, dtype, result, state->cpu, &err);
   if (st != DLB_OK) dlbL_raise_error(L, &err, op);
-  dlbL_account(L, result->buffer->nbytes);
   return 1;
 }
 
@@ -191,7 +190,6 @@ static int join(lua_State *L, int stack, const char *op) {
   st = stack ? dlb_stack(n, arrays, dim, result, state->cpu, &err)
              : dlb_concat(n, arrays, dim, result, state->cpu, &err);
   if (st != DLB_OK) dlbL_raise_error(L, &err, op);
-  dlbL_account(L, result->buffer->nbytes);
   return 1;
 }
 

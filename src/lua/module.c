@@ -100,7 +100,7 @@ static void push_state(lua_State *L) {
   state->budget = NULL;
   state->pins = LUA_NOREF;
   state->pinned = 0;
-  state->gc_debt_kb = 0;
+  dlbL_pacing_init(state);
   state->files_allowed = 1;
   state->capsule_mt = LUA_NOREF;
   state->tag = DLB_STATE_TAG;

@@ -129,7 +129,6 @@ static void reserve_result(lua_State *L, dlb_reduce_op op, const dlb_array *a,
     return;
   itemsize = dlb_dtype_get(dtype)->itemsize;
   dlbL_reserve(L, numel, itemsize);
-  dlbL_account(L, (size_t)numel * itemsize);
 }
 
 /* op over the array at 1 with the options at 2: a Lua value, a new array,

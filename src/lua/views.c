@@ -73,7 +73,6 @@ static int view_reshape(lua_State *L) {
     dlbL_reserve(L, v->numel, dlb_array_itemsize(v)); /* v is private: no finalizer reaches it */
     check_status(L, dlb_array_clone(c, v, v->dtype, &err), &err, "Array:reshape");
     dlb_array_release(v);
-    dlbL_account(L, c->buffer->nbytes);
     v = c;
     st = dlb_view_reshape(v, ndim, shape, &err);
   }
@@ -267,7 +266,6 @@ static int view_contiguous(lua_State *L) {
   }
   a = dlbL_push_result(L, 1, 0, &c, "Array:contiguous");
   check_status(L, dlb_array_clone(c, a, a->dtype, &err), &err, "Array:contiguous");
-  dlbL_account(L, c->buffer->nbytes);
   return 1;
 }
 

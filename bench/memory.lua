@@ -1,0 +1,61 @@
+-- bench/memory.lua: garbage arrays found by the collector without manual
+-- collection (issue 20). A loop makes 8 float32 arrays of 921,600 elements
+-- (3.5 MiB each, a 640x480x3 frame) an iteration and keeps each batch for
+-- KEEP iterations (KEEP = 1 drops each batch at the next iteration), beside a Lua heap of HEAP MiB of ordinary data (strings),
+-- in Lua's incremental and generational modes. It prints the peak of
+-- dl.memory().in_use against the live bytes (the batches a script still
+-- holds): goal peak <= 2 x live + 64 MiB in every variant.
+--
+-- Each variant runs in a fresh lua5.4 process, so that one variant's heap
+-- and collector state do not leak into the next. BENCH_MEMORY_ITERS sets
+-- the iterations (default 150).
+local ITERS = tonumber(os.getenv("BENCH_MEMORY_ITERS")) or 150
+local MiB = 1024 * 1024
+local FRAME = 921600 * 4
+
+-- One variant, when run as `lua5.4 bench/memory.lua run MODE HEAP KEEP`.
+local function run_variant(mode, heap_mib, keep)
+  local dl = require "dlbridge"
+  collectgarbage(mode)
+  local hold = {}
+  for i = 1, heap_mib do hold[i] = string.rep(string.char(i % 256), MiB) end
+  local batches, peak, live_peak = {}, 0, 0
+  local t0 = os.clock()
+  for it = 1, ITERS do
+    local t = {}
+    batches[it % keep] = t -- the batch of KEEP iterations ago becomes garbage
+    for i = 1, 8 do t[i] = dl.empty({921600}, {dtype = "float32"}) end
+    local used = dl.memory().in_use
+    if used > peak then peak = used end
+    local live = math.min(it, keep) * 8 * FRAME
+    if live > live_peak then live_peak = live end
+  end
+  local seconds = os.clock() - t0
+  io.write(string.format("%.0f %.0f %.4f %d\n", peak / MiB, live_peak / MiB, seconds, #hold))
+end
+
+if arg[1] == "run" then
+  run_variant(arg[2], tonumber(arg[3]), tonumber(arg[4]))
+  return
+end
+
+local script = arg[0]
+local failed = 0
+print(string.format("%-13s %5s %5s %10s %10s %8s %7s", "mode", "heap", "keep", "peak MiB",
+                    "live MiB", "goal MiB", "s"))
+for _, mode in ipairs{"incremental", "generational"} do
+  for _, heap in ipairs{1, 100} do
+    for _, keep in ipairs{1, 4, 16} do
+      local p = assert(io.popen(string.format("lua5.4 %s run %s %d %d", script, mode, heap, keep)))
+      local line = p:read("l")
+      p:close()
+      local peak, live, seconds = line:match("^(%S+) (%S+) (%S+)")
+      peak, live, seconds = tonumber(peak), tonumber(live), tonumber(seconds)
+      local goal = 2 * live + 64
+      if peak > goal then failed = failed + 1 end
+      print(string.format("%-13s %5d %5d %10.0f %10.0f %8.0f %7.3f %s", mode, heap, keep, peak,
+                          live, goal, seconds, peak <= goal and "" or "OVER"))
+    end
+  end
+end
+print(string.format("variants over the goal: %d of 12", failed))

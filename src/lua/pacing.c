@@ -1,0 +1,118 @@
+/* pacing.c -- the Lua collector driven by the memory dlbridge holds.
+ *
+ * Array buffers live outside the Lua heap: Lua's own pacing never sees
+ * them, and a loop that drops arrays would hold gigabytes of garbage
+ * before the collector came round (in generational mode never: arrays that
+ * survive two minor collections are old, and only a major collection, which
+ * Lua starts when its own heap doubles, frees them). So dlbridge paces the
+ * collector by its own bytes, as V8 does with external memory
+ * (AdjustAmountOfExternalAllocatedMemory):
+ *
+ * - Every new Array or Capsule first looks at the state's budget (every
+ *   buffer of every backend, imports included). Growth since the last look
+ *   is given to the collector as debt (LUA_GCSTEP), so an incremental
+ *   collector works in proportion to the bytes dlbridge allocates.
+ * - When the bytes in use reach a threshold, dlbridge runs one full
+ *   collection, whatever the mode or the host's setpause/setstepmul, and
+ *   sets the next threshold to twice what is in use after it plus
+ *   DLB_GC_SLACK. Frees seen on the way (a:delete(), <close>, the
+ *   collector's own work) lower the threshold to twice the lowest use seen
+ *   plus the slack. Garbage is thus found within a bounded amount of new
+ *   allocation: the peak stays under twice the live bytes plus the slack
+ *   and one allocation.
+ * - A collector the host or a script stopped (collectgarbage "stop") is
+ *   left alone, as is a finalizer (where Lua refuses every request).
+ *
+ * The look happens before the new object exists: in Lua 5.4 a step taken
+ * right after making an object with a finalizer leaves the garbage of a
+ * loop unfinalized (a loop making two arrays an iteration kept every one
+ * alive until a full collection). */
+#include <stdatomic.h>
+#include "internal.h"
+
+/* Lua 5.4 counts the GC step argument in KB; 5.5 counts bytes. */
+#if LUA_VERSION_NUM >= 505
+#define GC_STEP_UNITS(bytes) (bytes)
+#else
+#define GC_STEP_UNITS(bytes) ((bytes) / 1024)
+#endif
+
+/* Growth smaller than this waits for the next look (no lua_gc call). */
+#define STEP_GRAIN ((size_t)256 << 10)
+
+/* gc(what, units): lua_gc in protected mode: a collection can run out of
+ * Lua memory on the way (finalizers, call frames), and a collection that
+ * failed is no reason to fail the call that asked for it. */
+static int gc_unprotected(lua_State *L) {
+  lua_gc(L, (int)lua_tointeger(L, 1), (int)lua_tointeger(L, 2));
+  return 0;
+}
+
+static void collect(lua_State *L, int what, int units) {
+  lua_pushcfunction(L, gc_unprotected);
+  lua_pushinteger(L, what);
+  lua_pushinteger(L, units);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
+}
+
+static size_t in_use(const dlb_lua_state *state) {
+  return atomic_load_explicit(&state->budget->in_use, memory_order_relaxed);
+}
+
+/* Twice used plus the slack, saturating. */
+static size_t threshold_after(size_t used) {
+  size_t t;
+  if (__builtin_add_overflow(used, used / 2, &t) || __builtin_add_overflow(t, DLB_GC_SLACK, &t))
+    return SIZE_MAX;
+  return t;
+}
+
+/* Whether the collector takes requests now: not stopped (0), not inside a
+ * finalizer (-1). */
+static int collector_running(lua_State *L) { return lua_gc(L, LUA_GCISRUNNING) == 1; }
+
+/* The slow path: a full collection at the threshold, else the growth as a
+ * step. */
+static __attribute__((noinline)) void pace_slow(lua_State *L, dlb_lua_state *state, size_t used) {
+  if (!collector_running(L)) return; /* the growth stays unseen: it counts later */
+  if (used >= state->gc_threshold) {
+    collect(L, LUA_GCCOLLECT, 0);
+    used = in_use(state);
+    state->gc_threshold = threshold_after(used);
+  } else {
+    size_t units = GC_STEP_UNITS(used - state->gc_seen);
+    state->gc_seen = used; /* before the step: its finalizers may make objects */
+    collect(L, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
+    used = in_use(state);
+  }
+  state->gc_seen = used;
+}
+
+void dlbL_pace_collector(lua_State *L, dlb_lua_state *state) {
+  size_t used = in_use(state);
+  if (used < state->gc_seen) { /* freed since the last look: live is at most used */
+    size_t t = threshold_after(used);
+    if (t < state->gc_threshold) state->gc_threshold = t;
+    state->gc_seen = used;
+    return;
+  }
+  if (used - state->gc_seen >= STEP_GRAIN || used >= state->gc_threshold)
+    pace_slow(L, state, used);
+}
+
+void dlbL_pacing_init(dlb_lua_state *state) {
+  state->gc_seen = 0;
+  state->gc_threshold = DLB_GC_SLACK;
+}
+
+void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  size_t nbytes;
+  if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
+  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes) &&
+      collector_running(L)) {
+    collect(L, LUA_GCCOLLECT, 0);
+    state->gc_seen = in_use(state);
+    state->gc_threshold = threshold_after(state->gc_seen);
+  }
+}
