@@ -128,6 +128,7 @@ local functions = {
   is_error = function() return {floats()} end,
   dtypes = function() return {} end,
   memory = function() return {} end,
+  readonly = function() return {{}} end,
   backends = function() return {} end,
   device_put = function() return {floats(), "cpu", {}} end,
   from_dlpack = function() return {floats(), {}} end,

@@ -1,7 +1,7 @@
 -- error_printing_spec.lua -- how a dlbridge.Error reads as text.
 --
 --   tostring(err)   "script.lua:12: dlbridge: SHAPE: message (hint: ...)"
---   err .. "x"      the same text, concatenated
+--   "x" .. err      Lua's own error, as for any table: write "x" .. tostring(err)
 --
 -- The text leads with err.where, the file and line of the Lua code that made
 -- the failing call, as Lua's own error messages do. So a script that does not
@@ -84,13 +84,35 @@ describe("tostring(err)", function()
     assert.matches("^dlbridge: SHAPE: ", tostring(err))
   end)
 
-  it("is what concatenation gives too", function()
-    local ok, err = pcall(function()
-      local a = dl.zeros(-1)
-      return a
-    end)
+  it("is what to concatenate: an error object itself does not concatenate", function()
+    local err = support.error_of(dl.zeros, -1)
+    assert.matches("^failed: dlbridge: SHAPE", "failed: " .. tostring(err))
+    -- Lua's own error, as for any table (Debian's Lua 5.4.4 mishandles the
+    -- stack around a __concat metamethod, so dlbridge.Error has none).
+    local ok, message = pcall(function() return "failed: " .. err end)
     assert.is_false(ok)
-    assert.equal("failed: " .. tostring(err), "failed: " .. err)
-    assert.matches("^failed: .*error_printing_spec%.lua:%d+: dlbridge: SHAPE", "failed: " .. err)
+    assert.matches("attempt to concatenate a dlbridge.Error value", message)
+  end)
+
+  it("never corrupts the Lua stack when a script concatenates it anyway", function()
+    -- "a" .. err .. "x" in the last registers of a frame, in coroutines whose
+    -- stacks end at every distance from it: with a __concat metamethod, the
+    -- call that moves the stack made Debian's lua5.4 run on the freed stack
+    -- ("attempt to call a nil value", wrong results, crashes).
+    local err = support.error_of(dl.zeros, -1)
+    local function concat_at_frame_end()
+      local x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15, x16, x17, x18, x19, x20
+      return "a" .. err .. "x"
+    end
+    for depth = 0, 60 do
+      local function nest(k)
+        if k == 0 then return pcall(concat_at_frame_end) end
+        local ok, message = nest(k - 1) -- not a tail call: every level a frame
+        return ok, message
+      end
+      local ok, message = coroutine.wrap(nest)(depth)
+      assert.is_false(ok)
+      assert.matches("attempt to concatenate a dlbridge.Error value", message, "depth " .. depth)
+    end
   end)
 end)

@@ -120,10 +120,13 @@ describe("tostring(err)", function()
       tostring(err))
   end)
 
-  it("concatenates on either side of ..", function()
+  it("is the form to concatenate: \"failed: \" .. tostring(err)", function()
     local err = failure(dl.zeros, {-1})
-    assert.equal("failed: " .. tostring(err), "failed: " .. err)
-    assert.equal(tostring(err) .. " (retrying)", err .. " (retrying)")
+    assert.equal("failed: dlbridge: SHAPE: " .. err.message .. " (hint: " .. err.hint .. ")",
+      "failed: " .. tostring(err))
+    -- The error object itself, a table, does not concatenate (Lua's own error).
+    assert.is_false(pcall(function() return "failed: " .. err end))
+    assert.is_false(pcall(function() return err .. " (retrying)" end))
   end)
 end)
 

@@ -633,7 +633,7 @@ describe("hostile values: Lua code that runs in the middle of a call", function(
   end)
 
   it("err:is on something that is not an error is ARGUMENT", function()
-    expect_code("ARGUMENT", dl.Error.__index.is, 5)
+    expect_code("ARGUMENT", select(2, pcall(dl.zeros, -1)).is, 5)
   end)
 
   it("a value whose metamethods delete the array cannot crash copy_from, fill or a[i] = v", function()

@@ -263,7 +263,8 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
  * collection, then raises OUT_OF_MEMORY with nothing allocated; the state
  * stays usable. A limit below what is in use refuses new memory until
  * enough is freed. Callable at any time (it opens dlbridge in L if needed);
- * Lua code cannot change it (dl.memory() reads it). On failure (no memory to
+ * Lua code cannot change it (dl.memory() reads it), not even by clearing
+ * dlbridge's registry keys and loading the module again. On failure (no memory to
  * open dlbridge, or dlbridge already closed with L) the error is pushed. */
 DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes);
 

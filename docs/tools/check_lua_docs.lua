@@ -12,7 +12,7 @@
 --   Array:NAME      every Array method (the table Array's __index looks names
 --                   up in: its third upvalue, see src/lua/array.c) and every
 --                   function of the Array metatable (operators, __index, ...);
---   Error:NAME      the methods of dl.Error.__index and the functions of dl.Error;
+--   Error:NAME      the names error_index (src/lua/error.c) answers and the functions of dl.Error;
 --   Capsule:NAME    the functions of a capsule's metatable;
 --   dl.E fields     every error code.
 -- and, since no Lua code can list them, read from the C sources:
@@ -220,10 +220,12 @@ local function public_names()
   api["Array."] = names_in_c_function("src/lua/array.c", "index_attribute",
                                       'strcmp%(name, "([%w_]+)"%)')
 
+  -- Error's __index is a function (a table would be writable): its methods
+  -- are the names error_index answers.
   api.Error = function_keys(dl.Error)
-  if type(dl.Error.__index) == "table" then
-    for k in pairs(function_keys(dl.Error.__index)) do api.Error[k] = true end
-  end
+  api.Error.__index = nil
+  for k in pairs(names_in_c_function("src/lua/error.c", "error_index",
+                                     'strcmp%(key, "([%w_]+)"%)')) do api.Error[k] = true end
   api["Error."] = names_in_c_function("src/lua/error.c", "push_fields",
                                       'lua_setfield%(L, %-2, "([%w_]+)"%)')
 

@@ -18,7 +18,9 @@ end
 
 --- dl.safe: the module's functions in `nil, err` form (lua-cjson's "safe"
 -- twin): `local a, err = dl.safe.zeros{-1}` gives nil and a SHAPE error.
-dl.safe = setmetatable({}, {
+-- Read-only (shared by every script of the state), like dl.E.
+local safe_functions = {}
+dl.safe = dl.readonly(setmetatable(safe_functions, {
   __index = function(t, name)
     local f = dl[name]
     if type(f) ~= "function" then return nil end
@@ -26,7 +28,8 @@ dl.safe = setmetatable({}, {
     rawset(t, name, safe)
     return safe
   end,
-})
+  __metatable = false,
+}))
 
 --- dl.traceback(err): a message handler for xpcall that keeps a dlbridge.Error
 -- a table and adds `err.traceback`; other errors become debug.traceback text.

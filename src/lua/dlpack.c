@@ -153,7 +153,10 @@ void dlbL_open_capsule(lua_State *L) {
                                   {"__tostring", capsule_tostring},
                                   {NULL, NULL}};
   dlb_lua_state *state = dlbL_state(L);
-  if (luaL_newmetatable(L, DLB_CAPSULE_MT)) luaL_setfuncs(L, meta, 0);
+  if (luaL_newmetatable(L, DLB_CAPSULE_MT)) {
+    luaL_setfuncs(L, meta, 0);
+    dlbL_protect_metatable(L, -1, "dlbridge.Capsule");
+  }
   state->capsule_mt = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 

@@ -194,20 +194,11 @@ static int error_tostring(lua_State *L) {
   return 1;
 }
 
-/* "text" .. err and err .. "text" concatenate the tostring form. */
-static int error_concat(lua_State *L) {
-  for (int i = 1; i <= 2; i++) {
-    if (lua_type(L, i) == LUA_TTABLE) {
-      lua_pushcfunction(L, error_tostring);
-      lua_pushvalue(L, i);
-      lua_call(L, 1, 1);
-    } else {
-      luaL_tolstring(L, i, NULL);
-    }
-  }
-  lua_concat(L, 2);
-  return 1;
-}
+/* No __concat: "x" .. err raises Lua's own error, as for any table. Debian's
+ * Lua 5.4.4 (its CVE-2022-33099 patch, upstream 42d40581, fixed upstream by
+ * 603b2c64 in 5.4.5) keeps a stack pointer across a __concat call: a call that
+ * moves the stack (growing it for the metamethod's frame, or a collection
+ * shrinking it) leaves the state running on the freed stack. */
 
 /* err:is("SHAPE") */
 static int error_is(lua_State *L) {
@@ -239,17 +230,27 @@ static int error_is_error(lua_State *L) {
   return 1;
 }
 
+/* err.is (the one method): a function, not a table a script could change. */
+static int error_index(lua_State *L) {
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (strcmp(key, "is") == 0)
+    lua_pushcfunction(L, error_is);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
 void dlbL_open_errors(lua_State *L) {
   if (luaL_newmetatable(L, DLB_ERROR_MT)) {
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, error_concat);
-    lua_setfield(L, -2, "__concat");
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, error_is);
-    lua_setfield(L, -2, "is");
+    lua_pushcfunction(L, error_index);
     lua_setfield(L, -2, "__index");
+    dlbL_protect_metatable(L, -1, "dlbridge.Error");
   }
+  /* dl.Error is what getmetatable(err) returns: the read-only stand-in. */
+  lua_getfield(L, -1, "__metatable");
+  lua_remove(L, -2);
   lua_setfield(L, -2, "Error");
   lua_pushcfunction(L, error_is_error);
   lua_setfield(L, -2, "is_error");
@@ -259,5 +260,7 @@ void dlbL_open_errors(lua_State *L) {
     lua_pushstring(L, dlb_status_name((dlb_status)s));
     lua_setfield(L, -2, dlb_status_name((dlb_status)s));
   }
+  dlbL_push_readonly(L, -1, "dl.E");
+  lua_remove(L, -2);
   lua_setfield(L, -2, "E");
 }

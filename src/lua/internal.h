@@ -38,7 +38,10 @@
  * outside a finalizer proves the state was not closing: the pins are
  * dropped, and those objects live and die as any other. A pinned object is
  * reachable, so its memory is valid whenever it is released. */
+typedef struct dlb_host_state dlb_host_state;
+
 typedef struct dlb_lua_state {
+  dlb_host_state *host; /* what outlives a reload: host_state.c (registry, cpu, budget: its) */
   dlb_registry *registry;
   dlb_backend *cpu;
   dlb_budget *budget; /* shared with every backend of the state */
@@ -47,7 +50,6 @@ typedef struct dlb_lua_state {
   size_t pinned;      /* entries in it */
   size_t gc_seen;      /* the budget's in_use at the collector's last look (pacing.c) */
   size_t gc_threshold; /* in_use at which the next look runs a full collection */
-  int files_allowed;  /* dl.load, dl.save and friends may touch the file system (dlb_allow_files) */
   uint64_t tag;
 } dlb_lua_state;
 
@@ -62,6 +64,24 @@ static inline dlb_lua_state *dlbL_to_state(lua_State *L, int idx) {
 /* Whether the running C function is one of the module's (its upvalues are
  * dlbridge's Array metatable, State and methods). */
 static inline int dlbL_in_module(lua_State *L) { return dlbL_to_state(L, DLB_UV_STATE) != NULL; }
+
+/* --- the host state (host_state.c) --- */
+/* Points state at the host state of L's main thread, made on first use
+ * (registry with the cpu backend, budget, the host's switches); a module
+ * opened again after a script cleared dlbridge's registry keys finds the
+ * same one. DLB_E_OUT_OF_MEMORY (err filled) when it cannot be made. */
+dlb_status dlbL_host_adopt(lua_State *L, dlb_lua_state *state, dlb_error *err);
+/* Drops state's reference (lua_close); the last one frees the host state. */
+void dlbL_host_release(dlb_lua_state *state);
+/* Whether a finalizer running in L runs in lua_close: the main thread with
+ * nothing below the finalizer on its stack (a host collecting from C at
+ * its outermost level looks the same). */
+int dlbL_looks_like_close(lua_State *L);
+/* The host's switches (dlb_allow_files, dlb_allow_mapping); 0 when closed. */
+int dlbL_files_allowed(const dlb_lua_state *state);
+int dlbL_mapping_allowed(const dlb_lua_state *state);
+void dlbL_set_files_allowed(dlb_lua_state *state, int allowed);
+void dlbL_set_mapping_allowed(dlb_lua_state *state, int allowed);
 
 /* The module state, open or closed, or NULL before luaopen (module.c). */
 dlb_lua_state *dlbL_find_state(lua_State *L);
@@ -250,6 +270,16 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
 /* Runs f (no arguments) in protected mode to push one object; a Lua memory
  * error comes back as DLB_E_OUT_OF_MEMORY with nothing pushed. */
 dlb_status dlbL_push_protected(lua_State *L, lua_CFunction f);
+
+/* --- read-only stand-ins (protect.c) --- */
+/* Pushes a read-only stand-in for the table at idx: reads, pairs() and #
+ * reach the table, writes raise READ_ONLY naming what; its own metatable
+ * is hidden. Allocates: call it in protected mode (luaopen is). */
+void dlbL_push_readonly(lua_State *L, int idx, const char *what);
+/* Sets the metatable at idx's __metatable to such a stand-in, so that
+ * getmetatable(obj) cannot reach the real one and setmetatable(obj) fails. */
+void dlbL_protect_metatable(lua_State *L, int idx, const char *what);
+extern const luaL_Reg dlbL_protect_functions[]; /* protect.c: dl.readonly */
 
 /* --- module parts --- */
 extern const luaL_Reg dlbL_create_functions[]; /* create.c */

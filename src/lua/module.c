@@ -60,14 +60,38 @@ void dlbL_call_maker(lua_State *L, const char *op, const char *what) {
   }
 }
 
-/* __gc of the State userdata, which runs only in lua_close (the registry
- * holds it): releases the objects made by finalizers (which Lua may never
- * finalize), then drops the registry's backend references (buffers still
+/* Puts the State at 1, found garbage outside lua_close (a script cleared
+ * every reference to it through the debug library), back under the
+ * registry and marks it for finalization again, so that lua_close still
+ * ends it (host_state.c). Its objects and host state stay as they were. */
+static void resurrect(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "dlbridge.orphans");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "dlbridge.orphans");
+  }
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  luaL_getmetatable(L, DLB_STATE_MT);
+  lua_setmetatable(L, 1);
+}
+
+/* __gc of the State userdata, which runs in lua_close (the registry holds
+ * it): releases the objects made by finalizers (which Lua may never
+ * finalize), then drops its reference to the host state (buffers still
  * exported keep their backends alive). From here on dlbridge makes no new
  * objects here. */
 static int state_gc(lua_State *L) {
   dlb_lua_state *state = dlbL_to_state(L, 1);
-  if (!state) return 0;
+  if (!state || !state->host) return 0;
+  if (!dlbL_looks_like_close(L)) {
+    resurrect(L);
+    return 0;
+  }
   if (state->pins != LUA_NOREF) {
     if (lua_rawgeti(L, LUA_REGISTRYINDEX, state->pins) == LUA_TTABLE) {
       lua_pushnil(L);
@@ -82,45 +106,33 @@ static int state_gc(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  dlb_registry_free(state->registry);
-  state->registry = NULL;
-  dlb_backend_release(state->cpu);
-  state->cpu = NULL;
-  dlb_budget_release(state->budget);
-  state->budget = NULL;
+  dlbL_host_release(state);
   return 0;
 }
 
-/* Pushes a new State with the cpu backend registered. */
+/* Pushes a new State pointing at L's host state (the cpu backend registered
+ * on first use). */
 static void push_state(lua_State *L) {
   dlb_lua_state *state = lua_newuserdatauv(L, sizeof *state, 0);
   dlb_error err;
+  state->host = NULL;
   state->registry = NULL;
   state->cpu = NULL;
   state->budget = NULL;
   state->pins = LUA_NOREF;
   state->pinned = 0;
   dlbL_pacing_init(state);
-  state->files_allowed = 1;
   state->capsule_mt = LUA_NOREF;
   state->tag = DLB_STATE_TAG;
   if (luaL_newmetatable(L, DLB_STATE_MT)) {
     lua_pushcfunction(L, state_gc);
     lua_setfield(L, -2, "__gc");
+    dlbL_protect_metatable(L, -1, "dlbridge.State");
   }
   lua_setmetatable(L, -2);
   lua_newtable(L);
   state->pins = luaL_ref(L, LUA_REGISTRYINDEX);
-  state->budget = dlb_budget_new();
-  state->registry = dlb_registry_new();
-  if (!state->registry || !state->budget)
-    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "require", "no memory for the registry");
-  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &state->cpu, &err) != DLB_OK)
-    dlbL_raise_error(L, &err, "require");
-  dlb_backend_set_budget(state->cpu, state->budget);
-  state->cpu->in_use_derived = 1; /* before any allocation: see backend.h */
-  if (dlb_registry_add(state->registry, state->cpu, &err) != DLB_OK)
-    dlbL_raise_error(L, &err, "require");
+  if (dlbL_host_adopt(L, state, &err) != DLB_OK) dlbL_raise_error(L, &err, "require");
 }
 
 /* Pushes t[name] = {in_use = n} for a backend into the table at -1. */
@@ -180,12 +192,12 @@ DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed) {
   dlb_error err;
   dlb_lua_state *state = dlbL_open_state(L, &err);
   if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_files");
-  state->files_allowed = allowed != 0;
+  dlbL_set_files_allowed(state, allowed);
   return DLB_OK;
 }
 
 void dlbL_check_file_access(lua_State *L, const char *op) {
-  if (dlbL_state(L)->files_allowed) return;
+  if (dlbL_files_allowed(dlbL_state(L))) return;
   dlbL_raise_hint(L, DLB_E_UNSUPPORTED, op,
                   "the host turned file access off (dlb_allow_files); load from a string "
                   "the host gives you instead",
@@ -287,6 +299,8 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_linalg_functions);
   set_functions(L, module, dlbL_npy_functions);
   set_functions(L, module, dlbL_safetensors_functions);
+  set_functions(L, module, dlbL_protect_functions);
+  dlbL_protect_metatable(L, module + 1, "dlbridge.Array");
   dlbL_open_capsule(L);
   lua_settop(L, module);
   dlbL_open_errors(L);

@@ -35,6 +35,7 @@ static const usage_line usage_lines[] = {
     NO_ARGUMENTS("dl.dtypes", "dl.dtypes()"),
     NO_ARGUMENTS("dl.memory", "dl.memory()"),
     NO_ARGUMENTS("dl.backends", "dl.backends()"),
+    {"dl.readonly", "dl.readonly(t): t a table; returns a read-only view of it"},
     {"dl.device_put", "dl.device_put(a, device, opts): device a string such as \"cpu\" or "
                       "\"cpu:0\"; opts = {copy = true, donate = true}"},
     {"Array:to", "a:to(device, opts): device a string such as \"cpu\" or \"cpu:0\"; "

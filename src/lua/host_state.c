@@ -1,0 +1,138 @@
+/* host_state.c -- what dlbridge keeps for one lua_State outside Lua, where a
+ * script cannot reset it.
+ *
+ * The backend registry, the memory budget (with the host's limit, interrupt
+ * and work limit) and the host's switches live in a C struct found through
+ * a process-wide list keyed by the lua_State's main thread. The State
+ * userdata only points at it. A script that reaches the registry (the debug
+ * library) can clear dlbridge's keys and require the module again; the new
+ * module adopts the same host state, so the host's limit, file access and
+ * registered backends stay as they were.
+ *
+ * Lifetime: every State userdata holds a reference, dropped when the State
+ * is finalized in lua_close; the last one takes the entry out of the list
+ * (a new lua_State at the same address starts afresh) and frees it. A
+ * State found garbage before (only a script that cleared every reference
+ * to dlbridge through the debug library gets there) resurrects itself
+ * (module.c), so that lua_close still ends it. */
+#include <pthread.h>
+#include <stdlib.h>
+#include "internal.h"
+
+struct dlb_host_state {
+  lua_State *main;    /* the key: the lua_State's main thread */
+  size_t refs;        /* States pointing here (under list_lock) */
+  dlb_registry *registry;
+  dlb_backend *cpu;
+  dlb_budget *budget;
+  int files_allowed;   /* dlb_allow_files */
+  int mapping_allowed; /* dlb_allow_mapping */
+  struct dlb_host_state *next;
+};
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static dlb_host_state *list_head;
+
+/* The main thread of L (the key of its host state). */
+static lua_State *main_thread(lua_State *L) {
+  lua_State *m;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  m = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  return m ? m : L;
+}
+
+static void host_free(dlb_host_state *h) {
+  dlb_registry_free(h->registry);
+  dlb_backend_release(h->cpu);
+  dlb_budget_release(h->budget);
+  free(h);
+}
+
+/* A new host state with the cpu backend registered, or NULL (err filled). */
+static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
+  dlb_host_state *h = calloc(1, sizeof *h);
+  if (!h || !(h->budget = dlb_budget_new()) || !(h->registry = dlb_registry_new())) {
+    if (h) host_free(h);
+    dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for dlbridge's state");
+    return NULL;
+  }
+  h->main = main;
+  h->files_allowed = 1;
+  h->mapping_allowed = 1;
+  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &h->cpu, err) != DLB_OK) {
+    host_free(h);
+    return NULL;
+  }
+  dlb_backend_set_budget(h->cpu, h->budget);
+  h->cpu->in_use_derived = 1; /* before any allocation: see backend.h */
+  if (dlb_registry_add(h->registry, h->cpu, err) != DLB_OK) {
+    host_free(h);
+    return NULL;
+  }
+  return h;
+}
+
+dlb_status dlbL_host_adopt(lua_State *L, dlb_lua_state *state, dlb_error *err) {
+  lua_State *main = main_thread(L);
+  dlb_host_state *h;
+  pthread_mutex_lock(&list_lock);
+  for (h = list_head; h && h->main != main; h = h->next) {
+  }
+  if (h) {
+    h->refs++;
+  } else if ((h = host_new(main, err)) != NULL) {
+    h->refs = 1;
+    h->next = list_head;
+    list_head = h;
+  }
+  pthread_mutex_unlock(&list_lock);
+  if (!h) return err->code;
+  state->host = h;
+  state->registry = h->registry;
+  state->cpu = h->cpu;
+  state->budget = h->budget;
+  return DLB_OK;
+}
+
+int dlbL_looks_like_close(lua_State *L) {
+  lua_Debug ar;
+  return main_thread(L) == L && !lua_getstack(L, 1, &ar);
+}
+
+void dlbL_host_release(dlb_lua_state *state) {
+  dlb_host_state *h = state->host;
+  int last;
+  if (!h) return;
+  state->host = NULL;
+  state->registry = NULL;
+  state->cpu = NULL;
+  state->budget = NULL;
+  pthread_mutex_lock(&list_lock);
+  last = --h->refs == 0;
+  if (last)
+    for (dlb_host_state **p = &list_head; *p; p = &(*p)->next)
+      if (*p == h) {
+        *p = h->next;
+        break;
+      }
+  pthread_mutex_unlock(&list_lock);
+  if (last) host_free(h);
+}
+
+int dlbL_files_allowed(const dlb_lua_state *state) {
+  return state->host && state->host->files_allowed;
+}
+
+int dlbL_mapping_allowed(const dlb_lua_state *state) {
+  return state->host && state->host->mapping_allowed;
+}
+
+void dlbL_set_files_allowed(dlb_lua_state *state, int allowed) {
+  state->host->files_allowed = allowed != 0;
+}
+
+void dlbL_set_mapping_allowed(dlb_lua_state *state, int allowed) {
+  state->host->mapping_allowed = allowed != 0;
+}
+
