@@ -130,8 +130,9 @@ void dlbL_pcall(lua_State *L, int nargs, int nresults, const char *op) {
       dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for the result");
     default:
       /* A dlbridge error raised inside f saw f's pcall as its caller: give it
-       * the position of the code that called us instead. */
-      if (lua_type(L, -1) == LUA_TTABLE) {
+       * the position of the code that called us instead. Any other error (a
+       * metamethod's, whatever it is) propagates untouched. */
+      if (dlbL_is_error(L, -1)) {
         if (lua_getfield(L, -1, "where") == LUA_TSTRING) {
           lua_pop(L, 1);
           luaL_where(L, 1);

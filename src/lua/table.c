@@ -18,24 +18,84 @@ typedef struct fill_state {
   int complex_seen;  /* inference must restart as complex128 */
 } fill_state;
 
+/* A table with a metatable is read as table.unpack reads it: #t through
+ * __len, t[i] through __index. That runs Lua code, which may fail (the error
+ * propagates), change the tables (every length is checked again where it is
+ * used: at most numel elements are ever written) or delete arrays (callers
+ * check their arrays after the conversion, as after any finalizer). Plain
+ * tables are read raw. A complex {re=, im=} is recognised by raw fields. */
+static int has_metatable(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_pop(L, 1);
+  return 1;
+}
+
+#define LENGTH_HINT                                                                       \
+  "a table's __len gives its number of elements, a non-negative integer n, and __index " \
+  "its elements t[1]..t[n]"
+
+/* #t of the table at idx (depth 0 = outermost) as an extent. */
+static int64_t table_length(lua_State *L, int idx, int meta, int depth, const char *op) {
+  lua_Integer n;
+  int isint;
+  if (!meta) return (int64_t)lua_rawlen(L, idx);
+  lua_len(L, idx);
+  isint = lua_type(L, -1) == LUA_TNUMBER; /* a string "3" is no length */
+  n = isint ? lua_tointegerx(L, -1, &isint) : 0;
+  if (!isint && lua_type(L, -1) == LUA_TNUMBER)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LENGTH_HINT,
+                    "the length (__len) of a table at depth %d is %g, not an integer", depth + 1,
+                    (double)lua_tonumber(L, -1));
+  if (!isint)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LENGTH_HINT,
+                    "the length (__len) of a table at depth %d is a %s, not an integer",
+                    depth + 1, luaL_typename(L, -1));
+  if (n < 0)
+    dlbL_raise_hint(L, DLB_E_SHAPE, op, LENGTH_HINT,
+                    "the length (__len) of a table at depth %d is negative (%lld)", depth + 1,
+                    (long long)n);
+  lua_pop(L, 1);
+  return (int64_t)n;
+}
+
+/* Pushes t[i] of the table at idx; returns its type. */
+static int table_get(lua_State *L, int idx, int64_t i, int meta) {
+  return meta ? lua_geti(L, idx, (lua_Integer)i) : lua_rawgeti(L, idx, (lua_Integer)i);
+}
+
+/* Keys stored outside 1..n make the table at idx no array. Only a table whose
+ * raw length is n is checked (then next(t, n) is defined; n is the raw length
+ * unless meta); a table whose metamethods make another sequence is what they
+ * say. */
+static void check_sequence_keys(lua_State *L, int idx, int64_t n, int meta, int depth,
+                                const char *op) {
+  if (meta && (int64_t)lua_rawlen(L, idx) != n) return;
+  if (n == 0) lua_pushnil(L);
+  else lua_pushinteger(L, (lua_Integer)n);
+  if (lua_next(L, idx) == 0) return;
+  if (n == 0)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "a table with non-sequence keys is not an array (depth %d)",
+               depth + 1);
+  dlbL_raise(L, DLB_E_ARGUMENT, op, "a table with keys outside 1..%lld is not an array (depth %d)",
+             (long long)n, depth + 1);
+}
+
 /* Follows t[1][1]... to find the shape; a complex table is a leaf. */
 static void infer_shape(lua_State *L, int idx, fill_state *fs) {
   int depth = 0;
   lua_pushvalue(L, idx);
   while (lua_type(L, -1) == LUA_TTABLE) {
-    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    int meta = has_metatable(L, -1);
+    int64_t n = table_length(L, -1, meta, depth, fs->op);
     if (n == 0) {
       if (dlbL_is_complex(L, -1)) break;
-      lua_pushnil(L);
-      if (lua_next(L, -2) != 0)
-        dlbL_raise(L, DLB_E_ARGUMENT, fs->op,
-                   "a table with non-sequence keys is not an array (depth %d)", depth + 1);
+      check_sequence_keys(L, lua_gettop(L), 0, meta, depth, fs->op);
     }
     if (depth == DLB_MAX_NDIM)
       dlbL_raise(L, DLB_E_SHAPE, fs->op, "nesting deeper than %d dimensions", DLB_MAX_NDIM);
-    fs->shape[depth++] = (int64_t)n;
+    fs->shape[depth++] = n;
     if (n == 0) break;
-    lua_rawgeti(L, -1, 1);
+    table_get(L, -1, 1, meta);
     lua_remove(L, -2);
   }
   lua_pop(L, 1);
@@ -102,23 +162,20 @@ static void put_leaf(lua_State *L, fill_state *fs) {
 /* Fills the elements of the (sub)table at idx, depth 0 = outermost. Returns
  * 0 when inference met a complex value and must start again. */
 static int fill(lua_State *L, int idx, int depth, fill_state *fs) {
-  int64_t n = fs->shape[depth];
-  if ((int64_t)lua_rawlen(L, idx) != n)
+  int64_t n = fs->shape[depth], here;
+  int meta;
+  luaL_checkstack(L, 4, "nested table");
+  meta = has_metatable(L, idx);
+  here = table_length(L, idx, meta, depth, fs->op);
+  if (here != n)
     dlbL_raise(L, DLB_E_SHAPE, fs->op,
                "ragged nested table: dimension %d has %lld entries here and %lld elsewhere",
-               depth + 1, (long long)lua_rawlen(L, idx), (long long)n);
-  luaL_checkstack(L, 4, "nested table");
+               depth + 1, (long long)here, (long long)n);
   /* next(t, #t) finds keys stored after the sequence ({1, 2, x = 3}, holes);
    * O(1), and exact when the sequence lives in the table's array part. */
-  if (n > 0) {
-    lua_pushinteger(L, (lua_Integer)n);
-    if (lua_next(L, idx) != 0)
-      dlbL_raise(L, DLB_E_ARGUMENT, fs->op,
-                 "a table with keys outside 1..%lld is not an array (depth %d)", (long long)n,
-                 depth + 1);
-  }
+  if (n > 0) check_sequence_keys(L, idx, n, meta, depth, fs->op);
   for (int64_t i = 1; i <= n; i++) {
-    int type = lua_rawgeti(L, idx, (lua_Integer)i);
+    int type = table_get(L, idx, i, meta);
     /* Fast path for the common leaf: a float, or an integer while all are. */
     if (type == LUA_TNUMBER && depth + 1 == fs->ndim && !fs->has_dtype) {
       if (fs->seen != SEEN_FLOAT && lua_isinteger(L, -1)) {
