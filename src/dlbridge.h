@@ -278,13 +278,37 @@ DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes);
 DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed);
 
 /*
+ * Mapping. dl.load and dl.load_safetensors (and dlb_load_safetensors) map
+ * the file and hand out read-only views of the mapping: no copy, however
+ * large the file. The hazard of any mapping: should another writer
+ * truncate the file in place while it is mapped (another program, or a
+ * script through Lua's io library: io.open(path, "w")), the next read of a
+ * page past its new end raises SIGBUS and the process dies. dlbridge's own
+ * saves are safe (a new file replaces the old one). A host whose scripts
+ * can also write files turns mapping off with dlb_allow_mapping(L, 0):
+ * from then on every load from a path in L reads the file (pread) into
+ * arrays of their own, and nothing is mapped. What the arrays are does not
+ * change otherwise: a default load gives read-only arrays (as the views
+ * would be), copy = true (DLB_LOAD_COPY) writable ones, and copy = false
+ * raises COPY_REQUIRED (no view can be made). The string forms
+ * (dl.fromnpy, dl.fromsafetensors) always copied anyway, and
+ * dlb_push_safetensors views the host's own memory: both unaffected. On by
+ * default; Lua code cannot change it. On failure (no memory to open
+ * dlbridge, or dlbridge already closed with L) the error is pushed.
+ */
+DLB_API dlb_status dlb_allow_mapping(lua_State *L, int allowed);
+
+/*
  * Loading safetensors from C, so an engine can hand weights to Lua without
  * the file system. Both push two values on success: the table name -> array
  * and the table of __metadata__ (string -> string; empty when absent).
  * Arrays are zero-copy and read-only unless flags has DLB_LOAD_COPY
  * (writable copies). dlb_load_safetensors maps the file at path (not
- * subject to dlb_allow_files: the host chose the path); the mapping is
- * unmapped once, when the last array, view or DLPack export of it is gone.
+ * subject to dlb_allow_files: the host chose the path; subject to
+ * dlb_allow_mapping: with mapping off it reads the file into read-only
+ * copies); the mapping is unmapped once, when the last array, view or
+ * DLPack export of it is gone. A path that names no regular file (a FIFO, a
+ * directory, a device) is IO at once, without waiting.
  * dlb_push_safetensors reads size bytes at data that the host owns (e.g.
  * mapped itself): release(ctx) (may be NULL) runs exactly once when the
  * last array of it is gone, on any thread, possibly after lua_close; on

@@ -1,5 +1,5 @@
 /* mapping.c -- files and host memory as read-only buffers, byte swapping,
- * reading and replacing files. */
+ * opening, reading and replacing files, arrays streamed into files. */
 #define _DEFAULT_SOURCE /* realpath, fchmod, pread */
 #include "mapping.h"
 
@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <stdatomic.h>
 #include <unistd.h>
+
+#include "../core/copy.h"
 
 dlb_status dlb_io_failed(const char *what, const char *path, int errnum, dlb_error *err) {
   dlb_fail(err, DLB_E_IO, "cannot %s '%.120s': %s", what, path, strerror(errnum));
@@ -86,52 +88,77 @@ dlb_status dlb_buffer_wrap_host(dlb_backend *host, void *data, size_t nbytes, in
   return wrap(host, data, nbytes, readonly, release_wrapped, w, out, err);
 }
 
+dlb_status dlb_check_path(const char *path, size_t len, dlb_error *err) {
+  if (memchr(path, '\0', len) == NULL) return DLB_OK;
+  dlb_fail(err, DLB_E_ARGUMENT, "the path contains a zero byte");
+  dlb_error_hint(err, "a path is a string without zero bytes, such as \"data.npy\"");
+  return DLB_E_ARGUMENT;
+}
+
+/* What a file of mode is, for the message refusing it. */
+static const char *kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+/* IO for a path that names something other than a regular file. */
+static dlb_status not_regular(const char *what, const char *path, mode_t mode, dlb_error *err) {
+  dlb_fail(err, DLB_E_IO, "cannot %s '%.120s': it is %s, not a regular file", what, path,
+           kind_of(mode));
+  dlb_error_hint(err, "give the path of a regular file; the string forms (dl.fromnpy, "
+                      "dl.fromsafetensors, dl.tonpy, dl.tosafetensors) read and write bytes "
+                      "from anywhere else");
+  if (err) {
+    err->has_native = 1;
+    err->native_status = S_ISDIR(mode) ? EISDIR : EINVAL;
+  }
+  return DLB_E_IO;
+}
+
 dlb_status dlb_open_file(const char *path, int *fd, uint64_t *size, dlb_error *err) {
   struct stat st;
-  int e;
-  *fd = open(path, O_RDONLY | O_CLOEXEC);
+  int e, flags;
+  /* O_NONBLOCK: an open of a FIFO for reading would wait for a writer. */
+  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (*fd < 0) return dlb_io_failed("open", path, errno, err);
   if (fstat(*fd, &st) != 0) {
     e = errno;
     close(*fd);
     return dlb_io_failed("stat", path, e, err);
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (!S_ISREG(st.st_mode)) {
     close(*fd);
-    dlb_fail(err, DLB_E_ARGUMENT, "'%.120s' is a directory", path);
-    dlb_error_hint(err, "give the path of a file");
-    return DLB_E_ARGUMENT;
+    return not_regular("open", path, st.st_mode, err);
+  }
+  if ((flags = fcntl(*fd, F_GETFL)) == -1 || fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
+    e = errno;
+    close(*fd);
+    return dlb_io_failed("open", path, e, err);
   }
   *size = (uint64_t)st.st_size;
   return DLB_OK;
 }
 
-dlb_status dlb_buffer_map_file(dlb_backend *host, const char *path, dlb_buffer **out,
-                               dlb_error *err) {
-  uint64_t size;
+dlb_status dlb_buffer_map_fd(dlb_backend *host, int fd, uint64_t size, const char *path,
+                             dlb_buffer **out, dlb_error *err) {
   mapping *m;
-  int fd;
-  dlb_status st = dlb_open_file(path, &fd, &size, err);
-  if (st != DLB_OK) return st;
-  if (size > SIZE_MAX) {
-    close(fd);
+  if (size > SIZE_MAX)
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "'%.120s' is larger than the address space", path);
-  }
-  if (!(m = calloc(1, sizeof *m))) {
-    close(fd);
+  if (!(m = calloc(1, sizeof *m)))
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a mapping");
-  }
   if (size > 0) {
     m->size = (size_t)size;
     m->base = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m->base == MAP_FAILED) {
       int e = errno;
-      close(fd);
       free(m);
       return dlb_io_failed("map", path, e, err);
     }
   }
-  close(fd); /* the mapping stays valid without the descriptor */
   return wrap(host, m->base, m->size, 1, unmap, m, out, err);
 }
 
@@ -197,14 +224,17 @@ dlb_status dlb_read_at(int fd, void *dst, size_t n, uint64_t offset, const char 
   return DLB_OK;
 }
 
-/* Frees the writer's names. */
+/* Frees the writer's names and chunk buffer. */
 static void writer_free(dlb_file_writer *w) {
   free(w->target);
   free(w->temp);
-  w->target = w->temp = NULL;
+  free(w->chunk);
+  w->target = w->temp = w->chunk = NULL;
+  w->chunk_size = 0;
 }
 
-dlb_status dlb_file_writer_open(dlb_file_writer *w, const char *path, dlb_error *err) {
+dlb_status dlb_file_writer_open(dlb_file_writer *w, const char *path, size_t chunk_limit,
+                                dlb_error *err) {
   static atomic_uint serial;
   struct stat old;
   char *real = realpath(path, NULL); /* a symbolic link: replace its target, not the link */
@@ -212,6 +242,9 @@ dlb_status dlb_file_writer_open(dlb_file_writer *w, const char *path, dlb_error 
   size_t len;
   w->fd = -1;
   w->path = path;
+  w->chunk = NULL;
+  w->chunk_size = 0;
+  w->chunk_limit = chunk_limit;
   w->target = real ? real : strdup(path);
   len = w->target ? strlen(w->target) + 64 : 0;
   w->temp = w->target ? malloc(len) : NULL;
@@ -222,11 +255,7 @@ dlb_status dlb_file_writer_open(dlb_file_writer *w, const char *path, dlb_error 
   exists = stat(w->target, &old) == 0;
   if (exists && !S_ISREG(old.st_mode)) { /* a directory, a device, a pipe: never replaced */
     writer_free(w);
-    dlb_fail(err, DLB_E_ARGUMENT, "'%.120s' is not a regular file", path);
-    dlb_error_hint(err, "give the path of a file (new or to be replaced); to write elsewhere, "
-                        "make the bytes as a string (dl.tonpy, dl.tosafetensors) and write "
-                        "them yourself");
-    return DLB_E_ARGUMENT;
+    return not_regular("replace", path, old.st_mode, err);
   }
   snprintf(w->temp, len, "%s.dlbridge-%ld-%u.tmp", w->target, (long)getpid(),
            atomic_fetch_add(&serial, 1));
@@ -255,6 +284,70 @@ dlb_status dlb_file_writer_write(dlb_file_writer *w, const void *data, size_t si
   return DLB_OK;
 }
 
+/* Copies the elements of a into the chunk buffer (they fit), swaps them if
+ * asked, and writes them. */
+static dlb_status write_chunk(dlb_file_writer *w, const dlb_array *a, int swap, dlb_error *err) {
+  const dlb_dtype_info *info = dlb_dtype_get(a->dtype);
+  size_t nbytes = (size_t)a->numel * info->itemsize;
+  dlb_status st = dlb_array_read_into(a, w->chunk, a->dtype, err);
+  if (st != DLB_OK) return st;
+  if (swap) dlb_byteswap(w->chunk, a->numel, info->itemsize, info->kind == DLB_KIND_COMPLEX);
+  return dlb_file_writer_write(w, w->chunk, nbytes, err);
+}
+
+/* Writes a (numel > 0) through the chunk buffer: the whole array, runs of
+ * rows, or (a row larger than the buffer) one row at a time, recursively. */
+static dlb_status write_rows(dlb_file_writer *w, const dlb_array *a, int swap, dlb_error *err) {
+  size_t total = (size_t)a->numel * dlb_array_itemsize(a), row;
+  dlb_status st;
+  if (total <= w->chunk_size) return write_chunk(w, a, swap, err);
+  row = total / (size_t)a->shape[0]; /* total > chunk_size >= itemsize: ndim >= 1 */
+  if (row <= w->chunk_size) {
+    int64_t rows = (int64_t)(w->chunk_size / row);
+    for (int64_t i = 0; i < a->shape[0]; i += rows) {
+      dlb_array v = *a; /* a view for the duration of the call: a holds the buffer */
+      int64_t n = a->shape[0] - i < rows ? a->shape[0] - i : rows;
+      if ((st = dlb_view_slice(&v, 0, i, n, 1, err)) != DLB_OK ||
+          (st = write_chunk(w, &v, swap, err)) != DLB_OK)
+        return st;
+    }
+    return DLB_OK;
+  }
+  for (int64_t i = 0; i < a->shape[0]; i++) {
+    dlb_array v = *a;
+    if ((st = dlb_view_select(&v, 0, i, err)) != DLB_OK ||
+        (st = write_rows(w, &v, swap, err)) != DLB_OK)
+      return st;
+  }
+  return DLB_OK;
+}
+
+/* Makes the chunk buffer hold min(limit, total) bytes, at least one item. */
+static dlb_status grow_chunk(dlb_file_writer *w, size_t item, size_t total, dlb_error *err) {
+  size_t want = w->chunk_limit < total ? w->chunk_limit : total;
+  if (want < item) want = item;
+  if (w->chunk_size >= want) return DLB_OK;
+  free(w->chunk);
+  w->chunk_size = 0;
+  if (!(w->chunk = malloc(want)))
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a %zu-byte write buffer", want);
+  w->chunk_size = want;
+  return DLB_OK;
+}
+
+dlb_status dlb_file_writer_write_array(dlb_file_writer *w, const dlb_array *a, int swap,
+                                       dlb_error *err) {
+  size_t item = dlb_array_itemsize(a), total = (size_t)a->numel * item;
+  const char *data = dlb_array_host_data(a);
+  dlb_status st;
+  if (a->numel == 0) return DLB_OK;
+  if (swap && dlb_dtype_get(a->dtype)->itemsize == 1) swap = 0; /* nothing to swap */
+  if (!swap && data && dlb_array_is_contiguous(a))
+    return dlb_file_writer_write(w, data, total, err);
+  if ((st = grow_chunk(w, item, total, err)) != DLB_OK) return st;
+  return write_rows(w, a, swap, err);
+}
+
 dlb_status dlb_file_writer_close(dlb_file_writer *w, dlb_status st, dlb_error *err) {
   if (close(w->fd) != 0 && st == DLB_OK) st = dlb_io_failed("write", w->path, errno, err);
   /* The old file goes first: renaming over an existing file makes ext4 (its
@@ -269,14 +362,4 @@ dlb_status dlb_file_writer_close(dlb_file_writer *w, dlb_status st, dlb_error *e
   writer_free(w);
   w->fd = -1;
   return st;
-}
-
-dlb_status dlb_write_file(const char *path, const void *const *parts, const size_t *sizes,
-                          int nparts, dlb_error *err) {
-  dlb_file_writer w;
-  dlb_status st = dlb_file_writer_open(&w, path, err);
-  if (st != DLB_OK) return st;
-  for (int i = 0; i < nparts && st == DLB_OK; i++)
-    st = dlb_file_writer_write(&w, parts[i], sizes[i], err);
-  return dlb_file_writer_close(&w, st, err);
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/copy.h"
 #include "../core/shape.h"
 #include "mapping.h"
 
@@ -21,10 +20,6 @@
 #else
 #define NATIVE_ORDER '<'
 #endif
-
-/* Bytes a non-contiguous array goes through on its way to a file (NumPy's
- * np.save uses 16 MiB too). */
-#define SAVE_CHUNK_BYTES ((size_t)16 << 20)
 
 /* ---- the preamble ---------------------------------------------------------- */
 
@@ -408,179 +403,85 @@ dlb_status dlb_npy_parse(const void *data, size_t size, uint64_t total, dlb_npy_
   return DLB_OK;
 }
 
-/* ---- arrays from headers ---------------------------------------------------- */
+/* ---- arrays ------------------------------------------------------------------- */
 
-/* Column-major strides (elements) for a shape whose element count was checked. */
-static void fortran_strides(int ndim, const int64_t *shape, int64_t *strides) {
-  int64_t s = 1;
-  for (int d = 0; d < ndim; d++) {
-    strides[d] = s;
-    if (shape[d] > 1) s *= shape[d];
-  }
+void dlb_npy_item(const dlb_npy_header *h, dlb_load_item *it) {
+  it->name = NULL;
+  it->dtype = h->dtype;
+  it->ndim = h->ndim;
+  it->shape = h->shape;
+  it->fortran_order = h->fortran_order;
+  it->numel = h->numel;
+  it->nbytes = h->nbytes;
+  it->offset = h->data_offset;
+  it->swapped = h->swapped;
 }
 
-/* What an element needs its address to be a multiple of. */
-static size_t alignment_of(dlb_dtype dtype) {
-  const dlb_dtype_info *info = dlb_dtype_get(dtype);
-  return info->kind == DLB_KIND_COMPLEX ? info->itemsize / 2 : info->itemsize;
-}
-
-/* Whether some byte of n is neither 0 nor 1. */
-static int has_non_bool_byte(const unsigned char *p, size_t n) {
-  unsigned char any = 0;
-  for (size_t i = 0; i < n; i++) any |= p[i];
-  if (any <= 1) return 0;
-  for (size_t i = 0; i < n; i++)
-    if (p[i] > 1) return 1;
-  return 0;
-}
-
-const char *dlb_npy_copy_reason(const dlb_npy_header *h, const void *data) {
-  const unsigned char *elements = (const unsigned char *)data + h->data_offset;
-  if (h->nbytes == 0) return NULL;
-  if (h->swapped) return "its elements are in the other byte order (a copy byte-swaps them)";
-  if ((uintptr_t)elements % alignment_of(h->dtype) != 0)
-    return "its data is not aligned for its dtype (a copy aligns it)";
-  if (h->dtype == DLB_BOOL && has_non_bool_byte(elements, h->nbytes))
-    return "a bool element is a byte other than 0 and 1 (a copy stores it as 1)";
-  return NULL;
-}
-
-/* Sets a fresh array's geometry to the header's (C or Fortran order). */
-static void set_geometry(dlb_array *a, const dlb_npy_header *h) {
-  a->dtype = h->dtype;
-  a->ndim = h->ndim;
-  a->numel = h->numel;
-  if (h->ndim > 0) memcpy(a->shape, h->shape, (size_t)h->ndim * sizeof h->shape[0]);
-  if (h->fortran_order)
-    fortran_strides(h->ndim, h->shape, a->strides);
-  else
-    dlb_shape_contiguous_strides(h->ndim, h->shape, a->strides);
-}
-
-/* A new array on host for the header, its elements not yet read. */
-static dlb_status allocate_for(const dlb_npy_header *h, dlb_backend *host, dlb_array *out,
-                               dlb_error *err) {
-  dlb_status st = dlb_array_allocate(out, host, 0, h->dtype, h->ndim, h->shape, 0, err);
-  if (st == DLB_OK) set_geometry(out, h);
-  return st;
-}
-
-/* Brings elements just copied from the file into this machine's form:
- * byte order, and bool bytes as 0/1. */
-static void to_native(const dlb_npy_header *h, dlb_array *a) {
-  unsigned char *p = (unsigned char *)dlb_array_host_data(a);
-  if (h->nbytes == 0) return;
-  if (h->swapped)
-    dlb_byteswap(p, h->numel, dlb_dtype_get(h->dtype)->itemsize,
-                 dlb_dtype_get(h->dtype)->kind == DLB_KIND_COMPLEX);
-  if (h->dtype == DLB_BOOL)
-    for (size_t i = 0; i < h->nbytes; i++) p[i] = p[i] != 0;
-}
-
-/* A copy of the parsed file at data. */
-static dlb_status copy_out(const dlb_npy_header *h, const void *data, dlb_backend *host,
-                           dlb_array *out, dlb_error *err) {
-  dlb_status st = allocate_for(h, host, out, err);
-  if (st != DLB_OK) return st;
-  if (h->nbytes) memcpy(dlb_array_host_data(out), (const char *)data + h->data_offset, h->nbytes);
-  to_native(h, out);
-  return DLB_OK;
-}
-
-dlb_status dlb_npy_from_memory(dlb_backend *host, const void *data, size_t size, dlb_array *out,
-                               dlb_error *err) {
-  dlb_npy_header h;
-  dlb_status st;
-  out->buffer = NULL;
-  if ((st = dlb_npy_parse(data, size, size, &h, err)) != DLB_OK) return st;
-  return copy_out(&h, data, host, out, err);
-}
-
-dlb_status dlb_npy_from_buffer(dlb_buffer *buf, dlb_copy_mode copy, dlb_backend *host,
-                               dlb_array *out, dlb_error *err) {
-  dlb_npy_header h;
-  const char *reason;
-  dlb_status st;
-  out->buffer = NULL;
-  if (!buf->host && buf->nbytes)
-    return dlb_fail(err, DLB_E_UNSUPPORTED, "a .npy buffer must be host memory");
-  if ((st = dlb_npy_parse(buf->host, buf->nbytes, buf->nbytes, &h, err)) != DLB_OK) return st;
-  reason = copy == DLB_COPY_ALWAYS ? NULL : dlb_npy_copy_reason(&h, buf->host);
-  if (reason && copy == DLB_COPY_NEVER) {
-    dlb_fail(err, DLB_E_COPY_REQUIRED, "the .npy file cannot be viewed in place: %s", reason);
-    dlb_error_hint(err, "leave copy out (or copy = true) to load a converted copy");
-    return DLB_E_COPY_REQUIRED;
-  }
-  if (copy == DLB_COPY_ALWAYS) return copy_out(&h, buf->host, host, out, err);
-  if (reason) {
-    /* A load without copy = true gives read-only arrays whatever the file's
-     * layout (as safetensors loads do): the converted copy is read-only too. */
-    if ((st = copy_out(&h, buf->host, host, out, err)) == DLB_OK) out->readonly = 1;
-    return st;
-  }
-  dlb_buffer_retain(buf);
-  out->buffer = buf;
-  out->offset = h.data_offset;
-  out->readonly = 1;
-  set_geometry(out, &h);
-  if ((st = dlb_array_check_bounds(out, err)) != DLB_OK) dlb_array_release(out);
-  return st;
-}
-
-/* ---- files ---------------------------------------------------------------------- */
-
-/* Parses the header of the open file fd of total bytes. */
-static dlb_status read_header(int fd, uint64_t total, const char *path, dlb_npy_header *h,
-                              dlb_error *err) {
+dlb_status dlb_npy_read_header(const dlb_load_source *s, dlb_npy_header *h, dlb_error *err) {
   unsigned char pre[DLB_NPY_PREAMBLE];
-  size_t n = total < sizeof pre ? (size_t)total : sizeof pre, offset = 0;
+  size_t n = s->size < sizeof pre ? (size_t)s->size : sizeof pre, offset = 0;
   char *text;
   dlb_status st;
-  if ((st = dlb_read_at(fd, pre, n, 0, path, err)) != DLB_OK) return st;
-  if ((st = dlb_npy_data_offset(pre, n, total, &offset, err)) != DLB_OK) return st;
+  if (s->bytes || s->size == 0) /* in memory: parsed where it is */
+    return dlb_npy_parse(s->bytes, (size_t)s->size, s->size, h, err);
+  if ((st = dlb_load_read(s, pre, n, 0, err)) != DLB_OK) return st;
+  if ((st = dlb_npy_data_offset(pre, n, s->size, &offset, err)) != DLB_OK) return st;
   if (!(text = malloc(offset)))
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a .npy header of %zu bytes", offset);
-  st = dlb_read_at(fd, text, offset, 0, path, err);
-  if (st == DLB_OK) st = dlb_npy_parse(text, offset, total, h, err);
+  st = dlb_load_read(s, text, offset, 0, err);
+  if (st == DLB_OK) st = dlb_npy_parse(text, offset, s->size, h, err);
   free(text);
   return st;
 }
 
-/* The file read into a new array with read(2): the copy path, and the
- * fastest way to a private copy (no page faults on a mapping). */
-static dlb_status read_file(dlb_backend *host, const char *path, dlb_array *out, dlb_error *err) {
-  uint64_t size;
+dlb_status dlb_npy_load(dlb_load_source *s, dlb_array *out, dlb_error *err) {
   dlb_npy_header h;
-  int fd;
-  dlb_status st = dlb_open_file(path, &fd, &size, err);
-  if (st != DLB_OK) return st;
-  if ((st = read_header(fd, size, path, &h, err)) == DLB_OK &&
-      (st = allocate_for(&h, host, out, err)) == DLB_OK) {
-    st = dlb_read_at(fd, dlb_array_host_data(out), h.nbytes, h.data_offset, path, err);
-    if (st == DLB_OK)
-      to_native(&h, out);
-    else
-      dlb_array_release(out);
-  }
-  close(fd);
+  dlb_load_item it;
+  dlb_status st;
+  out->buffer = NULL;
+  if ((st = dlb_npy_read_header(s, &h, err)) != DLB_OK) return st;
+  dlb_npy_item(&h, &it);
+  return dlb_load_array(s, &it, out, err);
+}
+
+/* Loads through a source opened by the caller (st: how the open went). */
+static dlb_status load_and_close(dlb_load_source *s, dlb_status st, dlb_array *out,
+                                 dlb_error *err) {
+  out->buffer = NULL;
+  if (st == DLB_OK) st = dlb_npy_load(s, out, err);
+  dlb_load_close(s);
   return st;
+}
+
+dlb_status dlb_npy_from_memory(dlb_backend *host, const void *data, size_t size, dlb_array *out,
+                               dlb_error *err) {
+  dlb_load_options o = {DLB_COPY_ALWAYS, NULL, 0, 0, NULL, NULL};
+  dlb_load_source s;
+  dlb_status st = dlb_load_open_memory(&s, host, data, size, NULL, &o, err);
+  return load_and_close(&s, st, out, err);
+}
+
+dlb_status dlb_npy_from_buffer(dlb_buffer *buf, dlb_copy_mode copy, dlb_backend *host,
+                               dlb_array *out, dlb_error *err) {
+  dlb_load_options o = {copy, NULL, 0, 1, NULL, NULL};
+  dlb_load_source s;
+  dlb_status st;
+  out->buffer = NULL;
+  if (!buf->host && buf->nbytes)
+    return dlb_fail(err, DLB_E_UNSUPPORTED, "a .npy buffer must be host memory");
+  st = dlb_load_open_memory(&s, host, buf->host, buf->nbytes, buf, &o, err);
+  return load_and_close(&s, st, out, err);
 }
 
 dlb_status dlb_npy_load_file(dlb_backend *host, const char *path, dlb_copy_mode copy,
                              dlb_array *out, dlb_error *err) {
-  dlb_buffer *mapping;
-  dlb_status st;
-  out->buffer = NULL;
-  if (copy == DLB_COPY_ALWAYS) return read_file(host, path, out, err);
-  if ((st = dlb_buffer_map_file(host, path, &mapping, err)) != DLB_OK) return st;
-  st = dlb_npy_from_buffer(mapping, copy, host, out, err);
-  dlb_buffer_release(mapping); /* a view holds its own reference */
-  return st;
+  dlb_load_options o = {copy, NULL, 0, 1, NULL, NULL};
+  dlb_load_source s;
+  dlb_status st = dlb_load_open_file(&s, host, path, &o, err);
+  return load_and_close(&s, st, out, err);
 }
 
 /* ---- writing ---------------------------------------------------------------------- */
-
 /* The descr np.save writes for dtype in this machine's byte order. */
 static const char *descr_of(dlb_dtype dtype, char *out) {
   static const char *const kinds[DLB_DTYPE_COUNT] = {
@@ -643,59 +544,8 @@ dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape
   return DLB_OK;
 }
 
-/* Gathers the elements of a (any layout, numel > 0) into buf (cap bytes)
- * and writes them: a whole array, a run of rows, or (a row larger than the
- * buffer) one row at a time, recursively. */
-static dlb_status write_rows(dlb_file_writer *f, const dlb_array *a, char *buf, size_t cap,
-                             dlb_error *err) {
-  size_t item = dlb_array_itemsize(a), total = (size_t)a->numel * item, row;
-  dlb_status st;
-  if (total <= cap) {
-    if ((st = dlb_array_read_into(a, buf, a->dtype, err)) != DLB_OK) return st;
-    return dlb_file_writer_write(f, buf, total, err);
-  }
-  row = total / (size_t)a->shape[0]; /* total > cap >= item: ndim >= 1 */
-  if (row <= cap) {
-    int64_t rows = (int64_t)(cap / row);
-    for (int64_t i = 0; i < a->shape[0]; i += rows) {
-      dlb_array v = *a; /* a view for the duration of the call: a holds the buffer */
-      int64_t n = a->shape[0] - i < rows ? a->shape[0] - i : rows;
-      if ((st = dlb_view_slice(&v, 0, i, n, 1, err)) != DLB_OK ||
-          (st = dlb_array_read_into(&v, buf, v.dtype, err)) != DLB_OK ||
-          (st = dlb_file_writer_write(f, buf, (size_t)n * row, err)) != DLB_OK)
-        return st;
-    }
-    return DLB_OK;
-  }
-  for (int64_t i = 0; i < a->shape[0]; i++) {
-    dlb_array v = *a;
-    if ((st = dlb_view_select(&v, 0, i, err)) != DLB_OK ||
-        (st = write_rows(f, &v, buf, cap, err)) != DLB_OK)
-      return st;
-  }
-  return DLB_OK;
-}
-
-/* a's elements in row-major order: straight from memory when a is
- * contiguous host memory (one write), else through a buffer. */
-static dlb_status write_elements(dlb_file_writer *f, const dlb_array *a, size_t buffer_bytes,
-                                 dlb_error *err) {
-  size_t item = dlb_array_itemsize(a), total = (size_t)a->numel * item, cap;
-  const char *data = dlb_array_host_data(a);
-  char *buf;
-  dlb_status st;
-  if (a->numel == 0) return DLB_OK;
-  if (data && dlb_array_is_contiguous(a)) return dlb_file_writer_write(f, data, total, err);
-  cap = buffer_bytes < item ? item : buffer_bytes < total ? buffer_bytes : total;
-  if (!(buf = malloc(cap)))
-    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a %zu-byte write buffer", cap);
-  st = write_rows(f, a, buf, cap, err);
-  free(buf);
-  return st;
-}
-
 dlb_status dlb_npy_save_file(const dlb_array *a, const char *path, dlb_error *err) {
-  return dlb_npy_save_file_buffered(a, path, SAVE_CHUNK_BYTES, err);
+  return dlb_npy_save_file_buffered(a, path, DLB_FILE_CHUNK_BYTES, err);
 }
 
 dlb_status dlb_npy_save_file_buffered(const dlb_array *a, const char *path, size_t buffer_bytes,
@@ -706,8 +556,8 @@ dlb_status dlb_npy_save_file_buffered(const dlb_array *a, const char *path, size
   dlb_status st;
   if ((st = dlb_npy_format_header(a->dtype, a->ndim, a->shape, header, &hlen, err)) != DLB_OK)
     return st;
-  if ((st = dlb_file_writer_open(&f, path, err)) != DLB_OK) return st;
+  if ((st = dlb_file_writer_open(&f, path, buffer_bytes, err)) != DLB_OK) return st;
   st = dlb_file_writer_write(&f, header, hlen, err);
-  if (st == DLB_OK) st = write_elements(&f, a, buffer_bytes, err);
+  if (st == DLB_OK) st = dlb_file_writer_write_array(&f, a, 0, err);
   return dlb_file_writer_close(&f, st, err);
 }

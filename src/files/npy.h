@@ -11,7 +11,7 @@
 #define DLB_FILES_NPY_H
 
 #include "../core/array.h"
-#include "../core/dlpack.h" /* dlb_copy_mode */
+#include "load_policy.h"
 
 /* What a header says. After a successful dlb_npy_parse: 0 <= ndim <= 32,
  * every extent >= 0, numel (their product) and nbytes (numel times the
@@ -61,38 +61,32 @@ dlb_status dlb_npy_data_offset(const void *data, size_t size, uint64_t total, si
 dlb_status dlb_npy_parse(const void *data, size_t size, uint64_t total, dlb_npy_header *h,
                          dlb_error *err);
 
-/* Why the elements of a parsed file at data cannot be viewed in place (a
- * static sentence), or NULL when they can: the bytes are swapped, the data
- * is misaligned for the dtype, or a bool element is a byte other than 0 or
- * 1 (this check reads every byte of a bool array). */
-const char *dlb_npy_copy_reason(const dlb_npy_header *h, const void *data);
+/* The array a parsed header describes, for the load policy
+ * (load_policy.h); it points into h. */
+void dlb_npy_item(const dlb_npy_header *h, dlb_load_item *it);
 
-/*
- * The array of a .npy file in host memory (size bytes at data), always a
- * new writable copy on host in this machine's byte order: bool bytes other
- * than 0 are stored as 1; a Fortran-order file gives Fortran (column-major)
- * strides. Errors as dlb_npy_parse, and OUT_OF_MEMORY. On failure out is
- * left released.
- */
+/* Reads and parses the header of the .npy file s holds (the header's bytes
+ * only, when s reads a file). Errors as dlb_npy_parse, and IO. */
+dlb_status dlb_npy_read_header(const dlb_load_source *s, dlb_npy_header *h, dlb_error *err);
+
+/* The array of the .npy file s holds, made by the load policy: a read-only
+ * view of s's bytes, or a copy converted to this machine's byte order with
+ * bools 0/1 (a Fortran-order file gives Fortran strides either way). Errors
+ * as dlb_npy_parse and dlb_load_array. On failure out stays empty. */
+dlb_status dlb_npy_load(dlb_load_source *s, dlb_array *out, dlb_error *err);
+
+/* Shorthands for a load from memory, a host buffer or a file onto the host
+ * (the load policy's rules):
+ * - dlb_npy_from_memory: size bytes at data, always a new writable copy;
+ * - dlb_npy_from_buffer: all of buf (a host buffer, such as a mapping; the
+ *   caller keeps its own reference), viewed or copied as copy says;
+ * - dlb_npy_load_file: the file at path, mapped unless copy is ALWAYS
+ *   (read(2), no mapping); the mapping lives while any view of it does.
+ *   IO (errno in err) when the system refuses or path is no regular file. */
 dlb_status dlb_npy_from_memory(dlb_backend *host, const void *data, size_t size, dlb_array *out,
                                dlb_error *err);
-
-/*
- * The array of the .npy file whose bytes are all of buf (a host buffer, such
- * as a mapping; the caller keeps its own reference): a read-only view of buf
- * when copy allows it and dlb_npy_copy_reason gives none, else a copy as
- * dlb_npy_from_memory makes (COPY_REQUIRED with COPY_NEVER).
- */
 dlb_status dlb_npy_from_buffer(dlb_buffer *buf, dlb_copy_mode copy, dlb_backend *host,
                                dlb_array *out, dlb_error *err);
-
-/*
- * The array of the .npy file at path. COPY_ALWAYS reads the file into a new
- * array (read(2), no mapping); otherwise the file is mapped
- * (dlb_buffer_map_file) and viewed as dlb_npy_from_buffer does: the
- * mapping lives while any view of it does. IO (errno in err) when the
- * system refuses; ARGUMENT for a directory.
- */
 dlb_status dlb_npy_load_file(dlb_backend *host, const char *path, dlb_copy_mode copy,
                              dlb_array *out, dlb_error *err);
 
@@ -111,11 +105,10 @@ dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape
  * Writes a to path as np.save does: the header, then the elements in
  * row-major (C) order whatever a's strides (a non-contiguous array goes
  * through a bounded buffer, 16 MiB at a time; memory the host cannot
- * address is staged). The file is written beside path and renamed over it
- * when complete: arrays mapping the old file keep its bytes, and a failure
- * leaves the old file untouched (where no file can be made beside it, or
- * path is no regular file, path is written in place). IO with errno when
- * the system refuses; DTYPE for bfloat16.
+ * address is staged), through a dlb_file_writer: a new file beside path
+ * replaces it when complete, so arrays mapping the old file keep its bytes
+ * and a failure leaves the old file untouched. IO with errno when the
+ * system refuses or path names no regular file; DTYPE for bfloat16.
  */
 dlb_status dlb_npy_save_file(const dlb_array *a, const char *path, dlb_error *err);
 /* The same with a buffer of buffer_bytes (at least one element) for a

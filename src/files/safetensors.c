@@ -11,7 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../core/copy.h"
 #include "mapping.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG_ENDIAN 1 /* the format is little-endian: every element is swapped */
+#else
+#define HOST_BIG_ENDIAN 0
+#endif
 
 /* JSON numbers are doubles in cJSON: integers are exact below 2^53. */
 #define EXACT_LIMIT 9007199254740992.0
@@ -426,29 +433,43 @@ void dlb_safetensors_free(dlb_safetensors_header *h) {
   memset(h, 0, sizeof *h);
 }
 
-int dlb_safetensors_viewable(const dlb_safetensors_tensor *t, const void *data) {
-  const unsigned char *p = data;
-  uint64_t n = t->end - t->begin;
-  if (t->dtype != DLB_BOOL) return 1;
-  /* Blocks of 4096 bytes, each folded branch-free (vectorised), then tested. */
-  for (uint64_t at = 0; at < n; at += 4096) {
-    uint64_t stop = n - at < 4096 ? n : at + 4096;
-    unsigned char high = 0;
-    for (uint64_t i = at; i < stop; i++) high |= p[i];
-    if (high > 1) return 0;
-  }
-  return 1;
+/* ---- loading ------------------------------------------------------------------ */
+
+void dlb_safetensors_item(const dlb_safetensors_header *h, size_t i, dlb_load_item *it) {
+  const dlb_safetensors_tensor *t = &h->tensors[i];
+  it->name = t->name;
+  it->dtype = t->dtype;
+  it->ndim = t->ndim;
+  it->shape = t->shape;
+  it->fortran_order = 0;
+  it->numel = t->numel;
+  it->nbytes = (size_t)(t->end - t->begin);
+  it->offset = h->data_start + t->begin;
+  it->swapped = HOST_BIG_ENDIAN;
 }
 
-void dlb_safetensors_copy_data(const dlb_safetensors_tensor *t, void *dst, const void *data) {
-  size_t n = (size_t)(t->end - t->begin);
-  if (t->dtype == DLB_BOOL) {
-    const unsigned char *p = data;
-    unsigned char *q = dst;
-    for (size_t i = 0; i < n; i++) q[i] = p[i] != 0;
-  } else if (n && dst != data) {
-    memcpy(dst, data, n);
-  }
+dlb_status dlb_safetensors_read_header(const dlb_load_source *s, dlb_safetensors_header *out,
+                                       dlb_error *err) {
+  unsigned char first[8];
+  unsigned char *head;
+  uint64_t n = 0, len = s->size < 8 ? s->size : 8;
+  dlb_status st;
+  memset(out, 0, sizeof *out);
+  if (s->bytes || s->size == 0) /* in memory: parsed where it is */
+    return dlb_safetensors_parse_header(s->bytes, (size_t)s->size, s->size, out, err);
+  if ((st = dlb_load_read(s, first, (size_t)len, 0, err)) != DLB_OK) return st;
+  if (len < 8) return dlb_safetensors_parse_header(first, (size_t)len, s->size, out, err);
+  for (int i = 7; i >= 0; i--) n = n << 8 | first[i];
+  /* A size the parse will refuse is not read. */
+  if (n <= s->size - 8 && n <= DLB_SAFETENSORS_MAX_HEADER) len += n;
+  if (!(head = malloc((size_t)len)))
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a header of %llu bytes",
+                    (unsigned long long)len);
+  memcpy(head, first, 8);
+  st = dlb_load_read(s, head + 8, (size_t)len - 8, 8, err);
+  if (st == DLB_OK) st = dlb_safetensors_parse_header(head, (size_t)len, s->size, out, err);
+  free(head);
+  return st;
 }
 
 /* ---- writing ------------------------------------------------------------------ */
@@ -661,3 +682,33 @@ void dlb_safetensors_write_header(const dlb_safetensors_tensor *tensors, size_t 
   memset(out + 8 + json, ' ', (size_t)json_size - json);
 }
 
+dlb_status dlb_safetensors_write_data(const dlb_array *a, void *dst, dlb_error *err) {
+  dlb_status st = dlb_array_read_into(a, dst, a->dtype, err);
+  if (st == DLB_OK && HOST_BIG_ENDIAN)
+    dlb_byteswap(dst, a->numel, dlb_array_itemsize(a),
+                 dlb_dtype_get(a->dtype)->kind == DLB_KIND_COMPLEX);
+  return st;
+}
+
+dlb_status dlb_safetensors_save_file(const char *path, const dlb_safetensors_tensor *tensors,
+                                     size_t n, const dlb_safetensors_pair *metadata,
+                                     size_t nmetadata, const size_t *order, uint64_t header_size,
+                                     const dlb_array *const *arrays, size_t buffer_bytes,
+                                     dlb_error *err) {
+  dlb_file_writer w;
+  char *header = malloc((size_t)header_size);
+  dlb_status st;
+  if (!header)
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for the header of %zu tensors", n);
+  dlb_safetensors_write_header(tensors, n, metadata, nmetadata, header_size, header);
+  st = dlb_file_writer_open(&w, path, buffer_bytes, err);
+  if (st != DLB_OK) {
+    free(header);
+    return st;
+  }
+  st = dlb_file_writer_write(&w, header, (size_t)header_size, err);
+  free(header);
+  for (size_t k = 0; k < n && st == DLB_OK; k++)
+    st = dlb_file_writer_write_array(&w, arrays[tensors[order[k]].index], HOST_BIG_ENDIAN, err);
+  return dlb_file_writer_close(&w, st, err);
+}

@@ -1,5 +1,5 @@
 /* safetensors.h -- the safetensors format: parsing and validating a header,
- * laying out and writing one. No Lua here.
+ * its tensors for the load policy, laying out and writing files. No Lua here.
  *
  * A file is: 8 bytes N (unsigned, little-endian), N bytes of JSON (UTF-8, an
  * object, starting with '{', maybe padded with spaces), then the data. Each
@@ -27,7 +27,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../core/dtype.h"
+#include "../core/array.h"
+#include "load_policy.h"
 
 /* The largest header accepted and written (the reference implementation's
  * limit: its readers refuse larger ones). */
@@ -88,19 +89,18 @@ void dlb_safetensors_free(dlb_safetensors_header *h);
  * (complex128). */
 const char *dlb_safetensors_dtype_name(dlb_dtype dtype);
 
-/* Elements of a dtype are read in place only at an address that is a
- * multiple of this (the itemsize, at most 8); others are copied. */
+/* What the writer aligns a tensor of dtype to in the file (its item size,
+ * at most 8): every tensor of a file dlbridge writes is viewable in place. */
 size_t dlb_safetensors_alignment(dlb_dtype dtype);
 
-/* Whether t's data (t->end - t->begin bytes at data) can be viewed as
- * dlbridge elements as it is: a BOOL tensor only when every byte is 0 or 1
- * (the format does not check values; dlbridge's bools are always 0 or 1),
- * any other dtype always. */
-int dlb_safetensors_viewable(const dlb_safetensors_tensor *t, const void *data);
+/* Tensor i of a parsed header as the load policy (load_policy.h) takes it:
+ * little-endian, row-major, at data_start + begin. It points into h. */
+void dlb_safetensors_item(const dlb_safetensors_header *h, size_t i, dlb_load_item *it);
 
-/* Copies t's data to dst (t->end - t->begin bytes); a BOOL byte other than
- * 0 becomes 1. dst may be data itself (in place). */
-void dlb_safetensors_copy_data(const dlb_safetensors_tensor *t, void *dst, const void *data);
+/* Reads and parses the header of the file s holds (only the header's bytes
+ * when s reads a file). Errors as dlb_safetensors_parse, and IO. */
+dlb_status dlb_safetensors_read_header(const dlb_load_source *s, dlb_safetensors_header *out,
+                                       dlb_error *err);
 
 /*
  * Lays out a file for n tensors (name, dtype, ndim, shape set by the caller)
@@ -127,6 +127,23 @@ void dlb_safetensors_write_header(const dlb_safetensors_tensor *tensors, size_t 
                                   const dlb_safetensors_pair *metadata, size_t nmetadata,
                                   uint64_t header_size, char *out);
 
+/* Writes the elements of a as the file holds them (row-major,
+ * little-endian) to dst, numel * itemsize bytes. */
+dlb_status dlb_safetensors_write_data(const dlb_array *a, void *dst, dlb_error *err);
 
+/*
+ * Writes a planned file to path through a dlb_file_writer (mapping.h): the
+ * header, then each tensor's array (arrays[tensor.index]) in data order
+ * (order), streamed: contiguous host memory straight from the array,
+ * anything else through one buffer of at most buffer_bytes. A new file
+ * beside path replaces it when complete. IO with errno when the system
+ * refuses or path names no regular file; OUT_OF_MEMORY; the backend's
+ * failure for memory read through it.
+ */
+dlb_status dlb_safetensors_save_file(const char *path, const dlb_safetensors_tensor *tensors,
+                                     size_t n, const dlb_safetensors_pair *metadata,
+                                     size_t nmetadata, const size_t *order, uint64_t header_size,
+                                     const dlb_array *const *arrays, size_t buffer_bytes,
+                                     dlb_error *err);
 
 #endif

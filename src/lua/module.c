@@ -196,6 +196,14 @@ DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed) {
   return DLB_OK;
 }
 
+DLB_API dlb_status dlb_allow_mapping(lua_State *L, int allowed) {
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_mapping");
+  dlbL_set_mapping_allowed(state, allowed);
+  return DLB_OK;
+}
+
 void dlbL_check_file_access(lua_State *L, const char *op) {
   if (dlbL_files_allowed(dlbL_state(L))) return;
   dlbL_raise_hint(L, DLB_E_UNSUPPORTED, op,

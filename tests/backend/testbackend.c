@@ -249,6 +249,12 @@ static int tb_set_memory_limit(lua_State *L) {
   return 0;
 }
 
+/* tb.allow_mapping(on): what a host does with dlb_allow_mapping. */
+static int tb_allow_mapping(lua_State *L) {
+  if (dlb_allow_mapping(L, lua_toboolean(L, 1)) != DLB_OK) return lua_error(L);
+  return 0;
+}
+
 int luaopen_testbackend(lua_State *L);
 __attribute__((visibility("default"))) int luaopen_testbackend(lua_State *L) {
   static const luaL_Reg fns[] = {{"register", tb_register},
@@ -256,6 +262,7 @@ __attribute__((visibility("default"))) int luaopen_testbackend(lua_State *L) {
                                  {"stats", tb_stats},
                                  {"set_devices", tb_set_devices},
                                  {"set_memory_limit", tb_set_memory_limit},
+                                 {"allow_mapping", tb_allow_mapping},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;

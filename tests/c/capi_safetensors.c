@@ -1,5 +1,6 @@
 /* capi_safetensors.c -- safetensors from C (dlbridge.h): dlb_load_safetensors
- * (a file, mapped: the arrays are read-only views of one mapping) and
+ * (a file, mapped: the arrays are read-only views of one mapping; with
+ * dlb_allow_mapping(L, 0) read into copies, for any load from a path) and
  * dlb_push_safetensors (bytes the host owns, e.g. mapped itself: views of
  * them, release(ctx) once when the last array is gone). The lifetime checks:
  * the memory outlives lua_close while a DLPack consumer holds a tensor, and
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -337,8 +339,8 @@ static void test_load_refused(void) {
   CHECK_EQ_INT(lua_tointeger(L, -1), 2); /* ENOENT */
   lua_pop(L, 1);
   CHECK_ERROR_TOP(L, 0, "IO", "dlb_load_safetensors");
-  CHECK_EQ_INT(dlb_load_safetensors(L, "/tmp", 0), DLB_E_ARGUMENT);
-  CHECK_ERROR_TOP(L, 0, "ARGUMENT", "dlb_load_safetensors");
+  CHECK_EQ_INT(dlb_load_safetensors(L, "/tmp", 0), DLB_E_IO); /* no regular file */
+  CHECK_ERROR_TOP(L, 0, "IO", "dlb_load_safetensors");
   CHECK_EQ_INT(dlb_load_safetensors(L, NULL, 0), DLB_E_ARGUMENT);
   CHECK_ERROR_TOP(L, 0, "ARGUMENT", "dlb_load_safetensors");
   CHECK_EQ_INT(dlb_load_safetensors(L, path, 2), DLB_E_ARGUMENT);
@@ -388,6 +390,72 @@ static void test_not_subject_to_allow_files(void) {
   free(bytes);
 }
 
+/* dlb_allow_mapping(L, 0): every load from a path reads the file into
+ * arrays of their own (read-only unless copied on request), nothing is
+ * mapped, and a file truncated by another writer after the load (here
+ * truncate(2); a script's io.open(path, "w") does the same) is harmless.
+ * With a mapping the reads below would die of SIGBUS. */
+static void test_mapping_off(void) {
+  char code[1024];
+  char npy[64], st[64];
+  lua_State *L = new_state();
+  snprintf(npy, sizeof npy, "%s", write_temp("", 0));
+  snprintf(st, sizeof st, "%s", write_temp("", 0));
+  snprintf(code, sizeof code, "big = dl.arange(1 << 20, {dtype = 'int32'}) "
+           "dl.save('%s', big) dl.save_safetensors('%s', {w = big, m = dl.array{true, false}}) "
+           "return 1", npy, st);
+  CHECK_EQ_INT(RUN(L, code), 1);
+  CHECK_EQ_INT(dlb_allow_mapping(L, 0), DLB_OK);
+  snprintf(code, sizeof code, "a = dl.load('%s') t = dl.load_safetensors('%s') "
+           "c = dl.load('%s', {copy = true}) "
+           "local ok, e = pcall(dl.load_safetensors, '%s', {copy = false}) "
+           "return a.readonly and t.w.readonly and t.m.readonly and not c.readonly and "
+           "e.code == 'COPY_REQUIRED' and e.message:find('dlb_allow_mapping', 1, true) ~= nil",
+           npy, st, npy, st);
+  CHECK_EQ_INT(RUN(L, code), 1);
+  CHECK_EQ_INT(dlb_load_safetensors(L, st, 0), DLB_OK); /* the host's own load too */
+  keep_results(L);
+  CHECK_EQ_INT(RUN(L, "return tensors.w.readonly and 1 or 0"), 1);
+  CHECK_EQ_INT(mappings_of(npy), 0);
+  CHECK_EQ_INT(mappings_of(st), 0);
+  CHECK_EQ_INT(truncate(npy, 0), 0);
+  CHECK_EQ_INT(truncate(st, 0), 0);
+  CHECK_EQ_INT(RUN(L, "local n = (1 << 20) * ((1 << 20) - 1) // 2 "
+                      "return a:sum() == n and t.w:sum() == n and tensors.w:sum() == n and "
+                      "t.m:get(1) == true and a:eq(big):all() and 1 or 0"), 1);
+  /* mapping on again: loads map */
+  CHECK_EQ_INT(RUN(L, "big = nil a, t, c, tensors, metadata = nil collectgarbage() return 1"), 1);
+  CHECK_EQ_INT(dlb_allow_mapping(L, 1), DLB_OK);
+  snprintf(code, sizeof code, "dl.save('%s', dl.arange(3)) a = dl.load('%s') return 1", npy, npy);
+  CHECK_EQ_INT(RUN(L, code), 1);
+  CHECK_EQ_INT(mappings_of(npy), 1);
+  lua_close(L);
+  unlink(npy);
+  unlink(st);
+}
+
+/* A FIFO fails at once with IO (an alarm ends the child should it wait). */
+static char fifo_path[64];
+
+static void fifo_child(void) {
+  lua_State *L = new_state();
+  alarm(5);
+  for (uint32_t flags = 0; flags <= DLB_LOAD_COPY; flags++) {
+    CHECK_EQ_INT(dlb_load_safetensors(L, fifo_path, flags), DLB_E_IO);
+    CHECK(strstr(field(L, -1, "message"), "not a regular file") != NULL);
+    CHECK_ERROR_TOP(L, 0, "IO", "dlb_load_safetensors");
+  }
+  lua_close(L);
+}
+
+static void test_fifo(void) {
+  snprintf(fifo_path, sizeof fifo_path, "%s", write_temp("", 0));
+  unlink(fifo_path);
+  CHECK_EQ_INT(mkfifo(fifo_path, 0600), 0);
+  CHECK(run_isolated(fifo_child));
+  unlink(fifo_path);
+}
+
 /* No require first: the entry point opens dlbridge in the state. */
 static void test_opens_dlbridge(void) {
   size_t size;
@@ -413,6 +481,8 @@ int main(void) {
   test_load_refused();
   test_memory_limit();
   test_not_subject_to_allow_files();
+  test_mapping_off();
+  test_fifo();
   test_opens_dlbridge();
   return check_done("capi_safetensors");
 }

@@ -638,7 +638,7 @@ static void test_files(void) {
     CHECK(access(path_of("h.npy"), F_OK) != 0);
     dlb_array_release(&h);
   }
-  /* The system's refusals: IO with errno; a directory: ARGUMENT. */
+  /* The system's refusals: IO with errno; a directory: IO, EISDIR. */
   CHECK_EQ_INT(dlb_npy_save_file(&a, path_of("no/such/dir.npy"), &err), DLB_E_IO);
   CHECK_EQ_INT(err.has_native, 1);
   CHECK_EQ_INT(err.native_status, ENOENT);
@@ -647,7 +647,8 @@ static void test_files(void) {
                  DLB_E_IO);
     CHECK_EQ_INT(err.native_status, ENOENT);
     CHECK(b.buffer == NULL);
-    CHECK_EQ_INT(dlb_npy_load_file(cpu, scratch, (dlb_copy_mode)mode, &b, &err), DLB_E_ARGUMENT);
+    CHECK_EQ_INT(dlb_npy_load_file(cpu, scratch, (dlb_copy_mode)mode, &b, &err), DLB_E_IO);
+    CHECK_EQ_INT(err.native_status, EISDIR);
   }
   /* Hostile files: the same codes through the mapping and through read(2). */
   {
@@ -789,12 +790,44 @@ static void test_replace(void) {
     dlb_backend_release(failing);
   }
   /* A target that is no regular file is never replaced (nor written in place:
-   * the file could be one an array maps). */
-  CHECK_EQ_INT(dlb_npy_save_file(&a, "/dev/null", &err), DLB_E_ARGUMENT);
-  CHECK_EQ_INT(dlb_npy_save_file(&a, scratch, &err), DLB_E_ARGUMENT);
+   * the file could be one an array maps): IO, EINVAL or EISDIR. */
+  CHECK_EQ_INT(dlb_npy_save_file(&a, "/dev/null", &err), DLB_E_IO);
+  CHECK_EQ_INT(err.native_status, EINVAL);
+  CHECK_EQ_INT(dlb_npy_save_file(&a, scratch, &err), DLB_E_IO);
+  CHECK_EQ_INT(err.native_status, EISDIR);
   unlink(path_of("link.npy"));
   unlink(path_of("r.npy"));
   dlb_array_release(&a);
+}
+
+/* Loads and saves of a FIFO, in a child that an alarm ends after 5 s:
+ * each fails at once with IO (EINVAL), in every copy mode, without waiting
+ * for a writer (an open for reading would wait, a mapping or read(2) of
+ * it would block or make nothing of it). */
+static void fifo_child(void) {
+  int64_t shape[] = {3};
+  dlb_array a = iota(1, shape), b;
+  alarm(5);
+  for (int mode = -1; mode <= 1; mode++) {
+    CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("fifo.npy"), (dlb_copy_mode)mode, &b, &err),
+                 DLB_E_IO);
+    CHECK_EQ_INT(err.native_status, EINVAL);
+    CHECK(strstr(err.message, "a FIFO (named pipe), not a regular file") != NULL);
+    CHECK(b.buffer == NULL);
+  }
+  CHECK_EQ_INT(dlb_npy_save_file(&a, path_of("fifo.npy"), &err), DLB_E_IO);
+  CHECK_EQ_INT(err.native_status, EINVAL);
+  dlb_array_release(&a);
+}
+
+static void test_fifo(void) {
+  CHECK_EQ_INT(mkfifo(path_of("fifo.npy"), 0600), 0);
+  CHECK(run_isolated(fifo_child));
+  {
+    struct stat info;
+    CHECK(stat(path_of("fifo.npy"), &info) == 0 && S_ISFIFO(info.st_mode)); /* never replaced */
+  }
+  unlink(path_of("fifo.npy"));
 }
 
 /* Removes the scratch directory's files, then the directory. */
@@ -823,6 +856,7 @@ int main(void) {
   test_files();
   test_save_opaque();
   test_replace();
+  test_fifo();
   remove_scratch();
   cpu_close();
   return check_done("test_npy");

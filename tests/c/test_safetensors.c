@@ -241,23 +241,29 @@ static void test_no_tensors(void) {
 }
 
 /* The format does not check values: a BOOL byte other than 0 or 1 is a
- * file's right, but not a dlbridge bool (always 0 or 1): not viewable, and
- * copied as 1. */
+ * file's right, but not a dlbridge bool (always 0 or 1): the load policy
+ * will not view it, and its copy holds 1. */
 static void test_bool_values(void) {
   const char *json = "{\"m\":{\"dtype\":\"BOOL\",\"shape\":[5000],\"data_offsets\":[0,5000]}}";
   unsigned char data[5000] = {0}, copy[5000];
   size_t size;
   dlb_safetensors_header h;
+  dlb_load_item it;
   unsigned char *p;
   data[1] = 1;
   data[4999] = 1;
   p = file_of(json, data, sizeof data, &size);
   CHECK_EQ_INT(parse(p, size, &h), DLB_OK);
-  CHECK_EQ_INT(dlb_safetensors_viewable(&h.tensors[0], p + h.data_start), 1);
+  dlb_safetensors_item(&h, 0, &it);
+  CHECK_EQ_INT(it.offset, h.data_start);
+  CHECK_EQ_INT(it.nbytes, 5000);
+  CHECK(it.name && strcmp(it.name, "m") == 0);
+  CHECK(dlb_load_copy_reason(&it, p + it.offset) == NULL);
   p[h.data_start + 4321] = 2;
   p[h.data_start + 7] = 0xff;
-  CHECK_EQ_INT(dlb_safetensors_viewable(&h.tensors[0], p + h.data_start), 0);
-  dlb_safetensors_copy_data(&h.tensors[0], copy, p + h.data_start);
+  CHECK(dlb_load_copy_reason(&it, p + it.offset) != NULL);
+  memcpy(copy, p + it.offset, sizeof copy);
+  dlb_load_to_native(&it, copy);
   CHECK(copy[4321] == 1 && copy[7] == 1 && copy[1] == 1 && copy[4999] == 1 && copy[0] == 0 &&
         copy[4998] == 0);
   dlb_safetensors_free(&h);
@@ -266,8 +272,10 @@ static void test_bool_values(void) {
   p = file_of("{\"u\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", "\xff\x02", 2,
               &size);
   CHECK_EQ_INT(parse(p, size, &h), DLB_OK);
-  CHECK_EQ_INT(dlb_safetensors_viewable(&h.tensors[0], p + h.data_start), 1);
-  dlb_safetensors_copy_data(&h.tensors[0], copy, p + h.data_start);
+  dlb_safetensors_item(&h, 0, &it);
+  CHECK(dlb_load_copy_reason(&it, p + it.offset) == NULL);
+  memcpy(copy, p + it.offset, 2);
+  dlb_load_to_native(&it, copy);
   CHECK(copy[0] == 0xff && copy[1] == 2);
   dlb_safetensors_free(&h);
   free(p);

@@ -98,10 +98,13 @@ static void check_header(const dlb_safetensors_header *h, size_t size) {
 static unsigned char *normalised(const dlb_safetensors_tensor *t, const unsigned char *file,
                                  const dlb_safetensors_header *h) {
   unsigned char *out = malloc((size_t)(t->end - t->begin) + 1);
+  dlb_load_item it;
   if (!out) fuzz_fail("no memory");
-  dlb_safetensors_copy_data(t, out, file + h->data_start + t->begin);
-  if (dlb_safetensors_viewable(t, file + h->data_start + t->begin) &&
-      memcmp(out, file + h->data_start + t->begin, (size_t)(t->end - t->begin)) != 0)
+  dlb_safetensors_item(h, (size_t)(t - h->tensors), &it);
+  if (it.nbytes) memcpy(out, file + it.offset, it.nbytes);
+  dlb_load_to_native(&it, out);
+  if (!it.swapped && (uintptr_t)(file + it.offset) % dlb_safetensors_alignment(t->dtype) == 0 &&
+      !dlb_load_copy_reason(&it, file + it.offset) && memcmp(out, file + it.offset, it.nbytes) != 0)
     fuzz_fail("tensor '%s' is viewable but its copy differs", t->name);
   return out;
 }

@@ -217,6 +217,41 @@ class SafetensorsInterop(unittest.TestCase):
         self.assertEqual([tensors[k][0] for k in "wbmiuzse"],
                          ["F32", "BF16", "BOOL", "I16", "U64", "C64", "U8", "F64"])
 
+    def test_views_saved_as_numpy_sees_them(self):
+        # Non-contiguous tensors stream through one bounded buffer (16 MiB):
+        # transposed, reversed (negative strides), strided and permuted views,
+        # one of them larger than the buffer, hold what NumPy's views hold.
+        out = run_lua(
+            "local big = dl.arange(2048 * 2304, {dtype = 'float32'}):view(2048, 2304)\n"
+            "local m = dl.arange(60, {dtype = 'int16'}):view(3, 4, 5)\n"
+            "local c = dl.arange(12, {dtype = 'float64'}):view(3, 4):astype('complex64')\n"
+            "dl.save_safetensors(%r, {\n"
+            "  big_t = big:transpose(),\n"
+            "  big_rev = big:slice(1, -1, 1, -1):slice(2, 1, -1, 3),\n"
+            "  perm = m:permute{3, 1, 2},\n"
+            "  rev = m:slice(3, -1, 1, -1):slice(1, -1, 1, -1),\n"
+            "  step = m:slice(2, 1, -1, 2),\n"
+            "  ct = c:transpose():slice(1, -1, 1, -1),\n"
+            "})\n" % self.path)
+        self.assertEqual(out, "")
+        with open(self.path, "rb") as f:
+            tensors, _, _ = read_safetensors(f.read())
+
+        def values(name):
+            st_dtype, shape, raw = tensors[name]
+            return np.frombuffer(raw, DTYPES[st_dtype][0]).reshape(shape)
+
+        big = np.arange(2048 * 2304, dtype="f4").reshape(2048, 2304)
+        m = np.arange(60, dtype="i2").reshape(3, 4, 5)
+        c = np.arange(12, dtype="f8").reshape(3, 4).astype("c8")
+        np.testing.assert_array_equal(values("big_t"), big.T)
+        np.testing.assert_array_equal(values("big_rev"), big[::-1, ::3])
+        np.testing.assert_array_equal(values("perm"), m.transpose(2, 0, 1))
+        np.testing.assert_array_equal(values("rev"), m[::-1, :, ::-1])
+        np.testing.assert_array_equal(values("step"), m[:, ::2])
+        np.testing.assert_array_equal(values("ct"), c.T[::-1])
+        self.assertEqual(tensors["big_t"][1], [2304, 2048])
+
     def test_reference_layout_round_trip(self):
         # A file in the reference writer's layout, saved again by dlbridge: the
         # same tensors, and the same data section byte for byte (dlbridge lays
