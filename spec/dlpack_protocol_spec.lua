@@ -1,7 +1,11 @@
 -- dlpack_protocol_spec.lua -- the DLPack protocol: __dlpack and __dlpack_device.
 --
 -- The Lua twin of Python's __dlpack__ / __dlpack_device__:
---   a:__dlpack(opts)      the same call as a:to_dlpack(opts), under the protocol name
+--   a:__dlpack(opts)      a:to_dlpack(opts) under the protocol's rule for
+--                         max_version: a consumer that names none gets a
+--                         legacy capsule (the Python array API's __dlpack__
+--                         does the same), while a:to_dlpack() without it is
+--                         versioned
 --   a:__dlpack_device()   returns device_type, device_id (DLPack numbering: cpu is 1, 0)
 --
 -- dl.from_dlpack(x) accepts any PRODUCER: a value with a __dlpack method
@@ -13,7 +17,8 @@
 -- retry; a plain error from the retry too becomes ARGUMENT, with the
 -- producer's own error in err.cause; a producer returning anything but a
 -- capsule raises ARGUMENT. For a dlbridge array, dl.from_dlpack(a) does what
--- a:__dlpack() would (a versioned, zero-copy export) without the detour.
+-- a:__dlpack{max_version = {1, 3}} would (a versioned, zero-copy export)
+-- without the detour.
 local dl = require "dlbridge"
 local support = require "support"
 
@@ -32,17 +37,34 @@ local function recording_producer(inner)
 end
 
 describe("a:__dlpack(opts)", function()
-  it("returns a capsule, like a:to_dlpack(opts)", function()
+  it("without max_version returns a legacy capsule, as the protocol says", function()
     local a = dl.arange(3)
     local capsule = a:__dlpack()
-    assert.is_true(capsule.versioned)
-    assert.same({1, 3}, capsule.version)
+    assert.is_false(capsule.versioned)
+    assert.is_nil(capsule.version)
     assert.same({1, 0}, capsule.device)
-    dl.from_dlpack(capsule)[1] = 9
+    dl.from_dlpack(capsule)[1] = 9   -- zero copy, as to_dlpack's
     assert.equal(9, a[1])
+    assert.is_false(a:__dlpack{copy = true}.versioned)  -- options without max_version too
   end)
 
-  it("takes the same options", function()
+  it("with max_version {1, x} returns a versioned capsule", function()
+    local capsule = dl.arange(3):__dlpack{max_version = {1, 3}}
+    assert.is_true(capsule.versioned)
+    assert.same({1, 3}, capsule.version)
+    assert.same({1, 1}, dl.arange(3):__dlpack{max_version = {1, 1}}.version)
+  end)
+
+  it("copies a read-only array for a legacy capsule (the legacy ABI has no read-only flag)", function()
+    local ro = dl.array{1, 2}:view{1, 2}:expand{2, 2}
+    local b = dl.from_dlpack(ro:__dlpack())
+    assert.is_false(b.readonly)
+    assert.same({{1, 2}, {1, 2}}, b:totable())
+    assert.equal("COPY_REQUIRED", code_of(ro.__dlpack, ro, {copy = false}))
+    assert.is_true(dl.from_dlpack(ro:__dlpack{max_version = {1, 3}}).readonly)
+  end)
+
+  it("takes the same options as a:to_dlpack", function()
     local a = dl.zeros(3)
     assert.is_false(a:__dlpack{max_version = {0, 8}}.versioned)
     local copy = dl.from_dlpack(a:__dlpack{copy = true})
@@ -82,7 +104,7 @@ describe("a:__dlpack_device()", function()
 end)
 
 describe("dl.from_dlpack(array)", function()
-  it("gives a zero-copy view of the array, as a:__dlpack() would", function()
+  it("gives a zero-copy view of the array, as a:__dlpack{max_version = {1, 3}} would", function()
     local a = dl.arange(6):view{2, 3}
     local b = dl.from_dlpack(a)
     assert.same(a:totable(), b:totable())
@@ -203,6 +225,14 @@ describe("any table with a __dlpack method", function()
     assert.is_true(dl.is_error(err), "expected a dlbridge.Error, got " .. tostring(err))
     assert.equal("ARGUMENT", err.code)
     assert.equal("ARGUMENT", code_of(dl.from_dlpack, {__dlpack = "to_dlpack"}))
+  end)
+
+  it("gets a versioned capsule from an array's __dlpack (the read-only flag survives)", function()
+    local ro = dl.array{1, 2}:view{1, 2}:expand{3, 2}
+    local producer = {__dlpack = function(_, opts) return ro:__dlpack(opts) end}
+    local b = dl.from_dlpack(producer)
+    assert.is_true(b.readonly)
+    assert.same({0, 1}, b.strides)   -- the view itself, not a copy
   end)
 
   it("works through a metatable (__index), like a class instance", function()

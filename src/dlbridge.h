@@ -157,16 +157,21 @@ DLB_API void dlb_export_options_init(dlb_export_options *opts);
 
 /* Exports the array at idx (opts NULL: the defaults). The caller owns *out
  * and must call its deleter exactly once (on any thread, even after
- * lua_close). The legacy ABI has no read-only flag: a read-only array is
- * exported as a copy (COPY_REQUIRED with copy = 0). */
+ * lua_close). data is never NULL (a size-0 tensor points at a static,
+ * 64-byte aligned block). The legacy ABI has no read-only flag: a read-only
+ * array is exported as a copy (COPY_REQUIRED with copy = 0). */
 DLB_API dlb_status dlb_export_versioned(lua_State *L, int idx, const dlb_export_options *opts,
                                         DLManagedTensorVersioned **out);
 DLB_API dlb_status dlb_export_legacy(lua_State *L, int idx, const dlb_export_options *opts,
                                      DLManagedTensor **out);
 
 /* Takes ownership of a producer's tensor and pushes it as an array (zero
- * copy for host-reachable memory). On failure the tensor's deleter has
- * already been called, exactly once. */
+ * copy for host-reachable memory). The array is read-only when the tensor
+ * is READ_ONLY or its elements may overlap (a stride 0 on an extent > 1, or
+ * any strides failing the test the README's "DLPack import" states); the
+ * strides of extent-1 dims (all of them for a size-0 tensor) become the
+ * compact row-major ones, except in dlbridge's own exports coming back. On
+ * failure the tensor's deleter has already been called, exactly once. */
 DLB_API dlb_status dlb_push_versioned(lua_State *L, DLManagedTensorVersioned *tensor);
 DLB_API dlb_status dlb_push_legacy(lua_State *L, DLManagedTensor *tensor);
 
@@ -187,7 +192,9 @@ DLB_API dlb_status dlb_capsule_take(lua_State *L, int idx, void **tensor, int *v
  * ndim extents; strides are in elements (NULL: row-major and compact);
  * dtype and device are DLPack's (a device needs a registered backend of its
  * type, host memory is kDLCPU). flags: DLB_EXTERNAL_READ_ONLY makes the
- * array read-only. The array is zero-copy: data is read and written in
+ * array read-only; so do strides under which elements may overlap, and
+ * strides that reach no element become compact, as for dlb_push_versioned.
+ * The array is zero-copy: data is read and written in
  * place. release(ctx) (release may be NULL) runs exactly once when the last
  * array, view or DLPack export of the memory is gone, on any thread, possibly
  * after lua_close; it must not touch Lua. On failure (bad shape, dtype or
@@ -219,7 +226,8 @@ typedef struct dlb_borrowed {
   DLDevice device;
   int32_t ndim;
   int32_t readonly;              /* 1: do not write through data */
-  int64_t numel;                 /* product of shape; 0 for an empty array (data may be NULL) */
+  int64_t numel;                 /* product of shape; 0 for an empty array (data then points at
+                                    a static block: not NULL, never to be read or written) */
   int64_t shape[DLB_MAX_NDIM];
   int64_t strides[DLB_MAX_NDIM]; /* in elements; negative or 0 allowed */
   void *hold;                    /* private: the reference dlb_borrow_end drops */

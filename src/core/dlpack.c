@@ -17,8 +17,18 @@ typedef struct export_ctx {
   } tensor;
   dlb_buffer *buffer;
   size_t offset;  /* the exported array's offset in the buffer */
-  int64_t dims[]; /* shape[ndim], then strides[ndim]: allocated to size */
+  int32_t ndim;   /* the exported array's */
+  /* shape[ndim], strides[ndim] (the tensor's), then exported[ndim]: the
+   * strides as exported, out of the consumer's reach, so that a round trip
+   * keeps them and a consumer's changes are noticed. Allocated to size. */
+  int64_t dims[];
 } export_ctx;
+
+/* What a size-0 tensor's data points at: never read or written, but not
+ * NULL (LibTorch 1.13 never calls the deleter of a tensor whose data is
+ * NULL; NumPy exports a pointer too) and aligned as the cpu backend's
+ * buffers are. */
+static _Alignas(64) unsigned char empty_data[64];
 
 /* Deleters: drop the buffer reference (atomic, any thread, no Lua). */
 static void delete_versioned(DLManagedTensorVersioned *self) {
@@ -90,8 +100,8 @@ dlb_status dlb_dlpack_describe(const dlb_array *a, DLTensor *t, int64_t *shape, 
   t->dtype = dlb_dtype_to_dl(a->dtype);
   t->shape = a->ndim ? shape : NULL;
   t->strides = a->ndim ? strides : NULL;
-  if (!base) { /* size 0 with no memory to point at: data may be NULL */
-    t->data = NULL;
+  if (a->numel == 0) { /* whether or not there is memory, and wherever the view sits */
+    t->data = empty_data;
     t->byte_offset = 0;
   } else if (pointer_arithmetic_ok(device_type)) {
     t->data = (char *)base + a->offset;
@@ -106,11 +116,13 @@ dlb_status dlb_dlpack_describe(const dlb_array *a, DLTensor *t, int64_t *shape, 
 /* Wraps a (sharing its buffer) as a managed tensor of the requested ABI. */
 static dlb_status wrap(const dlb_array *a, int versioned, uint64_t flags, dlb_exported *out,
                        dlb_error *err) {
-  export_ctx *ctx = malloc(sizeof *ctx + 2 * (size_t)a->ndim * sizeof(int64_t));
+  export_ctx *ctx = malloc(sizeof *ctx + 3 * (size_t)a->ndim * sizeof(int64_t));
   dlb_status st;
   if (!ctx) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a DLPack tensor");
   ctx->buffer = a->buffer;
   ctx->offset = a->offset;
+  ctx->ndim = a->ndim;
+  if (a->ndim) memcpy(ctx->dims + 2 * a->ndim, a->strides, (size_t)a->ndim * sizeof a->strides[0]);
   if (versioned) {
     DLManagedTensorVersioned *v = &ctx->tensor.versioned;
     v->version.major = DLB_DLPACK_MAJOR;
@@ -252,6 +264,61 @@ static export_ctx *own_export(dlb_exported t) {
   return l->deleter == delete_legacy ? l->manager_ctx : NULL;
 }
 
+/* Whether no element is reached through dim d's stride. */
+static int unaddressed(const dlb_array *a, int d) { return a->numel == 0 || a->shape[d] == 1; }
+
+/*
+ * Strides that reach no element (extent-1 dims; every dim of a size-0
+ * tensor) may be anything a producer likes (PyTorch's as_strided allows
+ * 2^62), and kernels step pointers by every stride: such strides become
+ * the compact row-major ones. Those keep a row-major tensor row-major to
+ * any check, even one that does not skip extent-1 dims, and are at most
+ * the product of the extents, which the validation bounded. keep (NULL for
+ * foreign tensors) holds strides to leave as they are: our own exports'.
+ */
+static void tame_unaddressed_strides(dlb_array *a, const int64_t *keep) {
+  int64_t compact[DLB_MAX_NDIM];
+  dlb_shape_contiguous_strides(a->ndim, a->shape, compact);
+  for (int d = 0; d < a->ndim; d++)
+    if (unaddressed(a, d) && !(keep && a->strides[d] == keep[d])) a->strides[d] = compact[d];
+}
+
+static uint64_t magnitude(int64_t x) { return x < 0 ? 0 - (uint64_t)x : (uint64_t)x; }
+
+/*
+ * Whether two indices of a may reach one element. NumPy decides this
+ * exactly (mem_overlap.c, solve_may_have_internal_overlap: a bounded
+ * Diophantine search); dlbridge takes a sufficient test for "no": with the
+ * dims of extent > 1 in order of |stride|, each |stride| exceeds the span
+ * of the smaller ones (the sum of |stride| * (extent - 1)). Anything else
+ * counts as overlap (a stride 0 on extent > 1 always is), so a rare tensor
+ * without a shared element (shape {3, 2}, strides {2, 3}) counts too.
+ */
+static int may_overlap(const dlb_array *a) {
+  uint64_t stride[DLB_MAX_NDIM], extent[DLB_MAX_NDIM], span = 0, step;
+  int n = 0;
+  if (a->numel <= 1) return 0;
+  for (int d = 0; d < a->ndim; d++) { /* insertion sort: ndim <= 32 */
+    uint64_t s = magnitude(a->strides[d]);
+    int k = n;
+    if (a->shape[d] == 1) continue;
+    for (; k > 0 && stride[k - 1] > s; k--) {
+      stride[k] = stride[k - 1];
+      extent[k] = extent[k - 1];
+    }
+    stride[k] = s;
+    extent[k] = (uint64_t)a->shape[d];
+    n++;
+  }
+  for (int k = 0; k < n; k++) {
+    if (stride[k] <= span) return 1;
+    if (__builtin_mul_overflow(stride[k], extent[k] - 1, &step) ||
+        __builtin_add_overflow(span, step, &span))
+      return 1;
+  }
+  return 0;
+}
+
 /* The checks of one tensor; fills the geometry of out (not its buffer). */
 static dlb_status validate(const DLTensor *t, dlb_array *out, int64_t *lo, int64_t *hi,
                            dlb_error *err) {
@@ -327,7 +394,11 @@ static dlb_status import_own(dlb_exported t, export_ctx *ctx, const DLTensor *dl
     out->buffer = NULL;
     return give_back(t, st);
   }
-  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0; /* per array: views elsewhere */
+  /* Strides as exported are kept (a round trip changes nothing); ones a
+   * consumer changed are a foreign tensor's. */
+  tame_unaddressed_strides(out, out->ndim == ctx->ndim ? ctx->dims + 2 * ctx->ndim : NULL);
+  /* per array: views elsewhere may be writable */
+  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
   /* The array takes over the tensor's reference: our own deleter then only
    * frees the context (two atomic operations fewer per round trip). */
   ctx->buffer = NULL;
@@ -407,7 +478,9 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
   /* element 0...0 sits at data + byte_offset, and the buffer starts at data
    * + first; a size-0 tensor reaches no memory, and its offset means nothing. */
   out->offset = out->numel > 0 ? (size_t)(dl->byte_offset - (uint64_t)first) : 0;
-  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  tame_unaddressed_strides(out, NULL);
+  /* A write through one index of overlapping elements would change others. */
+  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
   out->buffer = buf;
   return DLB_OK;
 }

@@ -27,7 +27,8 @@ typedef struct dlb_exported {
 /*
  * Exports a (which keeps its own hold): the tensor shares a's buffer unless a
  * copy is needed or asked for (then IS_COPIED). Strides are always filled and
- * never normalised; bool goes out as {6, 8, 1}; a read-only array gets
+ * never normalised; data is never NULL (a size-0 tensor points at a static,
+ * 64-byte aligned block); bool goes out as {6, 8, 1}; a read-only array gets
  * READ_ONLY, and as a legacy tensor (which has no such flag) it is copied.
  * An array without the requested layout is copied. A backend without export_pointer raises
  * DLB_E_BACKEND_INCOMPATIBLE unless fallback_host. COPY_NEVER where only a
@@ -51,7 +52,11 @@ void dlb_dlpack_delete(dlb_exported tensor);
  * Takes ownership of a producer's tensor and makes out a zero-copy array:
  * dlbridge's own exports come back on their buffer (any backend); other
  * producers' host-reachable memory (CPU, CUDAHost, CUDAManaged, ROCMHost)
- * lands on the host backend. Validates everything a hostile producer could send. On failure
+ * lands on the host backend. Validates everything a hostile producer could send.
+ * Strides that reach no element (extent-1 dims, every dim of a size-0
+ * tensor) become the compact row-major ones, except those of our own
+ * exports as exported; a tensor whose elements may overlap (see
+ * may_overlap in dlpack.c) is read-only, like a READ_ONLY one. On failure
  * the deleter has been called exactly once and out is released:
  * DLB_E_DLPACK_VERSION (major != 1), DLB_E_DLPACK_INVALID (malformed),
  * DLB_E_DTYPE (a type dlbridge has no dtype for), DLB_E_DEVICE_UNAVAILABLE

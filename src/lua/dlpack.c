@@ -324,8 +324,11 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
   }
 }
 
-/* a:to_dlpack(opts) and a:__dlpack(opts): a capsule owning the tensor. */
-static int dlpack_export(lua_State *L, const char *op) {
+/* a:to_dlpack(opts) and a:__dlpack(opts): a capsule owning the tensor.
+ * Without max_version, to_dlpack makes a versioned one and __dlpack a
+ * legacy one (protocol: the Python array API's __dlpack__ gives a consumer
+ * that names no max_version the legacy "dltensor" capsule). */
+static int dlpack_export(lua_State *L, const char *op, int protocol) {
   dlb_export_options o;
   dlb_exported t;
   dlb_error err;
@@ -333,6 +336,7 @@ static int dlpack_export(lua_State *L, const char *op) {
   dlbL_check_live(L, 1, op);
   dlbL_check_nargs(L, 2, op);
   check_export_options(L, 2, &o, op);
+  if (protocol && o.max_version_major < 0) o.max_version_major = 0;
   lua_settop(L, 1);
   /* The capsule first: once the tensor exists, nothing may fail before it is owned. */
   c = dlbL_push_empty_capsule(L, op);
@@ -341,8 +345,8 @@ static int dlpack_export(lua_State *L, const char *op) {
   return 1;
 }
 
-static int dlpack_to_dlpack(lua_State *L) { return dlpack_export(L, "Array:to_dlpack"); }
-static int dlpack_dunder(lua_State *L) { return dlpack_export(L, "Array:__dlpack"); }
+static int dlpack_to_dlpack(lua_State *L) { return dlpack_export(L, "Array:to_dlpack", 0); }
+static int dlpack_dunder(lua_State *L) { return dlpack_export(L, "Array:__dlpack", 1); }
 
 /* a:__dlpack_device() -> device_type, device_id (DLPack numbering). */
 static int dlpack_device(lua_State *L) {

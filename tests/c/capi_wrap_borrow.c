@@ -124,6 +124,59 @@ static void test_external_released_after_close_on_another_thread(void) {
   CHECK_EQ_INT(atomic_load(&released), 1);
 }
 
+/* Strides under which elements overlap make the array read-only (a write
+ * through one index would change the others); a stride 0 is the usual one. */
+static void test_external_overlap_read_only(void) {
+  lua_State *L = new_state();
+  engine_block *b;
+  static const int64_t broadcast[] = {0, 1}, meet[] = {1, 1}, plain[] = {3, 1};
+  atomic_store(&released, 0);
+  CHECK_EQ_INT(push_block(L, broadcast, 0, &b), DLB_OK);
+  lua_setglobal(L, "a");
+  CHECK_EQ_INT(RUN(L, "return a.readonly and a:get(2, 3) == 2 and a:sum() == 6"), 1);
+  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(a.set, a, 1, 1, 99) return e.code == 'READ_ONLY'"), 1);
+  CHECK(b->data[0] == 0.0f);
+  CHECK_EQ_INT(push_block(L, meet, 0, &b), DLB_OK);
+  lua_setglobal(L, "m");
+  CHECK_EQ_INT(RUN(L, "return m.readonly"), 1);
+  CHECK_EQ_INT(push_block(L, plain, 0, &b), DLB_OK);
+  lua_setglobal(L, "p");
+  CHECK_EQ_INT(RUN(L, "p:set(2, 3, 9) return p.readonly == false"), 1);
+  CHECK(b->data[5] == 9.0f);
+  lua_close(L);
+  CHECK_EQ_INT(atomic_load(&released), 3);
+}
+
+/* Strides that reach no element (extent-1 dims; every dim of a size-0
+ * array) become compact: computing on the array then steps by nothing
+ * larger than its extents (UBSan checks the kernels under DLB_SANITIZE). */
+static void test_external_unaddressed_strides(void) {
+  lua_State *L = new_state();
+  engine_block *b = new_block();
+  dlb_borrowed view;
+  static const int64_t row[] = {1, 3}, huge[] = {INT64_MAX / 2, 1};
+  static const int64_t empty[] = {0, 3}, wild[] = {INT64_MAX, INT64_MIN};
+  atomic_store(&released, 0);
+  CHECK_EQ_INT(dlb_push_external(L, b->data, f32, 2, row, huge, host, 0, release_block, b), DLB_OK);
+  lua_setglobal(L, "a");
+  CHECK_EQ_INT(RUN(L, "return a.strides[1] == 3 and a.strides[2] == 1 and not a.readonly"), 1);
+  CHECK_EQ_INT(RUN(L, "return a:sum() == 3 and a:sum{dim = 1}[3] == 2 and a:max() == 2"), 1);
+  CHECK_EQ_INT(RUN(L, "return (a + 1):get(1, 3) == 3 and a:matmul(a:T()):get(1, 1) == 5"), 1);
+  CHECK_EQ_INT(RUN(L, "return a:T():matmul(a):get(3, 3) == 4 and a:argmax() == 3"), 1);
+  CHECK_EQ_INT(dlb_push_external(L, NULL, f32, 2, empty, wild, host, 0, NULL, NULL), DLB_OK);
+  lua_setglobal(L, "z");
+  CHECK_EQ_INT(RUN(L, "return z.strides[1] == 3 and z.strides[2] == 1 and z:sum() == 0"), 1);
+  CHECK_EQ_INT(RUN(L, "return (z + 1).size == 0 and z:matmul(dl.ones{3, 2}).shape[2] == 2"), 1);
+  /* a borrow of it points at non-NULL memory too (an export would) */
+  lua_getglobal(L, "z");
+  CHECK_EQ_INT(dlb_borrow(L, -1, &view), DLB_OK);
+  CHECK(view.data != NULL);
+  CHECK_EQ_INT(view.strides[0], 3);
+  dlb_borrow_end(&view);
+  lua_close(L);
+  CHECK_EQ_INT(atomic_load(&released), 1);
+}
+
 /* Every refusal calls release once and pushes a coded error. */
 static void test_external_refused(void) {
   lua_State *L = new_state();
@@ -326,6 +379,8 @@ int main(void) {
   test_external_row_major();
   test_external_strides_and_read_only();
   test_external_released_after_close_on_another_thread();
+  test_external_overlap_read_only();
+  test_external_unaddressed_strides();
   test_external_refused();
   test_borrow_view();
   test_borrow_outlives_delete_and_close();

@@ -144,6 +144,18 @@ static uint64_t eflags(dlb_exported e) {
   return e.versioned ? ((DLManagedTensorVersioned *)e.tensor)->flags : 0;
 }
 
+/* A size-0 export's data: never NULL (LibTorch 1.13 then never calls the
+ * deleter), 64-byte aligned, byte_offset 0. */
+#define CHECK_EMPTY_DATA(e) check_empty_data((e), __LINE__)
+static void check_empty_data(dlb_exported e, int line) {
+  DLTensor *t = etensor(e);
+  int before = check_failures;
+  CHECK(t->data != NULL);
+  CHECK_EQ_INT((uintptr_t)t->data % 64, 0);
+  CHECK_EQ_INT(t->byte_offset, 0);
+  if (check_failures != before) fprintf(stderr, "  (size-0 export checked at line %d)\n", line);
+}
+
 static dlb_export_request request(int versioned, dlb_copy_mode copy) {
   dlb_export_request r;
   memset(&r, 0, sizeof r);
@@ -485,7 +497,7 @@ static void test_export_views(void) {
 
 static void test_export_size0_and_0d(void) {
   /* Size 0: a fresh buffer of 0 bytes (no memory at all) and a 0-length
-   * slice of a real one. Strides are filled; data may be NULL. */
+   * slice of a real one. Strides are filled; data is never NULL. */
   {
     const int64_t shape[] = {0, 3};
     dlb_array z = alloc(DLB_FLOAT32, 2, shape);
@@ -496,16 +508,19 @@ static void test_export_size0_and_0d(void) {
       CHECK_EQ_INT(t->shape[0], 0);
       CHECK_EQ_INT(t->strides[0], 3);
       CHECK_EQ_INT(t->strides[1], 1);
+      CHECK_EMPTY_DATA(e);
       CHECK_EQ_INT(atomic_load(&z.buffer->refs), 2);
       dlb_dlpack_delete(e);
       CHECK_EQ_INT(atomic_load(&z.buffer->refs), 1);
     }
     /* copy = true of nothing still works and is marked copied. */
-    {
-      dlb_exported e = EXPORT_OK(&z, 1, DLB_COPY_ALWAYS);
-      CHECK_EQ_INT(eflags(e) & DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_FLAG_BITMASK_IS_COPIED);
+    for (int versioned = 0; versioned <= 1; versioned++) {
+      dlb_exported e = EXPORT_OK(&z, versioned, DLB_COPY_ALWAYS);
+      if (versioned)
+        CHECK_EQ_INT(eflags(e) & DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_FLAG_BITMASK_IS_COPIED);
       CHECK_EQ_INT(etensor(e)->ndim, 2);
       CHECK(etensor(e)->strides != NULL);
+      CHECK_EMPTY_DATA(e);
       dlb_dlpack_delete(e);
     }
     dlb_array_release(&z);
@@ -516,10 +531,13 @@ static void test_export_size0_and_0d(void) {
     dlb_exported e;
     CHECK_EQ_INT(dlb_view_slice(&v, 0, 1, 0, 1, &err), DLB_OK);
     CHECK_EQ_INT(v.numel, 0);
-    e = EXPORT_OK(&v, 1, DLB_COPY_NEVER);
-    CHECK_ZERO_COPY(e, &v, kDLInt, 32);
-    CHECK_EQ_INT(etensor(e)->shape[0], 0);
-    dlb_dlpack_delete(e);
+    for (int versioned = 0; versioned <= 1; versioned++) {
+      e = EXPORT_OK(&v, versioned, DLB_COPY_NEVER);
+      CHECK_ZERO_COPY(e, &v, kDLInt, 32);
+      CHECK_EQ_INT(etensor(e)->shape[0], 0);
+      CHECK_EMPTY_DATA(e); /* not the buffer's (misaligned) element 1 */
+      dlb_dlpack_delete(e);
+    }
     dlb_array_release(&v);
     dlb_array_release(&a);
   }
@@ -693,6 +711,7 @@ static void size0_view_of_opaque(void) {
     CHECK_EQ_INT(etensor(e)->ndim, 1);
     CHECK_EQ_INT(etensor(e)->shape[0], 0);
     CHECK(etensor(e)->strides != NULL);
+    CHECK_EMPTY_DATA(e);
     dlb_dlpack_delete(e);
   }
   dlb_array_release(&v);
@@ -755,6 +774,7 @@ static void test_export_opaque_backend(void) {
     if (OK(dlb_dlpack_export(&z, &r, &e, &err))) {
       CHECK_EQ_INT(etensor(e)->device.device_type, kDLExtDev);
       CHECK(etensor(e)->strides != NULL);
+      CHECK_EMPTY_DATA(e);
       dlb_dlpack_delete(e);
     }
     dlb_array_release(&z);
@@ -1125,7 +1145,8 @@ static void test_import_geometry(void) {
         RELEASE_IMPORTED(&a);
       }
     }
-    /* Stride 0 (a broadcast producer) and odd extent-1 strides, kept as sent. */
+    /* Stride 0 (a broadcast producer): kept, and read-only (one element
+     * stands for four); the extent-1 dim's odd stride becomes compact. */
     {
       const int64_t sh[] = {4, 1, 3};
       const int64_t st[] = {0, 99999, 2};
@@ -1134,8 +1155,9 @@ static void test_import_geometry(void) {
       if (IMPORT_OK(p, &a)) {
         int64_t idx[3] = {3, 0, 2};
         CHECK_EQ_INT(a.strides[0], 0);
-        CHECK_EQ_INT(a.strides[1], 99999);
+        CHECK_EQ_INT(a.strides[1], 3);
         CHECK_EQ_INT(a.strides[2], 2);
+        CHECK_EQ_INT(a.readonly, 1);
         CHECK_EQ_INT(get_i(&a, idx), 4);
         CHECK(a.buffer->nbytes <= sizeof data);
         RELEASE_IMPORTED(&a);
@@ -1152,6 +1174,8 @@ static void test_import_geometry(void) {
         CHECK_EQ_INT(a.numel, 0);
         CHECK_EQ_INT(a.shape[0], 3);
         CHECK_EQ_INT(a.shape[1], 0);
+        CHECK_EQ_INT(a.strides[0], 1); /* compact row-major: no stride reaches anything */
+        CHECK_EQ_INT(a.strides[1], 1);
         CHECK(dlb_array_is_contiguous(&a));
         RELEASE_IMPORTED(&a);
       }
@@ -1331,8 +1355,9 @@ static void test_roundtrip(void) {
     CHECK_EQ_INT(atomic_load(&zero.buffer->refs), 1);
     dlb_array_release(&zero);
   }
-  /* A producer's odd strides survive import + export unchanged
-   * (pytorch #83069), and the producer's deleter runs once at the end. */
+  /* A producer's strides on extent-1 dims become compact at import; from
+   * then on import + export keep the array's strides unchanged (pytorch
+   * #83069), and the producer's deleter runs once at the end. */
   {
     int32_t data[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     const int64_t sh[] = {1, 4, 1};
@@ -1341,12 +1366,15 @@ static void test_roundtrip(void) {
     dlb_array imp;
     int before = atomic_load(&deleted);
     if (IMPORT_OK(p, &imp)) {
+      CHECK_EQ_INT(imp.strides[0], 4);
+      CHECK_EQ_INT(imp.strides[1], 2);
+      CHECK_EQ_INT(imp.strides[2], 1);
       for (int versioned = 0; versioned <= 1; versioned++) {
         dlb_exported e = EXPORT_OK(&imp, versioned, DLB_COPY_NEVER);
         DLTensor *t = etensor(e);
-        CHECK_EQ_INT(t->strides[0], -31);
+        CHECK_EQ_INT(t->strides[0], 4);
         CHECK_EQ_INT(t->strides[1], 2);
-        CHECK_EQ_INT(t->strides[2], 1000);
+        CHECK_EQ_INT(t->strides[2], 1);
         CHECK((char *)t->data + t->byte_offset == (char *)data);
         dlb_array_release(&imp);
         CHECK_EQ_INT(atomic_load(&deleted), before); /* the export holds it */
@@ -1358,6 +1386,146 @@ static void test_roundtrip(void) {
     }
   }
   CHECK_EQ_INT(atomic_load(&a.buffer->refs), 1);
+  dlb_array_release(&a);
+}
+
+/* Elements that overlap make the import read-only: a stride 0 on an
+ * extent > 1, or strides that fail the sufficient no-overlap test (sorted
+ * by |stride|, each exceeds the span of the smaller ones). */
+static void test_import_overlap(void) {
+  int32_t data[24];
+  struct {
+    int ndim;
+    int64_t shape[3], strides[3];
+    int readonly;
+  } cases[] = {
+      {2, {4, 3}, {0, 1}, 1},     /* broadcast rows (torch.expand) */
+      {1, {4}, {0}, 1},
+      {2, {2, 2}, {1, 1}, 1},     /* (0, 1) and (1, 0) meet */
+      {2, {2, 2}, {1, -1}, 1},    /* the same, reversed */
+      {2, {3, 2}, {2, 3}, 1},     /* no shared element, but the test fails: counts */
+      {2, {2, 3}, {3, 1}, 0},     /* row-major */
+      {2, {2, 3}, {1, 2}, 0},     /* column-major */
+      {2, {2, 2}, {-2, 1}, 0},    /* rows reversed */
+      {2, {2, 2}, {3, 2}, 0},     /* 3 > 2 * (2 - 1): just enough */
+      {3, {3, 1, 2}, {2, 0, 1}, 0}, /* stride 0 on extent 1 reaches one element */
+      {2, {1, 5}, {0, 1}, 0},
+      {2, {0, 4}, {0, 0}, 0},     /* size 0: nothing to overlap */
+      {1, {1}, {0}, 0},
+  };
+  for (int k = 0; k < 24; k++) data[k] = k;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int versioned = 0; versioned <= 1; versioned++) {
+      int32_t *base = cases[i].strides[1] < 0 || cases[i].strides[0] < 0 ? data + 8 : data;
+      producer *p = make_producer(versioned, base, kDLCPU, DT_I32, cases[i].ndim, cases[i].shape,
+                                  cases[i].strides, 0);
+      dlb_array a;
+      if (!IMPORT_OK(p, &a)) continue;
+      if (a.readonly != cases[i].readonly) fprintf(stderr, "overlap case %zu\n", i);
+      CHECK_EQ_INT(a.readonly, cases[i].readonly);
+      RELEASE_IMPORTED(&a);
+    }
+  /* READ_ONLY without overlap stays read-only. */
+  {
+    const int64_t sh[] = {3};
+    producer *p = make_producer(1, data, kDLCPU, DT_I32, 1, sh, NULL, 0);
+    dlb_array a;
+    p->t.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    if (IMPORT_OK(p, &a)) {
+      CHECK_EQ_INT(a.readonly, 1);
+      RELEASE_IMPORTED(&a);
+    }
+  }
+}
+
+/* Strides that reach no element (extent 1; all of a size-0 tensor) become
+ * the compact row-major ones, so nothing downstream computes with them. */
+static void test_import_unaddressed_strides(void) {
+  double data[6] = {1, 2, 3, 4, 5, 6};
+  struct {
+    int ndim;
+    int64_t shape[3], strides[3], want[3];
+  } cases[] = {
+      {2, {1, 3}, {INT64_MAX / 2, 1}, {3, 1}},  /* the tensor */
+      {2, {3, 1}, {1, INT64_MIN}, {1, 1}},
+      {3, {2, 1, 3}, {1, INT64_MAX, 2}, {1, 3, 2}},
+      {1, {1}, {-(INT64_C(1) << 62)}, {1}},
+      {2, {0, 3}, {INT64_MAX, INT64_MIN}, {3, 1}},  /* size 0: every stride */
+      {3, {4, 0, 2}, {-7, 5, INT64_MAX}, {2, 2, 1}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int versioned = 0; versioned <= 1; versioned++) {
+      producer *p = make_producer(versioned, data, kDLCPU, DT_F64, cases[i].ndim, cases[i].shape,
+                                  cases[i].strides, 0);
+      dlb_array a;
+      if (!IMPORT_OK(p, &a)) continue;
+      for (int d = 0; d < cases[i].ndim; d++) CHECK_EQ_INT(a.strides[d], cases[i].want[d]);
+      CHECK_EQ_INT(a.readonly, 0);
+      if (a.numel > 0) {
+        int64_t idx[3] = {0, 0, 0};
+        idx[cases[i].ndim - 1] = cases[i].shape[cases[i].ndim - 1] - 1;
+        CHECK_EQ_INT(get_i(&a, idx), (int64_t)data[(cases[i].shape[cases[i].ndim - 1] - 1) *
+                                                    cases[i].strides[cases[i].ndim - 1]]);
+      }
+      RELEASE_IMPORTED(&a);
+    }
+}
+
+/* Our own exports come back with exactly the strides they went out with,
+ * even where a foreign tensor's would be rewritten; strides a consumer
+ * changed in the tensor are treated as a foreign producer's. */
+static void test_roundtrip_own_strides(void) {
+  const int64_t shape[] = {3, 4}, zshape[] = {0, 2};
+  const int perm[] = {1, 0};
+  dlb_array a = iota(2, shape), z = alloc(DLB_INT32, 2, zshape);
+  dlb_array v = view_of(&a), zt = view_of(&z);
+  CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);    /* {4, 3}, strides {1, 4} */
+  CHECK_EQ_INT(dlb_view_slice(&v, 0, 1, 1, 1, &err), DLB_OK); /* {1, 3}, strides {1, 4} */
+  CHECK_EQ_INT(dlb_view_permute(&zt, perm, &err), DLB_OK);   /* {2, 0}, strides {1, 2} */
+  CHECK_EQ_INT(v.strides[0], 1);
+  for (int versioned = 0; versioned <= 1; versioned++) {
+    dlb_array back;
+    dlb_exported e = EXPORT_OK(&v, versioned, DLB_COPY_NEVER);
+    if (OK(dlb_dlpack_import(e, cpu, &back, &err))) {
+      CHECK_EQ_INT(back.strides[0], 1); /* kept: compact would be 3 */
+      CHECK_EQ_INT(back.strides[1], 4);
+      CHECK_EQ_INT(back.readonly, 0);
+      dlb_array_release(&back);
+    }
+    e = EXPORT_OK(&zt, versioned, DLB_COPY_NEVER);
+    if (OK(dlb_dlpack_import(e, cpu, &back, &err))) {
+      CHECK_EQ_INT(back.strides[0], 1); /* kept: compact would be {1, 1} */
+      CHECK_EQ_INT(back.strides[1], 2);
+      dlb_array_release(&back);
+    }
+    /* A consumer changed the strides before handing the tensor back. */
+    e = EXPORT_OK(&v, versioned, DLB_COPY_NEVER);
+    etensor(e)->strides[0] = INT64_MAX / 2;
+    if (OK(dlb_dlpack_import(e, cpu, &back, &err))) {
+      CHECK_EQ_INT(back.strides[0], 3);
+      CHECK_EQ_INT(back.strides[1], 4);
+      dlb_array_release(&back);
+    }
+    e = EXPORT_OK(&v, versioned, DLB_COPY_NEVER);
+    etensor(e)->strides[1] = 0; /* in bounds, but three indices on one element */
+    if (OK(dlb_dlpack_import(e, cpu, &back, &err))) {
+      CHECK_EQ_INT(back.readonly, 1);
+      dlb_array_release(&back);
+    }
+    e = EXPORT_OK(&zt, versioned, DLB_COPY_NEVER);
+    etensor(e)->strides[0] = INT64_MIN;
+    etensor(e)->strides[1] = INT64_MAX;
+    if (OK(dlb_dlpack_import(e, cpu, &back, &err))) {
+      CHECK_EQ_INT(back.strides[0], 1);
+      CHECK_EQ_INT(back.strides[1], 1);
+      dlb_array_release(&back);
+    }
+  }
+  dlb_array_release(&zt);
+  dlb_array_release(&v);
+  CHECK_EQ_INT(atomic_load(&a.buffer->refs), 1);
+  CHECK_EQ_INT(atomic_load(&z.buffer->refs), 1);
+  dlb_array_release(&z);
   dlb_array_release(&a);
 }
 
@@ -1403,7 +1571,10 @@ int main(void) {
   test_import_version();
   test_import_malformed();
   test_import_geometry();
+  test_import_overlap();
+  test_import_unaddressed_strides();
   test_roundtrip();
+  test_roundtrip_own_strides();
   test_import_release_thread();
   CHECK_EQ_INT(atomic_load(&ctx_mismatch), 0);
   cpu_close(); /* every buffer was freed */

@@ -17,7 +17,10 @@
  *   range that overflows int64, an unknown dtype, a major version other than 1);
  * - a READ_ONLY tensor's memory is never written (checksum at the deleter);
  * - a capsule cannot be consumed twice, even after a failed import;
- * - a zero-copy export + import keeps shape, strides, dtype and read-only. */
+ * - a zero-copy export + import keeps shape, strides, dtype and read-only;
+ * - a tensor two of whose indices reach one element imports read-only, and
+ *   the strides that reach no element (extent-1 dims, all of a size-0
+ *   tensor) come out compact row-major (both checked by brute force). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +346,70 @@ static void check_acceptable(const producer *p, const geometry *g, const DLTenso
     fuzz_fail("imported a tensor of device type %d onto the cpu", (int)t->device.device_type);
 }
 
+/* ---- what the import made of the geometry --------------------------------------- */
+
+static int cmp_i128(const void *a, const void *b) {
+  __int128 x = *(const __int128 *)a, y = *(const __int128 *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether two indices of the claimed geometry reach one element (numel
+ * small enough to list every offset). */
+static int overlaps(int32_t ndim, const int64_t *shape, const int64_t *strides, int64_t numel) {
+  static __int128 offsets[4096];
+  int64_t index[DLB_MAX_NDIM] = {0};
+  int found = 0;
+  for (int64_t k = 0; k < numel; k++) {
+    __int128 off = 0;
+    for (int d = 0; d < ndim; d++) off += (__int128)index[d] * strides[d];
+    offsets[k] = off;
+    for (int d = ndim - 1; d >= 0 && ++index[d] == shape[d]; d--) index[d] = 0;
+  }
+  qsort(offsets, (size_t)numel, sizeof offsets[0], cmp_i128);
+  for (int64_t k = 1; k < numel && !found; k++) found = offsets[k] == offsets[k - 1];
+  return found;
+}
+
+/* The integer at t[i] (t at idx). */
+static int64_t int_at(lua_State *L, int idx, int i) {
+  int64_t v;
+  lua_rawgeti(L, idx, i);
+  v = (int64_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* The array at the top of the stack, imported from the producer's claimed
+ * geometry: read-only where elements overlap, compact strides where no
+ * element is reached. */
+static void check_geometry(lua_State *L, const producer *p, const geometry *g, const DLTensor *t) {
+  int64_t compact[DLB_MAX_NDIM], s = 1;
+  int top = lua_gettop(L), readonly;
+  if (!p->shape || !p->strides || t->ndim <= 0 || t->ndim > DLB_MAX_NDIM) return;
+  lua_getfield(L, top, "readonly");
+  readonly = lua_toboolean(L, -1);
+  lua_getfield(L, top, "strides");
+  if (!lua_istable(L, -1)) fuzz_fail("an imported array has no strides");
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    compact[d] = s;
+    if (p->shape[d] > 1) s *= p->shape[d]; /* the product was checked by the import */
+  }
+  for (int d = 0; d < t->ndim; d++) {
+    int64_t got = int_at(L, top + 2, d + 1);
+    if (g->numel == 0 || p->shape[d] == 1) {
+      if (got != compact[d])
+        fuzz_fail("dim %d reaches no element: stride %lld, not the compact %lld", d + 1,
+                  (long long)got, (long long)compact[d]);
+    } else if (got != p->strides[d]) {
+      fuzz_fail("dim %d: stride %lld became %lld", d + 1, (long long)p->strides[d], (long long)got);
+    }
+  }
+  if (g->numel > 1 && g->numel <= 4096 && !readonly &&
+      overlaps(t->ndim, p->shape, p->strides, g->numel))
+    fuzz_fail("a tensor whose elements overlap imported writable");
+  lua_settop(L, top);
+}
+
 /* ---- Lua ---------------------------------------------------------------------- */
 
 /* The input being run: the producer, and what it claimed (saved at build
@@ -544,9 +611,12 @@ static const char exercise[] =
     "    elseif c == 9 then opts = {dl_device = {2, 0}}\n"
     "    elseif c == 10 then opts = {stream = 1}\n"
     "    elseif c == 11 then opts = {fallback = 'cpu', max_version = {int() % 3, int()}} end\n"
+    "    -- __dlpack without max_version is legacy (the protocol's default)\n"
+    "    local legacy = opts and opts.max_version and opts.max_version[1] == 0 or\n"
+    "                   (op == 18 and not (opts and opts.max_version))\n"
     "    -- a legacy tensor has no read-only flag: a read-only array goes out as a copy\n"
-    "    if opts and opts.max_version and opts.max_version[1] == 0 and opts.copy == nil and get(x, 'readonly') then\n"
-    "      if backed and small(x) then copying = true else opts.copy = false end\n"
+    "    if legacy and (not opts or opts.copy == nil) and get(x, 'readonly') then\n"
+    "      if backed and small(x) then copying = true else opts = opts or {}; opts.copy = false end\n"
     "    end\n"
     "    local ok, cap = M(x, op == 17 and 'to_dlpack' or '__dlpack', opts)\n"
     "    if ok then\n"
@@ -634,7 +704,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lua_settop(L, top);
   } else {
     if (p.deleter_calls != 0) fuzz_fail("the deleter ran while the tensor is in use");
-    if (route == 0) check_acceptable(&p, &g, &current.claimed, current.major);
+    if (route == 0) {
+      check_acceptable(&p, &g, &current.claimed, current.major);
+      check_geometry(L, &p, &g, &current.claimed);
+    }
     /* exercise(dl, object, ops, backed, route, has_deleter, FAIL, DELCOUNT, ACCEPTED) */
     if (luaL_loadbuffer(L, exercise, sizeof exercise - 1, "=exercise") != LUA_OK)
       fuzz_fail("exercise does not load: %s", lua_tostring(L, -1));

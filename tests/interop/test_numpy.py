@@ -353,7 +353,7 @@ LUA_TO_NUMPY = {
                       np.arange(5)[::-1], (-8,), 32),
     "negative_step_2d": ("base = dl.arange(6) a = base:view{2, 3}:slice(2, -1, 1, -1)",
                          np.arange(6).reshape(2, 3)[:, ::-1], (24, -8), 16),
-    "size0": ("base = dl.zeros{0} a = base", np.zeros(0), None, None),  # data = NULL
+    "size0": ("base = dl.zeros{0} a = base", np.zeros(0), None, None),  # no memory at all
     "size0_2d": ("base = dl.zeros{2, 3} a = base:slice(2, 3, 1)", np.zeros((2, 0)), None, None),
     "zero_d": ("base = dl.array{4.5, 5.5} a = base:select(1, 2)", np.array(5.5), (), 8),
     "float16": ("base = dl.array({1.5, -2, 0.25, 65504}, {dtype = 'float16'}) a = base",
@@ -408,10 +408,13 @@ class DlbridgeToNumPy(InteropCase):
             with self.assertRaisesRegex(ValueError, "^assignment destination is read-only$"):
                 x[(0,) * nd] = 1
         else:
-            # Size 0: where dlbridge exports data = NULL (no memory at all),
-            # NumPy 1.24 allocates an array of its own, and that one is writeable.
-            null = self.base_pointer("a") is None
-            self.assertEqual(x.flags.writeable, null)
+            # Size 0: dlbridge's data is never NULL (LibTorch 1.13 never calls
+            # the deleter of a NULL tensor; NumPy exports a pointer too) and is
+            # 64-byte aligned; NumPy 1.24 views it read-only like any legacy import.
+            ptr = self.base_pointer("a")
+            self.assertIsNotNone(ptr)
+            self.assertEqual(ptr % 64, 0)
+            self.assertFalse(x.flags.writeable)
         del x
         gc.collect()
         self.assertCounts(wrapped=1)  # dlbridge's deleter: exactly once
@@ -664,6 +667,27 @@ class NumPyToDlbridge(InteropCase):
         self.lua.run("x = nil")
         self.lua.collect()
         self.assertIsNone(ref(), "NumPy's deleter did not run")
+
+    def test_overlapping_strides_import_read_only(self):
+        # NumPy's as_strided views are writeable and NumPy exports them as
+        # they are; in dlbridge one element standing for several is read-only.
+        from numpy.lib.stride_tricks import as_strided
+        base = np.arange(3.0)
+        for shape, strides in (((4, 3), (0, 8)), ((2, 2), (8, 8))):
+            with self.subTest(strides=strides):
+                arr = as_strided(base, shape, strides)
+                self.assertTrue(arr.flags.writeable)
+                numpy_to_lua(self.lua, "x", arr)
+                self.assertTrue(self.lua.eval("x.readonly"))
+                self.assertEqual(self.lua.eval("x:totable()"), arr.tolist())
+                self.assertEqual(self.lua.eval("select(2, pcall(x.set, x, 1, 1, 99)).code"),
+                                 "READ_ONLY")
+                np.testing.assert_array_equal(base, [0.0, 1.0, 2.0])
+                self.lua.run("x = nil")
+                self.lua.collect()
+        # Plain strides stay writable (no false alarm on NumPy's own layouts).
+        numpy_to_lua(self.lua, "y", np.arange(6.0).reshape(2, 3).T)
+        self.assertFalse(self.lua.eval("y.readonly"))
 
     def test_deleter_exactly_once_refcount(self):
         arr = np.arange(8.0)
