@@ -201,6 +201,7 @@ typedef struct plan {
   double ddof;
   int64_t index_base;
   dlb_backend *cpu; /* temporaries */
+  int misaligned;   /* the input's elements are not aligned for C loads: read through casts */
 } plan;
 
 static int reduced(const plan *p, int d) { return (int)(p->mask >> d & 1); }
@@ -225,6 +226,13 @@ static int extent_product(const plan *p, int of_reduced, int64_t *n) {
   return !overflow;
 }
 
+/* Whether every element of x is aligned for C loads of its size (up to 8). */
+static int elements_aligned(const strided *x, int ndim, int64_t itemsize) {
+  uint64_t mask = (uint64_t)(itemsize > 8 ? 8 : itemsize) - 1, bits = (uintptr_t)x->data;
+  for (int d = 0; d < ndim; d++) bits |= (uint64_t)x->strides[d];
+  return (bits & mask) == 0;
+}
+
 static dlb_status make_plan(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
                             dlb_backend *cpu, plan *p, dlb_error *err) {
   const char *name = dlb_reduce_name(op);
@@ -242,8 +250,11 @@ static dlb_status make_plan(dlb_reduce_op op, const dlb_array *a, const dlb_redu
   p->in.dtype = a->dtype;
   for (int d = 0; d < a->ndim; d++) {
     p->shape[d] = a->shape[d];
-    p->in.strides[d] = a->strides[d] * itemsize; /* strides of reachable elements fit */
+    /* Strides of reachable elements fit in bytes; those of extent-1 dims
+     * and of size-0 arrays reach nothing and may be anything: 0. */
+    p->in.strides[d] = a->numel > 0 && a->shape[d] > 1 ? a->strides[d] * itemsize : 0;
   }
+  p->misaligned = !elements_aligned(&p->in, a->ndim, itemsize);
   /* A size-0 array may have other extents whose product overflows. */
   if (!extent_product(p, 1, &p->count)) p->count = INT64_MAX; /* only with no result element */
   if (!extent_product(p, 0, &p->out_numel))
@@ -486,7 +497,8 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
     walk(p, 1, ops, 1, 0, fill_run, &v, 0);
   }
   if (p->count == 0) return DLB_OK;
-  if (loop_in == in->dtype && via == DLB_DTYPE_COUNT) {
+  if (loop_in == in->dtype && via == DLB_DTYPE_COUNT &&
+      elements_aligned(in, p->ndim, (int64_t)dlb_dtype_get(in->dtype)->itemsize)) {
     walk(p, 2, ops, 0, 1, kernel, &layout, 1);
     return DLB_OK;
   }
@@ -555,7 +567,7 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
   dlb_array xs = {0}, means = {0}, devs = {0}, sums = {0};
   strided x = p->in, mean, dev, sum;
   dlb_status st = DLB_OK;
-  if (x.dtype != t) { /* the input converted once: both passes read it */
+  if (x.dtype != t || p->misaligned) { /* the input converted once: both passes read it */
     strided in = p->in, half;
     dlb_array halves = {0};
     dlb_dtype via = half_via(p, in.dtype);
@@ -687,7 +699,7 @@ static dlb_status run_arg(const plan *p, strided *out, dlb_error *err) {
   strided x = p->in;
   dlb_status st = DLB_OK;
   int d = 0;
-  if (x.dtype != p->t.loop_in) { /* float16, bfloat16: searched as float32 */
+  if (x.dtype != p->t.loop_in || p->misaligned) { /* float16, bfloat16 as float32; aligned */
     strided in = p->in;
     st = temporary(p, p->t.loop_in, 0, &mem, &x, err);
     if (st != DLB_OK) return st;
