@@ -376,7 +376,6 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
     dlbL_reserve(L, (int64_t)dlb_dlpack_import_size(t), 1);
   if (dlb_dlpack_import(t, state->cpu, a, err) != DLB_OK) return err->code;
   /* Foreign memory held by an array counts for the GC like allocated memory. */
-  if (a->buffer->external_release) dlbL_account(L, a->buffer->nbytes);
   return DLB_OK;
 }
 
@@ -543,7 +542,6 @@ static int dlpack_from_dlpack(lua_State *L) {
       dlb_array_release(src);
       dlbL_raise_error(L, &err, "dl.from_dlpack");
     }
-    dlbL_account(L, c->buffer->nbytes);
     dlb_array_release(src);
   }
   return 1;

@@ -171,13 +171,6 @@ dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op);
  * that runs later in the call (finalizers, metamethods) can delete the
  * array, but cannot reach the view, which holds the buffer. */
 dlb_array *dlbL_pin(lua_State *L, int idx, const char *op);
-/* Kept until the last callers are gone: the collector is paced by the
- * budget now (dlbL_pace_collector), so there is nothing to tell it. */
-static inline void dlbL_account(lua_State *L, size_t nbytes) {
-  (void)L;
-  (void)nbytes;
-}
-
 /* --- the collector paced by dlbridge's memory (pacing.c) --- */
 /* Slack of the full-collection threshold: twice the bytes in use after a
  * collection, plus this. */

@@ -220,7 +220,6 @@ static dlb_array *push_target(lua_State *L, fill_state *fs, dlb_dtype slot_dtype
   if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, slot_dtype, fs->ndim, fs->shape, 0, &err) !=
       DLB_OK)
     dlbL_raise_error(L, &err, fs->op);
-  dlbL_account(L, a->buffer->nbytes);
   fs->start = fs->out = dlb_array_host_data(a);
   return a;
 }
