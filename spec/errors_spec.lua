@@ -158,7 +158,7 @@ describe("dl.E", function()
     "BACKEND_INCOMPATIBLE", "DELETED", "CAPSULE_CONSUMED", "UNKNOWN_DEVICE",
     "DEVICE_UNAVAILABLE", "DTYPE", "SHAPE", "INDEX", "VALUE", "COPY_REQUIRED",
     "READ_ONLY", "DLPACK_VERSION", "DLPACK_INVALID", "UNSUPPORTED", "OUT_OF_MEMORY",
-    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT",
+    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT", "INTERRUPTED",
   }
 
   it("names every error code: dl.E.SHAPE == 'SHAPE'", function()
@@ -167,7 +167,7 @@ describe("dl.E", function()
     end
   end)
 
-  it("holds exactly these 19 codes", function()
+  it("holds exactly these 20 codes", function()
     local n = 0
     for name, value in pairs(dl.E) do
       n = n + 1

@@ -86,6 +86,13 @@ describe("reducing every dim", function()
     assert.near(5.722222222222222, c:var(), 1e-14) -- the mean of |x - mean|^2, real
   end)
 
+  it("of an empty array is the identity, however large its other extents", function()
+    local empty = dl.zeros{0, math.maxinteger}
+    assert.equal(0, empty:sum())
+    assert.equal(1, empty:prod())
+    assert.equal(0, empty:count_nonzero())
+  end)
+
   it("is the same as a module function", function()
     assert.equal(21, dl.sum(a))
     assert.equal(6, dl.argmax(a))

@@ -60,6 +60,7 @@ typedef enum dlb_status {
   DLB_E_ARGUMENT,             /* bad argument type or value */
   DLB_E_IO,                   /* the system refused a file operation (errno in err.status) */
   DLB_E_FORMAT,               /* a malformed file or byte string (.npy, safetensors) */
+  DLB_E_INTERRUPTED,          /* the host stopped the call (dlb_interrupt, dlb_set_work_limit) */
   DLB_STATUS_COUNT
 } dlb_status;
 
@@ -275,6 +276,40 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
  * dlbridge's registry keys and loading the module again. On failure (no memory to
  * open dlbridge, or dlbridge already closed with L) the error is pushed. */
 DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes);
+
+/*
+ * Bounding the time of one call. A count hook (lua_sethook) cannot stop a
+ * C function, and some dlbridge calls need no memory yet run for minutes
+ * (dl.zeros(1):expand(1e12):sum()). Long work (element-wise operations,
+ * reductions, matrix products, casts, copies, fills, joins, tobytes,
+ * totable, file writes) therefore looks at an interrupt every 65,536
+ * elements (at most about a tenth of a second for matrix products), and
+ * fails with DLB_E_INTERRUPTED (Lua code "INTERRUPTED") once the host has
+ * raised it. Arrays stay consistent; an `out` array may hold a partial
+ * result. The interrupt stays raised, and every such call fails at once,
+ * until the host clears it (a host bounding a script's frame time raises
+ * it at the deadline and clears it before it resumes the script). Element
+ * access, attribute reads and short calls never look.
+ *
+ * dlb_get_interrupter returns a reference to L's interrupt (NULL, with the
+ * error pushed, when dlbridge cannot open in L); it stays valid, on any
+ * thread, until dlb_interrupter_release, also after lua_close.
+ * dlb_interrupt is one atomic store: callable from any thread and from a
+ * signal handler. All four accept NULL.
+ *
+ * dlb_set_work_limit bounds the elements one call may visit (0: no limit):
+ * those of the result for element-wise operations, copies and fills, of the
+ * input for reductions, and the multiply-adds (M x N x K x batch) of a
+ * matrix product. A call over it fails with DLB_E_INTERRUPTED before it
+ * starts. Scripts cannot change either bound, even by reloading dlbridge.
+ */
+typedef struct dlb_interrupter dlb_interrupter;
+
+DLB_API dlb_interrupter *dlb_get_interrupter(lua_State *L);
+DLB_API void dlb_interrupt(dlb_interrupter *interrupter);
+DLB_API void dlb_interrupt_clear(dlb_interrupter *interrupter);
+DLB_API void dlb_interrupter_release(dlb_interrupter *interrupter);
+DLB_API dlb_status dlb_set_work_limit(lua_State *L, int64_t elements);
 
 /*
  * Files. Scripts read and write .npy and safetensors files through

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "../core/work.h"
 #include "device_kernels.h"
 #include "loops.h"
 
@@ -249,6 +250,7 @@ static int aligned(dlb_dtype t, const char *p, int ndim, const int64_t *strides)
 
 /* Turns a kernel's error code into a status. */
 static dlb_status kernel_failed(int code, const char *name, dlb_error *err) {
+  if (code == DLB_ITER_STOPPED) return DLB_OK; /* the host's interrupt: dlb_work_end says so */
   if (code == DLB_LOOP_NEGATIVE_POWER)
     return dlb_fail(err, DLB_E_VALUE, "%s: integers to negative integer powers are not allowed",
                     name);
@@ -387,18 +389,15 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
   return DLB_OK;
 }
 
-dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out, dlb_backend *cpu,
-                               dlb_error *err) {
+/* dlb_elementwise_run once the operands are checked and the work begun. */
+static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out,
+                              dlb_placement where, int on_device, dlb_error *err) {
   const dlb_op_info *info = &op_table[plan->op];
   const dlb_array *arrays[3] = {NULL, NULL, NULL};
   dlb_array copies[3];
-  dlb_placement where;
-  int allocated = 0, on_device;
-  dlb_status st;
+  int allocated = 0;
+  dlb_status st = DLB_OK;
   for (int k = 0; k < 3; k++) copies[k].buffer = NULL; /* released: nothing to free */
-  if ((st = dlb_check_operands_for_elementwise(info->nin, plan->in, cpu, &where, &on_device,
-                                               info->name, err)) != DLB_OK)
-    return st;
   if (on_device) { /* the device backend's own kernel (device_kernels.h) */
     if (out->buffer && (st = dlb_check_device_out(out, plan->types.result, plan->ndim, plan->shape,
                                                   &where, info->name, err)) != DLB_OK)
@@ -444,6 +443,20 @@ dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out,
   for (int k = 0; k < 3; k++) dlb_array_release(&copies[k]);
   if (st != DLB_OK && allocated) dlb_array_release(out);
   return st;
+}
+
+dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out, dlb_backend *cpu,
+                               dlb_error *err) {
+  const dlb_op_info *info = &op_table[plan->op];
+  dlb_placement where;
+  int on_device;
+  dlb_status st;
+  dlb_work w;
+  if ((st = dlb_check_operands_for_elementwise(info->nin, plan->in, cpu, &where, &on_device,
+                                               info->name, err)) != DLB_OK ||
+      (st = dlb_work_begin(&w, where.backend->budget, plan->numel, info->name, err)) != DLB_OK)
+    return st;
+  return dlb_work_end(&w, run_planned(plan, out, where, on_device, err), info->name, err);
 }
 
 dlb_status dlb_elementwise(dlb_op op, const dlb_operand *in, dlb_array *out, dlb_backend *cpu,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "../core/work.h"
 #include "join.h"
 
 /* "(2, 3)" into out. */
@@ -102,14 +103,19 @@ static dlb_status join(int stack, int64_t n, const dlb_array *const *arrays, int
   dlb_placement where;
   dlb_dtype dtype;
   int ndim;
-  int64_t shape[DLB_MAX_NDIM], offset = 0;
+  int64_t shape[DLB_MAX_NDIM], offset = 0, numel = 1;
   dlb_status st;
+  dlb_work w;
   out->buffer = NULL;
   if ((st = dlb_join_result(stack, n, arrays, dim, &dtype, &ndim, shape, err)) != DLB_OK ||
-      (st = check_devices(n, arrays, cpu, &where, op, err)) != DLB_OK ||
-      (st = dlb_array_allocate(out, where.backend, where.device_id, dtype, ndim, shape, 0, err)) !=
-          DLB_OK)
+      (st = check_devices(n, arrays, cpu, &where, op, err)) != DLB_OK)
     return st;
+  for (int d = 0; d < ndim; d++)
+    if (__builtin_mul_overflow(numel, shape[d], &numel)) numel = INT64_MAX;
+  if ((st = dlb_work_begin(&w, where.backend->budget, numel, op, err)) != DLB_OK) return st;
+  if ((st = dlb_array_allocate(out, where.backend, where.device_id, dtype, ndim, shape, 0, err)) !=
+      DLB_OK)
+    return dlb_work_end(&w, st, op, err);
   for (int64_t k = 0; k < n && st == DLB_OK; k++) {
     dlb_array part = *out; /* borrowed: a view of the result, which outlives it */
     if (stack) {
@@ -120,6 +126,7 @@ static dlb_status join(int stack, int64_t n, const dlb_array *const *arrays, int
     }
     if (st == DLB_OK && part.numel > 0) st = dlb_array_copy_into(&part, arrays[k], err);
   }
+  st = dlb_work_end(&w, st, op, err);
   if (st != DLB_OK) dlb_array_release(out);
   return st;
 }

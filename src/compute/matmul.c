@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "../core/work.h"
 #include "../core/iter.h"
 #include "../core/shape.h"
 #include "blas.h"
@@ -150,8 +151,10 @@ static int layout_ready(kernel_kind kind, role r, const matrices *v) {
  * (brs bytes apart), A at any byte strides. i-k-j order, so that the inner
  * loop is a contiguous multiply-add the compiler vectorises, blocked over k
  * and j so that a block of B stays in cache while every row of A meets it. */
+/* accumulate: add to C instead of setting it (the later parts of a K
+ * split: the sum along K keeps its order). */
 typedef void (*loop_kernel)(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs,
-                            const char *b, int64_t brs, int64_t m, int64_t n, int64_t k);
+                            const char *b, int64_t brs, int64_t m, int64_t n, int64_t k, int accumulate);
 
 #define BLOCK_K 128
 #define BLOCK_ROW_BYTES 2048 /* of a B row: a block of B is 256 KiB */
@@ -167,9 +170,9 @@ static void zero_rows(char *c, int64_t crs, int64_t m, int64_t n, size_t item) {
 #define DEFINE_LOOP(NAME, T, U, W)                                                           \
   DLB_KERNEL_CLONES static void NAME(char *c, int64_t crs, const char *a, int64_t ars,       \
                                      int64_t acs, const char *b, int64_t brs, int64_t m,     \
-                                     int64_t n, int64_t k) {                                 \
+                                     int64_t n, int64_t k, int accumulate) {                 \
     const int64_t block_n = BLOCK_ROW_BYTES / (int64_t)sizeof(T);                            \
-    zero_rows(c, crs, m, n, sizeof(T));                                                      \
+    if (!accumulate) zero_rows(c, crs, m, n, sizeof(T));                                     \
     for (int64_t j0 = 0; j0 < n; j0 += block_n) {                                            \
       int64_t jn = n - j0 < block_n ? n - j0 : block_n;                                      \
       for (int64_t k0 = 0; k0 < k; k0 += BLOCK_K) {                                          \
@@ -202,8 +205,9 @@ DEFINE_LOOP(loop_float64, double, double, double)
  * Annex G recovery of infinities, as BLAS does not either). */
 #define DEFINE_COMPLEX_LOOP(NAME, R)                                                        \
   static void NAME(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs,           \
-                   const char *b, int64_t brs, int64_t m, int64_t n, int64_t k) {           \
-    zero_rows(c, crs, m, n, 2 * sizeof(R));                                                 \
+                   const char *b, int64_t brs, int64_t m, int64_t n, int64_t k,             \
+                   int accumulate) {                                                        \
+    if (!accumulate) zero_rows(c, crs, m, n, 2 * sizeof(R));                                \
     for (int64_t i = 0; i < m; i++) {                                                       \
       R *restrict ci = (R *)(c + i * crs);                                                  \
       for (int64_t p = 0; p < k; p++) {                                                     \
@@ -223,8 +227,9 @@ DEFINE_COMPLEX_LOOP(loop_complex128, double)
 
 /* bool: C[i, j] = OR over p of (A[i, p] AND B[p, j]); any nonzero byte is true. */
 static void loop_bool(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs,
-                      const char *b, int64_t brs, int64_t m, int64_t n, int64_t k) {
-  zero_rows(c, crs, m, n, 1);
+                      const char *b, int64_t brs, int64_t m, int64_t n, int64_t k,
+                      int accumulate) {
+  if (!accumulate) zero_rows(c, crs, m, n, 1);
   for (int64_t i = 0; i < m; i++) {
     uint8_t *restrict ci = (uint8_t *)(c + i * crs);
     for (int64_t p = 0; p < k; p++) {
@@ -363,27 +368,138 @@ static void zero_matrix(const product *p, char *c) {
       memset(c + (i * p->c.rs + j * p->c.cs) * (int64_t)item, 0, item);
 }
 
-/* The iterator's body: one product, with data = {C, A, B} at a batch index. */
-static int multiply_one(char **data, void *aux) {
-  const product *p = aux;
-  char *c = data[0];
-  const char *a = data[1], *b = data[2];
+/* One product of p's kind into c from a and b (accumulate: the loops add
+ * to C, a later part of a K split). */
+static void multiply_part(const product *p, char *c, const char *a, const char *b,
+                          int accumulate) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
-  if (p->k == 0) {
-    zero_matrix(p, c);
-    return 0;
-  }
   switch (p->kind) {
     case KERNEL_LOOP:
       loop_for(p->type)(c, p->c.rs * item, a, p->a.rs * item, p->a.cs * item, b, p->b.rs * item,
-                        p->m, p->n, p->k);
+                        p->m, p->n, p->k, accumulate);
       break;
     case KERNEL_GEMM: blas_gemm(p, c, a, b); break;
     case KERNEL_GEMV_N: blas_gemv_n(p, c, a, b); break;
     case KERNEL_GEMV_M: blas_gemv_m(p, c, a, b); break;
     case KERNEL_DOT: blas_dot(p, c, a, b); break;
   }
+}
+
+/* Inside a bounded call (work.h) a product runs in parts of about
+ * PART_WORK multiply-adds, a look at the host's interrupt after each:
+ * about a tenth of a second of one core's BLAS. Parts of a BLAS product
+ * have at least MIN_BAND rows, so that BLAS still works on large panels. */
+#define PART_WORK ((int64_t)1 << 28)
+#define MIN_BAND 128
+
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* a * b, saturating (a, b >= 0). */
+static int64_t times(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* C += (or =) A B in parts along K (the loops; sums keep their order). */
+static int loop_in_k_parts(const product *p, char *c, const char *a, const char *b,
+                           dlb_work *work) {
+  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
+  int64_t part = clamp(PART_WORK / times(p->m, p->n) / BLOCK_K * BLOCK_K, BLOCK_K, p->k);
+  for (int64_t k0 = 0; k0 < p->k; k0 += part) {
+    product q = *p;
+    q.k = p->k - k0 < part ? p->k - k0 : part;
+    multiply_part(&q, c, a + k0 * p->a.cs * item, b + k0 * p->b.rs * item, k0 > 0);
+    if (dlb_work_tick(work, times(times(q.m, q.n), q.k))) return DLB_ITER_STOPPED;
+  }
   return 0;
+}
+
+/* A product in bands of rows of C (GEMM, GEMV_N, the loops). */
+static int rows_in_parts(const product *p, char *c, const char *a, const char *b,
+                         dlb_work *work) {
+  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize, per_row = times(p->n, p->k);
+  int64_t band = clamp(PART_WORK / per_row, p->kind == KERNEL_LOOP ? 1 : MIN_BAND, p->m);
+  for (int64_t r = 0; r < p->m; r += band) {
+    product q = *p;
+    char *cr = c + r * p->c.rs * item;
+    const char *ar = a + r * p->a.rs * item;
+    q.m = p->m - r < band ? p->m - r : band;
+    if (q.kind == KERNEL_LOOP) {
+      int st = loop_in_k_parts(&q, cr, ar, b, work);
+      if (st) return st;
+      continue;
+    }
+    multiply_part(&q, cr, ar, b, 0);
+    if (dlb_work_tick(work, times(q.m, per_row))) return DLB_ITER_STOPPED;
+  }
+  return 0;
+}
+
+/* M == 1 by BLAS: the row C in parts of its columns. */
+static int columns_in_parts(const product *p, char *c, const char *a, const char *b,
+                            dlb_work *work) {
+  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
+  int64_t part = clamp(PART_WORK / p->k, MIN_BAND, p->n);
+  for (int64_t j = 0; j < p->n; j += part) {
+    product q = *p;
+    q.n = p->n - j < part ? p->n - j : part;
+    multiply_part(&q, c + j * p->c.cs * item, a, b + j * p->b.cs * item, 0);
+    if (dlb_work_tick(work, times(q.n, p->k))) return DLB_ITER_STOPPED;
+  }
+  return 0;
+}
+
+/* M == N == 1 by BLAS: partial dot products along K, added up. */
+static int dot_in_parts(const product *p, char *c, const char *a, const char *b,
+                        dlb_work *work) {
+  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
+  double sum[2] = {0, 0};
+  float sum32[2] = {0, 0};
+  if (p->k <= PART_WORK) { /* one part: BLAS's own result, -0.0 included */
+    multiply_part(p, c, a, b, 0);
+    return dlb_work_tick(work, p->k) ? DLB_ITER_STOPPED : 0;
+  }
+  for (int64_t k0 = 0; k0 < p->k; k0 += PART_WORK) {
+    product q = *p;
+    unsigned char part[16];
+    q.k = p->k - k0 < PART_WORK ? p->k - k0 : PART_WORK;
+    multiply_part(&q, (char *)part, a + k0 * p->a.cs * item, b + k0 * p->b.rs * item, 0);
+    if (p->type == DLB_FLOAT32 || p->type == DLB_COMPLEX64) {
+      float v[2] = {0, 0};
+      memcpy(v, part, (size_t)item);
+      sum32[0] += v[0], sum32[1] += v[1];
+    } else {
+      double v[2] = {0, 0};
+      memcpy(v, part, (size_t)item);
+      sum[0] += v[0], sum[1] += v[1];
+    }
+    if (dlb_work_tick(work, q.k)) return DLB_ITER_STOPPED;
+  }
+  if (p->type == DLB_FLOAT32 || p->type == DLB_COMPLEX64)
+    memcpy(c, sum32, (size_t)item);
+  else
+    memcpy(c, sum, (size_t)item);
+  return 0;
+}
+
+/* The iterator's body: one product, with data = {C, A, B} at a batch index;
+ * in parts inside a bounded call. */
+static int multiply_one(char **data, void *aux) {
+  const product *p = aux;
+  dlb_work *work = dlb_work_current();
+  if (p->k == 0) {
+    zero_matrix(p, data[0]);
+    return 0;
+  }
+  if (!work) {
+    multiply_part(p, data[0], data[1], data[2], 0);
+    return 0;
+  }
+  switch (p->kind) {
+    case KERNEL_DOT: return dot_in_parts(p, data[0], data[1], data[2], work);
+    case KERNEL_GEMV_M: return columns_in_parts(p, data[0], data[1], data[2], work);
+    default: return rows_in_parts(p, data[0], data[1], data[2], work);
+  }
 }
 
 static void run_product(const product *p) {
@@ -449,6 +565,15 @@ static void result_view(const dlb_array *r, const product *p, const result_layou
   v->cs = l->col_dim < 0 ? 0 : r->strides[l->col_dim];
 }
 
+/* The multiply-adds of p (saturating): what the host's work limit counts. */
+static int64_t product_work(const product *p) {
+  int64_t w = p->m;
+  if (__builtin_mul_overflow(w, p->n, &w) || __builtin_mul_overflow(w, p->k, &w)) return INT64_MAX;
+  for (int d = 0; d < p->nbatch; d++)
+    if (__builtin_mul_overflow(w, p->batch_shape[d], &w)) return INT64_MAX;
+  return w;
+}
+
 /* Runs p (inputs ready) into out: a new array of result_type on where when
  * out->buffer is NULL, else the given out. In a temporary first when out
  * has another dtype, a layout the kernel cannot write, or overlaps the
@@ -460,11 +585,13 @@ static dlb_status multiply_into(product *p, const dlb_array *a, const dlb_array 
   dlb_array fresh = {0}, tmp = {0};
   dlb_array *dest = out;
   int given = out->buffer != NULL;
-  dlb_status st = DLB_OK;
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, where->backend->budget, product_work(p), "matmul", err);
+  if (st != DLB_OK) return st;
   if (!given) {
     st = dlb_array_allocate(&fresh, where->backend, where->device_id, result_type, rndim, rshape,
                             0, err);
-    if (st != DLB_OK) return st;
+    if (st != DLB_OK) return dlb_work_end(&w, st, "matmul", err);
     dest = &fresh;
   }
   result_view(dest, p, l, &p->c);
@@ -478,6 +605,7 @@ static dlb_status multiply_into(product *p, const dlb_array *a, const dlb_array 
   run_product(p);
   if (tmp.buffer) st = dlb_array_copy_into(dest, &tmp, err);
 done:
+  st = dlb_work_end(&w, st, "matmul", err);
   dlb_array_release(&tmp);
   if (st == DLB_OK && !given)
     *out = fresh;

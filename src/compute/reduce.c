@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "../core/work.h"
 #include "reduce.h"
 #include "reduce_loops.h"
 
@@ -614,6 +615,36 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
 
 /* --- argmin, argmax -------------------------------------------------------- */
 
+/* dlb_reduce_arg_search inside a bounded call (work.h): in pieces of
+ * ARG_PIECE, each piece's best against the best so far by the same search
+ * over the two (the first wins ties, a NaN wins as NumPy's). Pieces are
+ * long: each restarts the search's best, and a search walks every block
+ * that beats its best (about 1 ms of int8 a piece). */
+#define ARG_PIECE (DLB_WORK_CHECK_EVERY * 64)
+
+static int64_t arg_search_bounded(int is_max, dlb_dtype t, const char *data, int64_t n,
+                                  int64_t stride) {
+  dlb_work *work = dlb_work_current();
+  size_t item = dlb_dtype_get(t)->itemsize;
+  union {
+    unsigned char bytes[32];
+    double align;
+  } pair;
+  int64_t best = 0;
+  if (!work || n <= ARG_PIECE) return dlb_reduce_arg_search(is_max, t, data, n, stride);
+  for (int64_t i = 0; i < n; i += ARG_PIECE) {
+    int64_t m = n - i < ARG_PIECE ? n - i : ARG_PIECE;
+    int64_t j = i + dlb_reduce_arg_search(is_max, t, data + i * stride, m, stride);
+    memcpy(pair.bytes, data + best * stride, item);
+    memcpy(pair.bytes + item, data + j * stride, item);
+    if (i == 0 || dlb_reduce_arg_search(is_max, t, (const char *)pair.bytes, 2, (int64_t)item) == 1)
+      best = j;
+    if (dlb_work_tick(work, m)) break;
+  }
+  return best;
+}
+
+
 /* Searches along the reduced dim for each result element (operand 0: the
  * int64 indices; operand 1: the input at index 0 of that dim). */
 typedef struct arg_along {
@@ -624,10 +655,13 @@ typedef struct arg_along {
 
 static int arg_along_run(char **data, const int64_t *steps, int64_t n, void *aux) {
   const arg_along *a = aux;
-  for (int64_t i = 0; i < n; i++)
+  dlb_work *work = dlb_work_current();
+  for (int64_t i = 0; i < n; i++) {
     *(int64_t *)(data[0] + i * steps[0]) =
-        a->base + dlb_reduce_arg_search(a->is_max, a->dtype, data[1] + i * steps[1], a->count,
-                                        a->stride);
+        a->base + arg_search_bounded(a->is_max, a->dtype, data[1] + i * steps[1], a->count,
+                                     a->stride);
+    if (work && work->interrupted) return DLB_ITER_STOPPED;
+  }
   return 0;
 }
 
@@ -665,9 +699,8 @@ static dlb_status arg_flat(const plan *p, strided *x, strided *out, dlb_error *e
     x = &c;
     stride = (int64_t)dlb_dtype_get(x->dtype)->itemsize;
   }
-  *(int64_t *)out->data =
-      p->index_base +
-      dlb_reduce_arg_search(p->op == DLB_REDUCE_ARGMAX, x->dtype, x->data, p->count, stride);
+  *(int64_t *)out->data = p->index_base + arg_search_bounded(p->op == DLB_REDUCE_ARGMAX, x->dtype,
+                                                             x->data, p->count, stride);
   dlb_array_release(&copy);
   return DLB_OK;
 }
@@ -688,7 +721,7 @@ static dlb_status arg_rows(const plan *p, int d, strided *x, strided *out, dlb_e
   for (int64_t k = 1; k < p->count; k++) {
     int64_t index = p->index_base + k;
     row.data = x->data + k * x->strides[d];
-    walk(p, 3, ops, 1, 0, update, &index, 0);
+    if (walk(p, 3, ops, 1, 0, update, &index, 0) == DLB_ITER_STOPPED) break;
   }
   dlb_array_release(&mem);
   return DLB_OK;
@@ -761,8 +794,8 @@ static dlb_status check_host(dlb_reduce_op op, const dlb_array *a, dlb_backend *
   return dlb_check_operands(1, &in, cpu, where, dlb_reduce_name(op), err);
 }
 
-dlb_status dlb_reduce(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
-                      dlb_array *out, dlb_backend *cpu, dlb_error *err) {
+static dlb_status reduce_into(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
+                              dlb_array *out, dlb_backend *cpu, dlb_error *err) {
   const char *name = dlb_reduce_name(op);
   dlb_placement where;
   plan p;
@@ -798,8 +831,8 @@ dlb_status dlb_reduce(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_opt
   return st;
 }
 
-dlb_status dlb_reduce_value(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
-                            dlb_backend *cpu, dlb_scalar *value, dlb_error *err) {
+static dlb_status reduce_value(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
+                               dlb_backend *cpu, dlb_scalar *value, dlb_error *err) {
   dlb_placement where;
   plan p;
   strided result;
@@ -820,4 +853,27 @@ dlb_status dlb_reduce_value(dlb_reduce_op op, const dlb_array *a, const dlb_redu
   if ((st = run(&p, &result, err)) != DLB_OK) return st;
   dlb_scalar_load(p.t.result, element.bytes, value);
   return DLB_OK;
+}
+
+/* The public entry points: each one call of bounded work (work.h) over the
+ * input's elements. An interrupted call leaves a fresh result released. */
+dlb_status dlb_reduce(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
+                      dlb_array *out, dlb_backend *cpu, dlb_error *err) {
+  const char *name = dlb_reduce_name(op);
+  int fresh = out->buffer == NULL;
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, dlb_array_budget(a), a->numel, name, err);
+  if (st != DLB_OK) return st;
+  st = dlb_work_end(&w, reduce_into(op, a, o, out, cpu, err), name, err);
+  if (st != DLB_OK && fresh) dlb_array_release(out);
+  return st;
+}
+
+dlb_status dlb_reduce_value(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
+                            dlb_backend *cpu, dlb_scalar *value, dlb_error *err) {
+  const char *name = dlb_reduce_name(op);
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, dlb_array_budget(a), a->numel, name, err);
+  if (st != DLB_OK) return st;
+  return dlb_work_end(&w, reduce_value(op, a, o, cpu, value, err), name, err);
 }

@@ -10,6 +10,8 @@ dlb_budget *dlb_budget_new(void) {
   atomic_init(&b->in_use, 0);
   atomic_init(&b->peak, 0);
   atomic_init(&b->limit, 0);
+  atomic_init(&b->interrupt, 0);
+  atomic_init(&b->work_limit, 0);
   return b;
 }
 

@@ -19,6 +19,10 @@ typedef struct dlb_budget {
   atomic_size_t in_use; /* bytes charged and not yet refunded */
   atomic_size_t peak;   /* the highest in_use so far */
   atomic_size_t limit;  /* 0: no limit */
+  /* The host's bounds on work (work.h): set from any thread or a signal
+   * handler, read by the loops of every call of the state. */
+  atomic_int interrupt;          /* nonzero: stop, until the host clears it */
+  atomic_int_least64_t work_limit; /* elements one call may visit; 0: no limit */
 } dlb_budget;
 
 /* A new budget with no limit and one reference, or NULL when out of memory. */

@@ -6,6 +6,7 @@
 #include "iter.h"
 #include "shape.h"
 #include "staging.h"
+#include "work.h"
 
 /* Geometry of one operand of an element-wise loop, strides in bytes. */
 typedef struct loop_operand {
@@ -154,8 +155,19 @@ static int tile_body(char **data, void *aux) {
   const cast_ctx *c = aux;
   const dlb_iter *it = c->it;
   int a = it->ndim - 2, b = it->ndim - 1;
-  copy_tiled(data[0], it->strides[0][a], it->strides[0][b], data[1], it->strides[1][a],
-             it->strides[1][b], it->shape[a], it->shape[b], dlb_dtype_get(c->dst_type)->itemsize);
+  int64_t rows = it->shape[a], cols = it->shape[b], band = rows;
+  dlb_work *work = dlb_work_current();
+  if (work) { /* bands of whole 128-row tiles, a look at the interrupt after each */
+    band = (DLB_WORK_CHECK_EVERY / cols + 127) / 128 * 128;
+    if (band > rows) band = rows;
+  }
+  for (int64_t r = 0; r < rows; r += band) {
+    int64_t n = rows - r < band ? rows - r : band;
+    copy_tiled(data[0] + r * it->strides[0][a], it->strides[0][a], it->strides[0][b],
+               data[1] + r * it->strides[1][a], it->strides[1][a], it->strides[1][b], n, cols,
+               dlb_dtype_get(c->dst_type)->itemsize);
+    if (dlb_work_tick(work, n * cols)) return DLB_ITER_STOPPED;
+  }
   return 0;
 }
 
@@ -236,13 +248,14 @@ static dlb_status copy_staged(dlb_array *dst, const dlb_array *src, dlb_error *e
       st = dlb_cast(dst->dtype, dbuf, (ptrdiff_t)ditem, src->dtype, sbuf, (ptrdiff_t)sitem,
                     (size_t)n, err);
     if (st == DLB_OK) st = dlb_span_write(dst, pos, n, dbuf, err);
+    if (dlb_work_tick(dlb_work_current(), n)) break;
   }
   if (!same) free(dbuf);
   free(sbuf);
   return st;
 }
 
-dlb_status dlb_array_copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+static dlb_status copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
   loop_operand d, s;
   dlb_status st;
   if (dst->ndim != src->ndim ||
@@ -272,7 +285,7 @@ dlb_status dlb_array_copy_into(dlb_array *dst, const dlb_array *src, dlb_error *
   return copy_staged(dst, src, err);
 }
 
-dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
+static dlb_status fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
   unsigned char element[16];
   loop_operand d, s;
   dlb_status st;
@@ -292,8 +305,11 @@ dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
     char *buf = staging_alloc(item, dst->numel, &chunk, err);
     if (!buf) return DLB_E_OUT_OF_MEMORY;
     for (int64_t k = 0; k < chunk; k++) memcpy(buf + (size_t)k * item, element, item);
-    for (int64_t pos = 0; pos < dst->numel && st == DLB_OK; pos += chunk)
-      st = dlb_span_write(dst, pos, dst->numel - pos < chunk ? dst->numel - pos : chunk, buf, err);
+    for (int64_t pos = 0; pos < dst->numel && st == DLB_OK; pos += chunk) {
+      int64_t n = dst->numel - pos < chunk ? dst->numel - pos : chunk;
+      st = dlb_span_write(dst, pos, n, buf, err);
+      if (dlb_work_tick(dlb_work_current(), n)) break;
+    }
     free(buf);
     return st;
   }
@@ -367,7 +383,7 @@ static void contiguous_operand(loop_operand *op, const dlb_array *a, void *data,
   for (int d = 0; d < a->ndim; d++) op->strides[d] = strides[d] * item;
 }
 
-dlb_status dlb_array_read_into(const dlb_array *a, void *dst, dlb_dtype dtype, dlb_error *err) {
+static dlb_status read_into(const dlb_array *a, void *dst, dlb_dtype dtype, dlb_error *err) {
   loop_operand d, s;
   if (a->numel == 0) return DLB_OK;
   if (!dlb_array_host_data(a)) {
@@ -385,6 +401,7 @@ dlb_status dlb_array_read_into(const dlb_array *a, void *dst, dlb_dtype dtype, d
         if (st == DLB_OK)
           st = dlb_cast(dtype, (char *)dst + (size_t)pos * out_item, (ptrdiff_t)out_item, a->dtype,
                         buf, (ptrdiff_t)item, (size_t)n, err);
+        if (dlb_work_tick(dlb_work_current(), n)) break;
       }
       free(buf);
       return st;
@@ -395,7 +412,7 @@ dlb_status dlb_array_read_into(const dlb_array *a, void *dst, dlb_dtype dtype, d
   return cast_strided(dtype, &d, a->dtype, &s, a->ndim, a->shape, err);
 }
 
-dlb_status dlb_array_write_from(dlb_array *a, const void *src, dlb_dtype dtype, dlb_error *err) {
+static dlb_status write_from(dlb_array *a, const void *src, dlb_dtype dtype, dlb_error *err) {
   loop_operand d, s;
   dlb_status st;
   if ((st = require_writable(a, err)) != DLB_OK) return st;
@@ -412,6 +429,7 @@ dlb_status dlb_array_write_from(dlb_array *a, const void *src, dlb_dtype dtype, 
         st = dlb_cast(a->dtype, buf, (ptrdiff_t)item, dtype, (const char *)src + (size_t)pos * in_item,
                       (ptrdiff_t)in_item, (size_t)n, err);
         if (st == DLB_OK) st = dlb_span_write(a, pos, n, buf, err);
+        if (dlb_work_tick(dlb_work_current(), n)) break;
       }
       free(buf);
       return st;
@@ -420,4 +438,30 @@ dlb_status dlb_array_write_from(dlb_array *a, const void *src, dlb_dtype dtype, 
   operand_of(&d, a);
   contiguous_operand(&s, a, (void *)src, dtype);
   return cast_strided(a->dtype, &d, dtype, &s, a->ndim, a->shape, err);
+}
+
+/* The public entry points: each one call of bounded work (work.h). */
+
+dlb_status dlb_array_copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, dlb_array_budget(dst), dst->numel, "copy", err);
+  return st != DLB_OK ? st : dlb_work_end(&w, copy_into(dst, src, err), "copy", err);
+}
+
+dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, dlb_array_budget(dst), dst->numel, "fill", err);
+  return st != DLB_OK ? st : dlb_work_end(&w, fill(dst, v, err), "fill", err);
+}
+
+dlb_status dlb_array_read_into(const dlb_array *a, void *dst, dlb_dtype dtype, dlb_error *err) {
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, dlb_array_budget(a), a->numel, "read", err);
+  return st != DLB_OK ? st : dlb_work_end(&w, read_into(a, dst, dtype, err), "read", err);
+}
+
+dlb_status dlb_array_write_from(dlb_array *a, const void *src, dlb_dtype dtype, dlb_error *err) {
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, dlb_array_budget(a), a->numel, "write", err);
+  return st != DLB_OK ? st : dlb_work_end(&w, write_from(a, src, dtype, err), "write", err);
 }

@@ -8,6 +8,7 @@ static const char *const status_names[DLB_STATUS_COUNT] = {
     "DEVICE_UNAVAILABLE", "DTYPE",         "SHAPE",          "INDEX",            "VALUE",
     "COPY_REQUIRED", "READ_ONLY",          "DLPACK_VERSION", "DLPACK_INVALID",   "UNSUPPORTED",
     "OUT_OF_MEMORY", "BACKEND_FAILURE",    "ARGUMENT",       "IO",               "FORMAT",
+    "INTERRUPTED",
 };
 
 static const char *const default_hints[DLB_STATUS_COUNT] = {
@@ -35,6 +36,8 @@ static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_ARGUMENT] = "check the argument types against the documentation",
     [DLB_E_IO] = "check the path and its permissions; err.status is the system's errno",
     [DLB_E_FORMAT] = "the file is not a valid .npy or safetensors file (truncated or corrupt?)",
+    [DLB_E_INTERRUPTED] = "the host bounds how long dlbridge may work: do less in one call, or "
+                          "let the host resume you",
 };
 
 DLB_API const char *dlb_status_name(dlb_status status) {

@@ -1,5 +1,6 @@
 /* iter.c -- walking several operands of one shape together. */
 #include "iter.h"
+#include "work.h"
 
 /* |x| of a stride (INT64_MIN cannot occur: strides of reached elements fit). */
 static int64_t magnitude(int64_t x) { return x < 0 ? -x : x; }
@@ -114,7 +115,28 @@ typedef struct run_ctx {
   const dlb_iter *it;
   dlb_loop loop;
   void *aux;
+  dlb_work *work; /* the thread's current work: counted, and stopped when interrupted */
 } run_ctx;
+
+/* The loop over n elements from data, in pieces of DLB_WORK_CHECK_EVERY
+ * with a look at the interrupt between them. Pieces start at multiples of
+ * DLB_WORK_CHECK_EVERY from the run's start, so a kernel that blocks its
+ * run (pairwise sums: DLB_REDUCE_RUN divides it) computes as in one piece. */
+static int run_pieces(const run_ctx *r, char **data, const int64_t *steps, int64_t n) {
+  char *p[DLB_ITER_MAX];
+  int nop = r->it->nop;
+  for (int k = 0; k < nop; k++) p[k] = data[k];
+  while (n > 0) {
+    int64_t m = n < DLB_WORK_CHECK_EVERY ? n : DLB_WORK_CHECK_EVERY;
+    int st = r->loop(p, steps, m, r->aux);
+    if (st) return st;
+    if (dlb_work_tick(r->work, m)) return DLB_ITER_STOPPED;
+    n -= m;
+    if (n > 0)
+      for (int k = 0; k < nop; k++) p[k] = offset_pointer(p[k], m * steps[k]);
+  }
+  return 0;
+}
 
 static int run_inner(char **data, void *aux) {
   const run_ctx *r = aux;
@@ -125,10 +147,11 @@ static int run_inner(char **data, void *aux) {
     return r->loop(data, steps, 1, r->aux);
   }
   for (int k = 0; k < it->nop; k++) steps[k] = it->strides[k][it->ndim - 1];
-  return r->loop(data, steps, it->shape[it->ndim - 1], r->aux);
+  if (!r->work) return r->loop(data, steps, it->shape[it->ndim - 1], r->aux);
+  return run_pieces(r, data, steps, it->shape[it->ndim - 1]);
 }
 
 int dlb_iter_run(const dlb_iter *it, dlb_loop loop, void *aux) {
-  run_ctx r = {it, loop, aux};
+  run_ctx r = {it, loop, aux, dlb_work_current()};
   return dlb_iter_each(it, it->ndim > 0 ? 1 : 0, run_inner, &r);
 }

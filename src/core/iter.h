@@ -1,6 +1,6 @@
 /* iter.h -- walking up to DLB_ITER_MAX operands of one shape together: the
- * iterator of the kernel layer (copies and casts now, element-wise compute
- * next). No Lua here.
+ * iterator of the kernel layer (copies, casts, element-wise compute,
+ * reductions). No Lua here.
  *
  * A kernel is a 1-D loop over n elements: data[k] is operand k's first
  * element and steps[k] its stride in bytes (0: one value broadcast). The
@@ -23,8 +23,12 @@
 #include "../dlbridge.h"
 
 #define DLB_ITER_MAX 4
+#define DLB_ITER_STOPPED (-1000) /* the walk's return when the host's interrupt stopped it */
 
-/* A 1-D kernel; a nonzero return stops the walk and is returned by it. */
+/* A 1-D kernel; a nonzero return stops the walk and is returned by it.
+ * A walk inside a bounded call (work.h) also counts what it visits and
+ * returns DLB_ITER_STOPPED when the host's interrupt stops it (between two
+ * kernel calls: a run is cut into pieces of DLB_WORK_CHECK_EVERY). */
 typedef int (*dlb_loop)(char **data, const int64_t *steps, int64_t n, void *aux);
 
 typedef struct dlb_iter {
@@ -51,7 +55,8 @@ int dlb_iter_empty(const dlb_iter *it);
 
 /* Calls body(data, aux) for every index of the dims before the last `inner`
  * ones (0 <= inner <= ndim), with each operand's pointer at that index;
- * stops at the first nonzero return and returns it. */
+ * stops at the first nonzero return and returns it. A body inside a bounded
+ * call counts its own work (dlb_work_tick) and returns DLB_ITER_STOPPED. */
 int dlb_iter_each(const dlb_iter *it, int inner, int (*body)(char **data, void *aux), void *aux);
 
 /* Runs loop over the inner dim for every index of the outer ones (one call

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../core/copy.h"
+#include "../core/work.h"
 
 dlb_status dlb_io_failed(const char *what, const char *path, int errnum, dlb_error *err) {
   dlb_fail(err, DLB_E_IO, "cannot %s '%.120s': %s", what, path, strerror(errnum));
@@ -335,15 +336,26 @@ static dlb_status grow_chunk(dlb_file_writer *w, size_t item, size_t total, dlb_
   return DLB_OK;
 }
 
+/* Contiguous data goes to the file straight from the array in parts of this. */
+#define DIRECT_PART ((size_t)64 << 20)
+
 dlb_status dlb_file_writer_write_array(dlb_file_writer *w, const dlb_array *a, int swap,
                                        dlb_error *err) {
   size_t item = dlb_array_itemsize(a), total = (size_t)a->numel * item;
   const char *data = dlb_array_host_data(a);
   dlb_status st;
   if (a->numel == 0) return DLB_OK;
+  if ((st = dlb_work_admit(dlb_array_budget(a), a->numel, "save", err)) != DLB_OK) return st;
   if (swap && dlb_dtype_get(a->dtype)->itemsize == 1) swap = 0; /* nothing to swap */
-  if (!swap && data && dlb_array_is_contiguous(a))
-    return dlb_file_writer_write(w, data, total, err);
+  if (!swap && data && dlb_array_is_contiguous(a)) {
+    /* In parts, with a look at the host's interrupt between them (work.h). */
+    for (size_t done = 0; done < total; done += DIRECT_PART) {
+      size_t n = total - done < DIRECT_PART ? total - done : DIRECT_PART;
+      if ((st = dlb_file_writer_write(w, data + done, n, err)) != DLB_OK) return st;
+      if (dlb_work_raised(dlb_array_budget(a))) return dlb_work_interrupted("save", err);
+    }
+    return DLB_OK;
+  }
   if ((st = grow_chunk(w, item, total, err)) != DLB_OK) return st;
   return write_rows(w, a, swap, err);
 }

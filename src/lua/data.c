@@ -109,6 +109,9 @@ static int tobytes_unprotected(lua_State *L) {
   if (dlb_shape_nbytes(a->numel, dlb_array_itemsize(a), &nbytes, &err) != DLB_OK)
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes", "%lld elements do not fit in memory",
                (long long)a->numel);
+  dlbL_reserve_lua(L, nbytes, "Array:tobytes", "a string");
+  if (!a->buffer) /* a finalizer run by a collection deleted it */
+    dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
   out = luaL_buffinitsize(L, &b, nbytes);
   if (!a->buffer) /* a finalizer run by that allocation deleted it */
     dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");

@@ -17,7 +17,7 @@
  * (module.c), so that lua_close still ends it. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "hostapi.h"
 
 struct dlb_host_state {
   lua_State *main;    /* the key: the lua_State's main thread */
@@ -136,3 +136,37 @@ void dlbL_set_mapping_allowed(dlb_lua_state *state, int allowed) {
   state->host->mapping_allowed = allowed != 0;
 }
 
+/* --- the host's bounds on work (work.h), through the C API --- */
+
+DLB_API dlb_interrupter *dlb_get_interrupter(lua_State *L) {
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  if (!state) {
+    dlbL_capi_failed(L, &err, "dlb_get_interrupter");
+    return NULL;
+  }
+  dlb_budget_retain(state->budget);
+  return (dlb_interrupter *)state->budget;
+}
+
+DLB_API void dlb_interrupt(dlb_interrupter *interrupter) {
+  if (interrupter)
+    atomic_store_explicit(&((dlb_budget *)interrupter)->interrupt, 1, memory_order_relaxed);
+}
+
+DLB_API void dlb_interrupt_clear(dlb_interrupter *interrupter) {
+  if (interrupter)
+    atomic_store_explicit(&((dlb_budget *)interrupter)->interrupt, 0, memory_order_relaxed);
+}
+
+DLB_API void dlb_interrupter_release(dlb_interrupter *interrupter) {
+  dlb_budget_release((dlb_budget *)interrupter);
+}
+
+DLB_API dlb_status dlb_set_work_limit(lua_State *L, int64_t elements) {
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_set_work_limit");
+  atomic_store(&state->budget->work_limit, elements > 0 ? elements : 0);
+  return DLB_OK;
+}

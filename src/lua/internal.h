@@ -108,6 +108,12 @@ int dlbL_alloc_may_fail(lua_State *L);
  * re-checks its arguments afterwards, as after dlbL_push_empty. */
 void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize);
 
+/* Memory a call makes for the script outside array buffers (a string, a
+ * table): refused with OUT_OF_MEMORY before it is allocated when nbytes
+ * more would pass the host's memory limit (after one full collection, as
+ * dlbL_reserve). what names it ("a string"). Finalizers may run. */
+void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *what);
+
 /* --- errors (error.c) --- */
 /* Raises a dlbridge.Error; message is printf-style (any length is cut).
  * Its hint is the code's default, except for ARGUMENT: the op's usage line

@@ -116,3 +116,20 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
     state->gc_threshold = threshold_after(state->gc_seen);
   }
 }
+
+void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *what) {
+  dlb_lua_state *state = dlbL_state(L);
+  size_t limit = atomic_load_explicit(&state->budget->limit, memory_order_relaxed);
+  if (!limit || !dlb_budget_would_exceed(state->budget, nbytes)) return;
+  if (collector_running(L)) {
+    collect(L, LUA_GCCOLLECT, 0);
+    state->gc_seen = in_use(state);
+    state->gc_threshold = threshold_after(state->gc_seen);
+    if (!dlb_budget_would_exceed(state->budget, nbytes)) return;
+  }
+  dlbL_raise_hint(L, DLB_E_OUT_OF_MEMORY, op,
+                  "the host limits this state's memory (dlb_set_memory_limit): work on smaller "
+                  "arrays, or in parts",
+                  "%s of %zu bytes would pass the memory limit of %zu bytes (%zu in use)", what,
+                  nbytes, limit, in_use(state));
+}

@@ -1,6 +1,7 @@
 /* table.c -- nested Lua tables <-> arrays (dl.array, a:totable()). */
 #include <string.h>
 #include "../core/shape.h"
+#include "../core/work.h"
 #include "internal.h"
 
 /* What the elements seen so far infer, NumPy style. */
@@ -277,10 +278,34 @@ dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype d
   return a;
 }
 
-/* Pushes the elements of a at the given depth; off is the byte offset of
- * the first one from base (pointers are formed only for elements read). */
-static void push_nested(lua_State *L, const dlb_array *a, int depth, const char *base,
-                        int64_t off) {
+/* What push_nested carries: the array, its first element's host address,
+ * and the host's interrupt (looked at every DLB_WORK_CHECK_EVERY elements;
+ * this loop makes Lua values, so it is never the thread's current work). */
+typedef struct nest_walk {
+  const dlb_array *a;
+  const char *base;
+  dlb_budget *budget;
+  int64_t since_check;
+  const char *op;
+} nest_walk;
+
+/* Counts n elements pushed; raises INTERRUPTED once the host's interrupt
+ * is seen (the tables made so far are garbage). */
+static void nest_tick(lua_State *L, nest_walk *w, int64_t n) {
+  dlb_error err;
+  if ((w->since_check += n) < DLB_WORK_CHECK_EVERY) return;
+  w->since_check = 0;
+  if (dlb_work_raised(w->budget)) {
+    dlb_work_interrupted(w->op, &err);
+    dlbL_raise_error(L, &err, w->op);
+  }
+}
+
+/* Pushes the elements at the given depth; off is the byte offset of the
+ * first one from base (pointers are formed only for elements read). */
+static void push_nested(lua_State *L, nest_walk *w, int depth, int64_t off) {
+  const dlb_array *a = w->a;
+  const char *base = w->base;
   int64_t n = a->shape[depth];
   /* Strides of extent-1 dims and of size-0 arrays are unbounded (no element
    * is reached through them): only the others enter offsets. */
@@ -289,7 +314,7 @@ static void push_nested(lua_State *L, const dlb_array *a, int depth, const char 
   lua_createtable(L, n > INT32_MAX ? INT32_MAX : (int)n, 0);
   if (depth + 1 < a->ndim) {
     for (int64_t i = 0; i < n; i++, off += step) {
-      push_nested(L, a, depth + 1, base, off);
+      push_nested(L, w, depth + 1, off);
       lua_rawseti(L, -2, (lua_Integer)(i + 1));
     }
     return;
@@ -301,14 +326,27 @@ static void push_nested(lua_State *L, const dlb_array *a, int depth, const char 
       lua_pushnumber(L, d);
       lua_rawseti(L, -2, (lua_Integer)(i + 1));
     }
-    return;
+  } else {
+    for (int64_t i = 0; i < n; i++, off += step) {
+      dlb_scalar v;
+      dlb_scalar_load(a->dtype, base + off, &v);
+      dlbL_push_scalar(L, &v);
+      lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
   }
-  for (int64_t i = 0; i < n; i++, off += step) {
-    dlb_scalar v;
-    dlb_scalar_load(a->dtype, base + off, &v);
-    dlbL_push_scalar(L, &v);
-    lua_rawseti(L, -2, (lua_Integer)(i + 1));
-  }
+  nest_tick(L, w, n);
+}
+
+/* A lower bound of the Lua memory a's tables take: a value slot per
+ * element and a table header per row (saturating). */
+static size_t table_bytes(const dlb_array *a) {
+  size_t rows = 1, bytes, headers;
+  for (int d = 0; d + 1 < a->ndim; d++)
+    if (__builtin_mul_overflow(rows, (size_t)a->shape[d], &rows)) return SIZE_MAX;
+  if (__builtin_mul_overflow((size_t)a->numel, 16, &bytes) ||
+      __builtin_mul_overflow(rows, 56, &headers) || __builtin_add_overflow(bytes, headers, &bytes))
+    return SIZE_MAX;
+  return bytes;
 }
 
 void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op) {
@@ -331,5 +369,12 @@ void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op) {
     dlbL_push_scalar(L, &v);
     return;
   }
-  push_nested(L, a, 0, p, 0);
+  {
+    nest_walk w = {a, p, dlb_array_budget(a), 0, op};
+    dlb_error err;
+    if (dlb_work_admit(w.budget, a->numel, op, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+    dlbL_reserve_lua(L, table_bytes(a), op, "tables");
+    if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
+    push_nested(L, &w, 0, 0);
+  }
 }
