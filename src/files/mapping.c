@@ -323,9 +323,18 @@ static dlb_status write_rows(dlb_file_writer *w, const dlb_array *a, int swap, d
   return DLB_OK;
 }
 
-/* Makes the chunk buffer hold min(limit, total) bytes, at least one item. */
-static dlb_status grow_chunk(dlb_file_writer *w, size_t item, size_t total, dlb_error *err) {
+/* Makes the chunk buffer hold min(limit, total) bytes, at least one item;
+ * under a state's memory limit (budget), at most half the room it leaves,
+ * so that a save never pushes the process past what the host allows. */
+static dlb_status grow_chunk(dlb_file_writer *w, size_t item, size_t total, dlb_budget *budget,
+                             dlb_error *err) {
   size_t want = w->chunk_limit < total ? w->chunk_limit : total;
+  size_t limit = budget ? atomic_load_explicit(&budget->limit, memory_order_relaxed) : 0;
+  if (limit) {
+    size_t used = atomic_load_explicit(&budget->in_use, memory_order_relaxed);
+    size_t room = used < limit ? (limit - used) / 2 : 0;
+    if (want > room) want = room;
+  }
   if (want < item) want = item;
   if (w->chunk_size >= want) return DLB_OK;
   free(w->chunk);
@@ -356,7 +365,7 @@ dlb_status dlb_file_writer_write_array(dlb_file_writer *w, const dlb_array *a, i
     }
     return DLB_OK;
   }
-  if ((st = grow_chunk(w, item, total, err)) != DLB_OK) return st;
+  if ((st = grow_chunk(w, item, total, dlb_array_budget(a), err)) != DLB_OK) return st;
   return write_rows(w, a, swap, err);
 }
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -389,6 +390,31 @@ static void test_writer_streams(void) {
   dlb_array_release(&a);
 }
 
+/* Under a state's memory limit the chunk takes at most half the room left:
+ * a save never pushes the process past what the host allows. */
+static void test_writer_respects_the_limit(void) {
+  dlb_budget *budget = dlb_budget_new();
+  dlb_backend *capped;
+  dlb_array a = {0}, t;
+  int64_t shape[] = {1024, 1024}; /* 8 MiB of float64 */
+  int perm[] = {1, 0};
+  dlb_file_writer w;
+  CHECK_EQ_INT(dlb_backend_create(dlb_cpu_backend_ops(), NULL, &capped, &err), DLB_OK);
+  dlb_backend_set_budget(capped, budget);
+  atomic_store(&budget->limit, (size_t)12 << 20);
+  CHECK_EQ_INT(dlb_array_allocate(&a, capped, 0, DLB_FLOAT64, 2, shape, 1, &err), DLB_OK);
+  t = view_of(&a);
+  CHECK_EQ_INT(dlb_view_permute(&t, perm, &err), DLB_OK); /* not contiguous: through the chunk */
+  CHECK_EQ_INT(dlb_file_writer_open(&w, path_of("capped.bin"), (size_t)16 << 20, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_file_writer_write_array(&w, &t, 0, &err), DLB_OK);
+  CHECK(w.chunk_size > 0 && w.chunk_size <= (size_t)2 << 20); /* (12 - 8) / 2 MiB */
+  CHECK_EQ_INT(dlb_file_writer_close(&w, DLB_OK, &err), DLB_OK);
+  dlb_array_release(&t);
+  dlb_array_release(&a);
+  dlb_backend_release(capped);
+  dlb_budget_release(budget);
+}
+
 /* swap = 1 writes the other byte order (a big-endian machine's safetensors
  * saves): every element's bytes reversed, complex parts one by one. */
 static void test_writer_swaps(void) {
@@ -447,6 +473,7 @@ int main(void) {
   test_special_files();
   test_writer_streams();
   test_writer_swaps();
+  test_writer_respects_the_limit();
   remove_scratch();
   cpu_close();
   return check_done("test_load_policy");
