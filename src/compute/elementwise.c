@@ -5,7 +5,7 @@
 #include "../core/copy.h"
 #include "../core/work.h"
 #include "device_kernels.h"
-#include "loops.h"
+#include "../backends/cpu/loops.h"
 
 static const dlb_op_info op_table[DLB_OP_COUNT] = {
     [DLB_OP_ADD] = {"add", 2, DLB_CLASS_ARITHMETIC},

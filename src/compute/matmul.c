@@ -15,7 +15,7 @@
 #include "../core/work.h"
 #include "../core/iter.h"
 #include "../core/shape.h"
-#include "blas.h"
+#include "../backends/cpu/blas.h"
 #include "matmul.h"
 
 static int64_t blas_limit = INT_MAX;

@@ -7,7 +7,7 @@
 #include "../core/copy.h"
 #include "../core/work.h"
 #include "reduce.h"
-#include "reduce_loops.h"
+#include "../backends/cpu/reduce_loops.h"
 
 static const char *const reduce_names[DLB_REDUCE_OP_COUNT] = {
     "sum", "prod", "mean", "min", "max", "argmin", "argmax", "all", "any", "count_nonzero",

@@ -1,7 +1,7 @@
 /* dtype.c -- the dtype table, float16/bfloat16 rounding, scalar store/load
  * and element casts (NumPy astype semantics, checked where NumPy is undefined). */
 #include "dtype.h"
-#include "half_runs.h"
+#include "../backends/cpu/half_runs.h"
 
 #include <math.h>
 #include <stdio.h>

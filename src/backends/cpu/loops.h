@@ -11,8 +11,8 @@
 #ifndef DLB_COMPUTE_LOOPS_H
 #define DLB_COMPUTE_LOOPS_H
 
-#include "../core/iter.h"
-#include "elementwise.h"
+#include "../../core/iter.h"
+#include "../../compute/elementwise.h"
 
 enum {
   DLB_LOOP_NEGATIVE_POWER = 1 /* an integer to a negative integer power */

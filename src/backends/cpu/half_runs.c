@@ -2,7 +2,7 @@
 #include "half_runs.h"
 #include <stdatomic.h>
 #include <string.h>
-#include "dtype.h"
+#include "../../core/dtype.h"
 
 /* One element each way, portably (memcpy: the runs need not be aligned). */
 static void from_float_one(char *dst, const char *src) {

@@ -15,8 +15,8 @@
 #ifndef DLB_COMPUTE_REDUCE_LOOPS_H
 #define DLB_COMPUTE_REDUCE_LOOPS_H
 
-#include "../core/iter.h"
-#include "reduce.h"
+#include "../../core/iter.h"
+#include "../../compute/reduce.h"
 
 /* The longest run the pairwise sum covers: runs of the reduced inner dim
  * are cut into pieces of this many elements, summed in order (NumPy's

@@ -37,7 +37,7 @@
 #include <malloc.h>
 #define CPU_BLOCK_CACHE 1 /* needs malloc_usable_size */
 #endif
-#include "backend.h"
+#include "../../core/backend.h"
 
 #define CPU_ALIGNMENT 64
 #define CPU_PAGE 4096

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/dtype.h"
+#include "../../core/dtype.h"
 #include "loops.h"
 
 /*
