@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "core/dtype.h"
-#include "core/half_runs.h"
+#include "backends/cpu/half_runs.h"
 #include "fixtures.h"
 
 static double dbl(uint64_t bits) {
