@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "compute/loops.h"
+#include "backends/cpu/loops.h"
 #include "core/dtype.h"
 #include "fixtures.h"
 
