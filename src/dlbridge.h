@@ -68,31 +68,113 @@ typedef enum dlb_status {
 DLB_API const char *dlb_status_name(dlb_status status);
 
 /*
- * Backends. A backend owns device memory behind opaque handles. The core only
- * ever calls these functions; the cpu backend is one of them.
+ * Backends. A backend owns device memory behind opaque handles, and is the
+ * unit of execution: the core plans every operation device-neutrally and
+ * hands the work to the backend of its arrays. The cpu backend is one of
+ * them (its kernels are the host's loops).
  *
+ * Threading: a lua_State is used by one thread at a time, and every hook
+ * but deallocate, forget, event_release and release is called on the
+ * thread using it. deallocate, forget, event_release and release may run on
+ * any thread, at any time, even after lua_close (a DLPack consumer's
+ * deleter), and must not touch Lua.
+ *
+ * Version 1 (DLB_BACKEND_OPS_VERSION_1), the memory:
  * - allocate: nbytes > 0 (the core never asks for 0 bytes); zeroed != 0 means
  *   the memory must read as zeros. Return DLB_E_OUT_OF_MEMORY or
  *   DLB_E_BACKEND_FAILURE on failure.
- * - deallocate: frees a handle from allocate. May run on any thread, after
- *   lua_close. Must not fail.
+ * - deallocate: frees a handle from allocate. Work dlbridge queued on the
+ *   memory may still be pending: a queued backend orders the free after it
+ *   (a stream-ordered free, or a wait). Must not fail.
  * - copy_to_host / copy_from_host: bytes [offset, offset + nbytes) of the
- *   allocation. Required.
+ *   allocation, complete when they return. Required.
  * - copy_within (optional): device-side copy between two allocations of this
  *   backend; without it the core stages through host memory.
  * - host_pointer (optional): a host-addressable pointer to the allocation,
- *   valid for its life. With it, element access is direct.
+ *   valid for its life. With it, element access is direct, and the host's
+ *   kernels compute on the memory unless the backend brings its own.
  * - export_pointer (optional): the DLPack data pointer of the allocation,
  *   valid for its life. Without it, export raises BACKEND_INCOMPATIBLE.
  * - last_status (optional): the native code (e.g. a CUDA error number) of the
  *   last failed call, reported as the error's `status`.
  * - release (optional): the last reference to the backend is gone (after
  *   lua_close and after every buffer is freed). May run on any thread.
+ *
+ * Version 2 (DLB_BACKEND_OPS_VERSION_2) appends what a device needs. Every
+ * hook is optional; a backend fills those it has.
+ * - copy_strided: one n-d strided copy (dlb_strided_copy) from host memory,
+ *   to host memory, or between two allocations of this backend (any of its
+ *   devices). A copy that touches host memory is complete when it returns;
+ *   one between allocations may be queued on copy->queue. Without it the
+ *   core moves strided data in large contiguous chunks through copy_to_host,
+ *   copy_from_host and copy_within (never one call per element).
+ * - queue: dlbridge's own work queue on a device (DLPack 1.3's
+ *   current_work_stream), made on first use; NULL (or no hook): the backend
+ *   works synchronously, and the event hooks are never called. All of
+ *   dlbridge's work on a device goes to that one queue, so it runs in order.
+ * - event_record: an event after the work queued on queue so far. Every
+ *   buffer keeps the event of the last work queued on it (the core holds one
+ *   reference per buffer and releases it with event_release).
+ * - event_wait: makes queue (of device_id) wait for event on the device,
+ *   never blocking the host; the event may come from another device of the
+ *   backend.
+ * - event_synchronize: blocks the host until event has completed (before the
+ *   host reads or writes the memory directly).
+ * - stream_wait: makes a DLPack consumer's stream wait for event, never
+ *   blocking the host. stream is the consumer's value as the DLPack protocol
+ *   passes it (CUDA: 1 the legacy default stream, 2 the per-thread default,
+ *   > 2 a handle); has_stream 0: the consumer named none (CUDA: the legacy
+ *   default). event NULL: nothing is pending (check the value only).
+ *   Refuse a value the device does not take (CUDA: 0) with DLB_E_ARGUMENT.
+ *   The core never calls it for -1 (no synchronisation).
+ * - adopt: makes foreign memory of this backend's device type (a DLPack
+ *   producer's tensor, dlb_push_external) usable: checks that bytes
+ *   [data + first, data + end) are memory of device_id (DLB_E_DLPACK_INVALID
+ *   when they are not, DLB_E_DEVICE_UNAVAILABLE when the device is not
+ *   there) and returns a handle for the bytes from data + first (the lowest
+ *   byte any element reaches, byte_offset and negative strides counted):
+ *   every other hook takes offsets from there. Without it such memory is
+ *   refused (DEVICE_UNAVAILABLE).
+ * - forget: the core no longer uses an adopted handle (the producer frees the
+ *   memory itself, after). Any thread, after lua_close too.
+ * - kernels: the backend's compute (dlb_kernels). Without an entry, an
+ *   operation on memory the host cannot address raises DLB_E_UNSUPPORTED
+ *   with a hint to device_put: there are no silent cross-device copies.
+ *
+ * Versions grow by appending fields only. dlb_register_backend reads the
+ * fields of the version the caller names and takes the later ones as NULL,
+ * so a backend built against an older dlbridge.h keeps working.
  */
-#define DLB_BACKEND_OPS_VERSION 1
+#define DLB_BACKEND_OPS_VERSION_1 1
+#define DLB_BACKEND_OPS_VERSION_2 2
+#define DLB_BACKEND_OPS_VERSION DLB_BACKEND_OPS_VERSION_2
 
+/* One side of a strided copy: an allocation of the backend (handle, with
+ * offset bytes from its start to element 0...0), or host memory (handle
+ * NULL: host is the address of element 0...0). */
+typedef struct dlb_copy_side {
+  void *handle;
+  int32_t device_id;
+  uint64_t offset;
+  void *host;
+  const int64_t *strides; /* ndim entries, in elements; any sign, 0 for a repeated source */
+} dlb_copy_side;
+
+/* dst[i...] = src[i...] for every index of shape (elements of itemsize
+ * bytes; the two sides do not overlap). */
+typedef struct dlb_strided_copy {
+  size_t itemsize;
+  int32_t ndim; /* 0: one element */
+  const int64_t *shape;
+  dlb_copy_side dst, src;
+  void *queue; /* dlbridge's queue on the device, or NULL (synchronous backend) */
+} dlb_strided_copy;
+
+struct dlb_kernels;
+
+/* A backend's vtable (see the list above): versioned, fields appended only. */
 typedef struct dlb_backend_ops {
-  uint32_t version;    /* DLB_BACKEND_OPS_VERSION */
+  uint32_t version;    /* DLB_BACKEND_OPS_VERSION_1 or _2 */
   const char *name;    /* copied at registration: [a-z][a-z0-9_]*, at most 31 chars */
   int32_t device_type; /* DLPack DLDeviceType of its devices (kDLExtDev for engines) */
   int (*device_count)(void *ctx); /* 0: registered but unavailable here */
@@ -109,7 +191,208 @@ typedef struct dlb_backend_ops {
   dlb_status (*export_pointer)(void *ctx, int device_id, void *handle, void **data);
   int64_t (*last_status)(void *ctx);
   void (*release)(void *ctx);
+  /* --- version 2 --- */
+  dlb_status (*copy_strided)(void *ctx, const dlb_strided_copy *copy);
+  void *(*queue)(void *ctx, int device_id);
+  dlb_status (*event_record)(void *ctx, int device_id, void *queue, void **event);
+  dlb_status (*event_wait)(void *ctx, int device_id, void *queue, void *event);
+  dlb_status (*event_synchronize)(void *ctx, int device_id, void *event);
+  void (*event_release)(void *ctx, int device_id, void *event);
+  dlb_status (*stream_wait)(void *ctx, int device_id, int has_stream, int64_t stream,
+                            void *event);
+  dlb_status (*adopt)(void *ctx, int device_id, void *data, uint64_t first, uint64_t end,
+                      void **handle);
+  void (*forget)(void *ctx, int device_id, void *handle);
+  const struct dlb_kernels *kernels;
 } dlb_backend_ops;
+
+/*
+ * Element-wise operations, declared once: each row of DLB_ELEMENTWISE_OPS
+ * is one operation, and the library derives from it the dlb_op ids below,
+ * its table of operations, the checks of the cpu kernels and the Lua
+ * functions. X(ID, name, nin, class, loops, lua, form):
+ *   ID     the id DLB_OP_ID, which a backend's element-wise kernel receives
+ *          (dlb_elementwise_call.op). Rows are only ever appended: the order
+ *          is the ABI. DLB_OP_COUNT is this header's count.
+ *   name   NumPy's name (error messages use it);
+ *   nin    the inputs (1, 2 or 3; one output);
+ *   class  how the operation picks its dtypes from those of its inputs
+ *          (DLB_CLASS_class: src/compute/elementwise.h);
+ *   loops  the loop dtypes it computes in: B bool, I the integers, F float32
+ *          and float64, C complex64 and complex128, H float16 and bfloat16;
+ *   lua    its Lua name: dl.lua(...), and also a:lua(...) when form is
+ *          method (function: dl.lua only).
+ */
+#define DLB_ELEMENTWISE_OPS(X)                                                  \
+  X(ADD,           add,           2, ARITHMETIC,  BIFC,  add,           method)   \
+  X(SUBTRACT,      subtract,      2, ARITHMETIC,  IFC,   sub,           method)   \
+  X(MULTIPLY,      multiply,      2, ARITHMETIC,  BIFC,  mul,           method)   \
+  X(DIVIDE,        divide,        2, TRUE_DIVIDE, FC,    div,           method)   \
+  X(FLOOR_DIVIDE,  floor_divide,  2, ARITHMETIC,  IF,    floor_divide,  method)   \
+  X(MOD,           mod,           2, ARITHMETIC,  IF,    mod,           method)   \
+  X(POWER,         power,         2, ARITHMETIC,  IFC,   pow,           method)   \
+  X(MAXIMUM,       maximum,       2, ARITHMETIC,  BIF,   maximum,       method)   \
+  X(MINIMUM,       minimum,       2, ARITHMETIC,  BIF,   minimum,       method)   \
+  X(ATAN2,         atan2,         2, FLOAT_MATH,  F,     atan2,         method)   \
+  X(BITWISE_AND,   bitwise_and,   2, BITWISE,     BI,    bitwise_and,   method)   \
+  X(BITWISE_OR,    bitwise_or,    2, BITWISE,     BI,    bitwise_or,    method)   \
+  X(BITWISE_XOR,   bitwise_xor,   2, BITWISE,     BI,    bitwise_xor,   method)   \
+  X(LEFT_SHIFT,    left_shift,    2, BITWISE,     I,     left_shift,    method)   \
+  X(RIGHT_SHIFT,   right_shift,   2, BITWISE,     I,     right_shift,   method)   \
+  X(LOGICAL_AND,   logical_and,   2, LOGICAL,     B,     logical_and,   method)   \
+  X(LOGICAL_OR,    logical_or,    2, LOGICAL,     B,     logical_or,    method)   \
+  X(LOGICAL_XOR,   logical_xor,   2, LOGICAL,     B,     logical_xor,   method)   \
+  X(EQUAL,         equal,         2, COMPARISON,  BIFC,  equal,         method)   \
+  X(NOT_EQUAL,     not_equal,     2, COMPARISON,  BIFC,  not_equal,     method)   \
+  X(LESS,          less,          2, COMPARISON,  BIF,   less,          method)   \
+  X(LESS_EQUAL,    less_equal,    2, COMPARISON,  BIF,   less_equal,    method)   \
+  X(GREATER,       greater,       2, COMPARISON,  BIF,   greater,       method)   \
+  X(GREATER_EQUAL, greater_equal, 2, COMPARISON,  BIF,   greater_equal, method)   \
+  X(NEGATIVE,      negative,      1, ARITHMETIC,  IFC,   neg,           method)   \
+  X(BITWISE_NOT,   bitwise_not,   1, BITWISE,     BI,    bitwise_not,   method)   \
+  X(LOGICAL_NOT,   logical_not,   1, LOGICAL,     B,     logical_not,   method)   \
+  X(ABS,           abs,           1, ARITHMETIC,  BIFC,  abs,           method)   \
+  X(SIGN,          sign,          1, ARITHMETIC,  IFC,   sign,          method)   \
+  X(SQRT,          sqrt,          1, FLOAT_MATH,  FC,    sqrt,          method)   \
+  X(EXP,           exp,           1, FLOAT_MATH,  FC,    exp,           method)   \
+  X(EXP2,          exp2,          1, FLOAT_MATH,  FC,    exp2,          method)   \
+  X(EXPM1,         expm1,         1, FLOAT_MATH,  FC,    expm1,         method)   \
+  X(LOG,           log,           1, FLOAT_MATH,  FC,    log,           method)   \
+  X(LOG2,          log2,          1, FLOAT_MATH,  FC,    log2,          method)   \
+  X(LOG10,         log10,         1, FLOAT_MATH,  FC,    log10,         method)   \
+  X(LOG1P,         log1p,         1, FLOAT_MATH,  FC,    log1p,         method)   \
+  X(SIN,           sin,           1, FLOAT_MATH,  FC,    sin,           method)   \
+  X(COS,           cos,           1, FLOAT_MATH,  FC,    cos,           method)   \
+  X(TAN,           tan,           1, FLOAT_MATH,  FC,    tan,           method)   \
+  X(ASIN,          asin,          1, FLOAT_MATH,  FC,    asin,          method)   \
+  X(ACOS,          acos,          1, FLOAT_MATH,  FC,    acos,          method)   \
+  X(ATAN,          atan,          1, FLOAT_MATH,  FC,    atan,          method)   \
+  X(SINH,          sinh,          1, FLOAT_MATH,  FC,    sinh,          method)   \
+  X(COSH,          cosh,          1, FLOAT_MATH,  FC,    cosh,          method)   \
+  X(TANH,          tanh,          1, FLOAT_MATH,  FC,    tanh,          method)   \
+  X(FLOOR,         floor,         1, ROUNDING,    BIF,   floor,         method)   \
+  X(CEIL,          ceil,          1, ROUNDING,    BIF,   ceil,          method)   \
+  X(TRUNC,         trunc,         1, ROUNDING,    BIF,   trunc,         method)   \
+  X(ROUND,         round,         1, ROUNDING,    BIFC,  round,         method)   \
+  X(ISNAN,         isnan,         1, PREDICATE,   BIFC,  isnan,         method)   \
+  X(ISINF,         isinf,         1, PREDICATE,   BIFC,  isinf,         method)   \
+  X(ISFINITE,      isfinite,      1, PREDICATE,   BIFC,  isfinite,      method)   \
+  X(WHERE,         where,         3, WHERE,       BIHFC, where,         function) \
+  X(CLIP,          clip,          3, ARITHMETIC,  BIF,   clip,          method)
+
+/* The element-wise operations' ids, in the order of DLB_ELEMENTWISE_OPS. */
+#define DLB_OP_ID_(ID, ...) DLB_OP_##ID,
+typedef enum dlb_op { DLB_ELEMENTWISE_OPS(DLB_OP_ID_) DLB_OP_COUNT } dlb_op;
+#undef DLB_OP_ID_
+
+/*
+ * Kernels: a backend's compute on its own memory. The core has planned each
+ * call (dtypes, broadcasting, scalars, the result's allocation and `out`
+ * checks) and hands the backend tensors of its own memory, already shaped:
+ * the kernel only computes. Each returns DLB_OK or a failure (DLB_E_UNSUPPORTED
+ * for a dtype or layout it cannot run, DLB_E_VALUE for a value a kernel
+ * refuses, DLB_E_BACKEND_FAILURE); it may say why in its dlb_kernel_error
+ * (zeroed before the call). A kernel may queue its work on queue and return
+ * before it has run.
+ */
+#define DLB_KERNEL_MESSAGE 256
+
+typedef struct dlb_kernel_error {
+  char message[DLB_KERNEL_MESSAGE]; /* "" : the core says what failed */
+  const char *hint;                 /* static text, or NULL for the code's default */
+} dlb_kernel_error;
+
+/* An array as a kernel sees it. */
+typedef struct dlb_tensor {
+  void *handle;           /* the allocation (the backend's own or adopted) */
+  int32_t device_id;
+  uint64_t offset;        /* bytes from the allocation's start to element 0...0 */
+  void *data;             /* the host address of element 0...0, or NULL */
+  DLDataType dtype;       /* bool is {kDLBool, 8, 1} */
+  int32_t ndim;
+  const int64_t *shape;
+  const int64_t *strides; /* in elements; any sign; 0 along broadcast dims */
+} dlb_tensor;
+
+/* The reductions (dl.sum and friends); values append-only. */
+typedef enum dlb_reduce_op {
+  DLB_REDUCE_SUM,
+  DLB_REDUCE_PROD,
+  DLB_REDUCE_MEAN,
+  DLB_REDUCE_MIN,
+  DLB_REDUCE_MAX,
+  DLB_REDUCE_ARGMIN,
+  DLB_REDUCE_ARGMAX,
+  DLB_REDUCE_ALL,
+  DLB_REDUCE_ANY,
+  DLB_REDUCE_COUNT_NONZERO,
+  DLB_REDUCE_STD,
+  DLB_REDUCE_VAR,
+  DLB_REDUCE_OP_COUNT
+} dlb_reduce_op;
+
+/* out = op(in[0], in[1], in[2]) element by element, every tensor of out's
+ * shape (inputs broadcast with stride 0). An input with is_scalar set is
+ * one value, scalar[k], an element of dtype loop_in[k]. The operation
+ * computes in loop_in[] and writes loop_out, then casts to out's dtype
+ * (same_kind) where they differ. */
+typedef struct dlb_elementwise_call {
+  int32_t op; /* a dlb_op (above) */
+  int32_t nin;
+  dlb_tensor out;
+  dlb_tensor in[3];
+  int32_t is_scalar[3];
+  unsigned char scalar[3][16];
+  DLDataType loop_in[3], loop_out;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_elementwise_call;
+
+/* out = op over the dims of in whose bit is set in dims. out has in's ndim
+ * with extent 1 (stride 0) along the reduced dims, and the result's dtype;
+ * acc is the dtype the reduction accumulates in. ddof: std and var;
+ * index_base: what argmin/argmax add to the index (dlbridge's 1). */
+typedef struct dlb_reduce_call {
+  int32_t op; /* a dlb_reduce_op */
+  dlb_tensor in;
+  uint64_t dims;
+  dlb_tensor out;
+  DLDataType loop_in; /* the dtype elements become before they are combined */
+  DLDataType acc;
+  double ddof;
+  int64_t index_base;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_reduce_call;
+
+/* out = a @ b over stacks of matrices: a (..., M, K), b (..., K, N), out
+ * (..., M, N), all of one ndim >= 2, the batch dims broadcast (stride 0).
+ * Products are formed in compute; a, b and out have that dtype. */
+typedef struct dlb_matmul_call {
+  dlb_tensor a, b, out;
+  DLDataType compute;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_matmul_call;
+
+/* A backend's kernel table (dlb_backend_ops.kernels); NULL entries: the
+ * operation is UNSUPPORTED on its memory. */
+typedef struct dlb_kernels {
+  uint32_t version; /* DLB_KERNELS_VERSION; fields appended only */
+  dlb_status (*elementwise)(void *ctx, dlb_elementwise_call *call);
+  dlb_status (*reduce)(void *ctx, dlb_reduce_call *call);
+  dlb_status (*matmul)(void *ctx, dlb_matmul_call *call);
+  /* dst = src cast element by element (NumPy's astype, dlb_cast's rules);
+   * one shape; the source may repeat elements (stride 0). */
+  dlb_status (*cast)(void *ctx, const dlb_tensor *dst, const dlb_tensor *src, void *queue,
+                     dlb_kernel_error *error);
+  /* Every element of dst becomes value (one element of dst's dtype). */
+  dlb_status (*fill)(void *ctx, const dlb_tensor *dst, const void *value, void *queue,
+                     dlb_kernel_error *error);
+} dlb_kernels;
+
+/* The kernel table's current version. */
+#define DLB_KERNELS_VERSION 1
 
 /*
  * DLPack exchange. Each function below that can fail pushes a dlbridge.Error
@@ -146,7 +429,8 @@ typedef struct dlb_export_options {
   int32_t has_dl_device;     /* dl_device: the device the consumer wants */
   DLDevice dl_device;
   int32_t copy;              /* -1: copy only if needed (nil); 0: never (false); 1: always (true) */
-  int32_t has_stream;        /* stream: CUDA devices only */
+  int32_t has_stream;        /* stream: the consumer's (DLPack's values; -1: no ordering);
+                              * a device whose backend has no stream_wait: ARGUMENT */
   int64_t stream;
   int32_t fallback_cpu;      /* export a host copy when the backend cannot export */
   int32_t layout;            /* a dlb_layout; DLB_LAYOUT_ANY by default */
@@ -215,8 +499,10 @@ DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype,
  * happens to the Lua value meanwhile (a:delete(), collection, lua_close);
  * shape, strides and the other fields are copies. dlb_borrow_end may run on
  * any thread and is idempotent. Writing through data is allowed only when
- * view->readonly is 0, and is seen by the array and its views. A borrow is
- * cheap (no allocation: one atomic increment). Fails with ARGUMENT (not an
+ * view->readonly is 0, and is seen by the array and its views. The host
+ * first waits for dlbridge's work queued on the memory (a borrower names no
+ * queue to order after it). A borrow is cheap (no allocation: one atomic
+ * increment; no wait when nothing is queued). Fails with ARGUMENT (not an
  * array), DELETED, or BACKEND_INCOMPATIBLE (a backend that cannot hand out a
  * pointer); then view->hold is NULL and dlb_borrow_end is a no-op.
  */
@@ -262,6 +548,15 @@ DLB_API int dlb_raise(lua_State *L, dlb_status code, const char *op, const char 
  * On failure (a bad vtable, a name in use) the error is pushed, release is
  * not called, and ctx stays the host's. */
 DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx);
+
+/* dlbridge's work queue on a device (DLPack 1.3's current_work_stream; for
+ * CUDA a CUstream): a host's producer orders its work before this queue,
+ * before pushing memory of that device, as a Python producer does for the
+ * stream a consumer passes. *queue is NULL for a backend that works
+ * synchronously. DEVICE_UNAVAILABLE: no backend of device_type is
+ * registered, or it has no such device (the error is pushed). */
+DLB_API dlb_status dlb_device_queue(lua_State *L, int32_t device_type, int device_id,
+                                    void **queue);
 
 /* Limits the bytes of dlbridge memory this lua_State may hold (0: no
  * limit), for hosts that sandbox scripts: Lua's own allocator does not see

@@ -101,12 +101,12 @@ local function scan(text)
       local _, b = text:find('^extern%s*"C"%s*{', a)
       add("linkage", a, b or a)
     elseif text:sub(a, a) == "#" then
-      local b = a
-      repeat -- a directive runs to the end of its line, with \ continuations
-        local e = text:find("\n", b, true) or #text + 1
-        local continued = text:sub(e - 1, e - 1) == "\\"
-        b = e
-      until not continued or b > #text
+      local b = a -- then the newline ending the directive, past \ continuations
+      repeat
+        b = text:find("\n", b, true) or #text + 1
+        local continued = text:sub(b - 1, b - 1) == "\\" and b <= #text
+        if continued then b = b + 1 end
+      until not continued
       add("preproc", a, b - 1)
     else
       -- a declaration: up to ; at depth 0, or the } closing a function body

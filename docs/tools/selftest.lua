@@ -70,6 +70,8 @@ do
   expect(md:find("`dlb_fixture_options`", 1, true) and md:find("never 0 {", 1, true),
          "field comments with ; and { stay inside their struct", md)
   expect(not md:find("extern", 1, true), "extern \"C\" is not part of the reference", md)
+  expect(md:find("X(TWO)", 1, true) and md:find("`dlb_fixture_id`", 1, true),
+         "a directive continued over several lines is read whole", md)
 
   local ok3, out3 = run(lua .. " docs/tools/c_reference.lua --check src/dlbridge.h")
   expect(out3:match("%d+ public declarations") ~= nil, "c_reference reads src/dlbridge.h", out3)

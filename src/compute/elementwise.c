@@ -1,81 +1,25 @@
-/* elementwise.c -- the driver of element-wise operations: dtype resolution,
- * broadcasting, the result array, overlap, and the (buffered) kernel walk. */
+/* elementwise.c -- the planning of element-wise operations: dtype
+ * resolution, scalars, broadcasting, the result array and overlap; the
+ * call then goes to the kernels of the operands' memory
+ * (dlb_kernels.elementwise; the host's walk is backends/cpu/elementwise.c). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../backends/cpu/cpu.h"
 #include "../core/copy.h"
+#include "../core/tensor.h"
 #include "../core/work.h"
-#include "device_kernels.h"
-#include "../backends/cpu/loops.h"
+#include "elementwise.h"
 
-static const dlb_op_info op_table[DLB_OP_COUNT] = {
-    [DLB_OP_ADD] = {"add", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_SUBTRACT] = {"subtract", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_MULTIPLY] = {"multiply", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_DIVIDE] = {"divide", 2, DLB_CLASS_TRUE_DIVIDE},
-    [DLB_OP_FLOOR_DIVIDE] = {"floor_divide", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_MOD] = {"mod", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_POWER] = {"power", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_MAXIMUM] = {"maximum", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_MINIMUM] = {"minimum", 2, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_ATAN2] = {"atan2", 2, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_BITWISE_AND] = {"bitwise_and", 2, DLB_CLASS_BITWISE},
-    [DLB_OP_BITWISE_OR] = {"bitwise_or", 2, DLB_CLASS_BITWISE},
-    [DLB_OP_BITWISE_XOR] = {"bitwise_xor", 2, DLB_CLASS_BITWISE},
-    [DLB_OP_LEFT_SHIFT] = {"left_shift", 2, DLB_CLASS_BITWISE},
-    [DLB_OP_RIGHT_SHIFT] = {"right_shift", 2, DLB_CLASS_BITWISE},
-    [DLB_OP_LOGICAL_AND] = {"logical_and", 2, DLB_CLASS_LOGICAL},
-    [DLB_OP_LOGICAL_OR] = {"logical_or", 2, DLB_CLASS_LOGICAL},
-    [DLB_OP_LOGICAL_XOR] = {"logical_xor", 2, DLB_CLASS_LOGICAL},
-    [DLB_OP_EQUAL] = {"equal", 2, DLB_CLASS_COMPARISON},
-    [DLB_OP_NOT_EQUAL] = {"not_equal", 2, DLB_CLASS_COMPARISON},
-    [DLB_OP_LESS] = {"less", 2, DLB_CLASS_COMPARISON},
-    [DLB_OP_LESS_EQUAL] = {"less_equal", 2, DLB_CLASS_COMPARISON},
-    [DLB_OP_GREATER] = {"greater", 2, DLB_CLASS_COMPARISON},
-    [DLB_OP_GREATER_EQUAL] = {"greater_equal", 2, DLB_CLASS_COMPARISON},
-    [DLB_OP_NEGATIVE] = {"negative", 1, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_BITWISE_NOT] = {"bitwise_not", 1, DLB_CLASS_BITWISE},
-    [DLB_OP_LOGICAL_NOT] = {"logical_not", 1, DLB_CLASS_LOGICAL},
-    [DLB_OP_ABS] = {"abs", 1, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_SIGN] = {"sign", 1, DLB_CLASS_ARITHMETIC},
-    [DLB_OP_SQRT] = {"sqrt", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_EXP] = {"exp", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_EXP2] = {"exp2", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_EXPM1] = {"expm1", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_LOG] = {"log", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_LOG2] = {"log2", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_LOG10] = {"log10", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_LOG1P] = {"log1p", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_SIN] = {"sin", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_COS] = {"cos", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_TAN] = {"tan", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_ASIN] = {"asin", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_ACOS] = {"acos", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_ATAN] = {"atan", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_SINH] = {"sinh", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_COSH] = {"cosh", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_TANH] = {"tanh", 1, DLB_CLASS_FLOAT_MATH},
-    [DLB_OP_FLOOR] = {"floor", 1, DLB_CLASS_ROUNDING},
-    [DLB_OP_CEIL] = {"ceil", 1, DLB_CLASS_ROUNDING},
-    [DLB_OP_TRUNC] = {"trunc", 1, DLB_CLASS_ROUNDING},
-    [DLB_OP_ROUND] = {"round", 1, DLB_CLASS_ROUNDING},
-    [DLB_OP_ISNAN] = {"isnan", 1, DLB_CLASS_PREDICATE},
-    [DLB_OP_ISINF] = {"isinf", 1, DLB_CLASS_PREDICATE},
-    [DLB_OP_ISFINITE] = {"isfinite", 1, DLB_CLASS_PREDICATE},
-    [DLB_OP_WHERE] = {"where", 3, DLB_CLASS_WHERE},
-    [DLB_OP_CLIP] = {"clip", 3, DLB_CLASS_ARITHMETIC}, /* minimum(maximum(a, lo), hi) */
-};
+#define OP_INFO(ID, name, nin, cls, ...) [DLB_OP_##ID] = {#name, nin, DLB_CLASS_##cls},
+static const dlb_op_info op_table[DLB_OP_COUNT] = {DLB_ELEMENTWISE_OPS(OP_INFO)};
+#undef OP_INFO
 
 const dlb_op_info *dlb_op_get(dlb_op op) { return &op_table[op]; }
 
 static const char *dtype_name(dlb_dtype t) { return dlb_dtype_get(t)->name; }
 
 static int is_complex(dlb_dtype t) { return dlb_dtype_get(t)->kind == DLB_KIND_COMPLEX; }
-
-/* The kernel for op over loop dtype t, from whichever table has it. */
-static dlb_loop find_kernel(dlb_op op, dlb_dtype t) {
-  dlb_loop k = dlb_arith_loop(op, t);
-  return k ? k : dlb_math_loop(op, t);
-}
 
 /* Fills types for an operation computing in loop dtype `loop` with inputs
  * cast to in_type, kernel output loop_out and result dtype result. */
@@ -155,7 +99,8 @@ dlb_status dlb_op_resolve(dlb_op op, const dlb_operand *in, dlb_op_types *types,
     types->loop_out = types->result = c;
     break;
   }
-  if (!find_kernel(op, info->cls == DLB_CLASS_WHERE ? types->in[1] : types->in[0]))
+  /* The host's loops define which dtypes an operation takes, on every device. */
+  if (!dlb_cpu_loop(op, info->cls == DLB_CLASS_WHERE ? types->in[1] : types->in[0]))
     return no_loop(info->name, c, "", err);
   return DLB_OK;
 }
@@ -180,81 +125,6 @@ static unsigned char scalar_truth(const dlb_scalar *v) {
   case DLB_SCALAR_FLOAT: return v->v.f != 0;
   default: return v->v.c.re != 0 || v->v.c.im != 0;
   }
-}
-
-/* --- the buffered walk ---------------------------------------------------- */
-
-#define CHUNK 1024 /* elements per buffered step (NumPy: 8192) */
-
-/* State of a walk whose operands need casting (or aligning) around the kernel. */
-typedef struct buffered {
-  dlb_loop kernel;
-  int nop;
-  dlb_dtype actual[4], loop[4]; /* operand 0 is the output */
-  int cast[4];
-  char *scratch[4];
-  dlb_error *err;
-  dlb_status status; /* a failed cast */
-} buffered;
-
-static int buffered_loop(char **data, const int64_t *steps, int64_t n, void *aux) {
-  buffered *b = aux;
-  char *ptr[4];
-  int64_t step[4];
-  for (int64_t done = 0; done < n;) {
-    int64_t m = n - done < CHUNK ? n - done : CHUNK;
-    for (int k = 1; k < b->nop; k++) {
-      const char *src = data[k] + done * steps[k];
-      if (!b->cast[k]) {
-        ptr[k] = (char *)src;
-        step[k] = steps[k];
-        continue;
-      }
-      /* A stride-0 operand is cast once. */
-      int64_t count = steps[k] == 0 ? 1 : m;
-      size_t isz = dlb_dtype_get(b->loop[k])->itemsize;
-      if ((b->status = dlb_cast(b->loop[k], b->scratch[k], (ptrdiff_t)isz, b->actual[k], src,
-                                (ptrdiff_t)steps[k], (size_t)count, b->err)) != DLB_OK)
-        return -1;
-      ptr[k] = b->scratch[k];
-      step[k] = steps[k] == 0 ? 0 : (int64_t)isz;
-    }
-    if (b->cast[0]) {
-      ptr[0] = b->scratch[0];
-      step[0] = (int64_t)dlb_dtype_get(b->loop[0])->itemsize;
-    } else {
-      ptr[0] = data[0] + done * steps[0];
-      step[0] = steps[0];
-    }
-    int st = b->kernel(ptr, step, m, NULL);
-    if (st) return st;
-    if (b->cast[0] &&
-        (b->status = dlb_cast(b->actual[0], data[0] + done * steps[0], (ptrdiff_t)steps[0],
-                              b->loop[0], b->scratch[0], (ptrdiff_t)step[0], (size_t)m,
-                              b->err)) != DLB_OK)
-      return -1;
-    done += m;
-  }
-  return 0;
-}
-
-/* Whether elements of t at p with byte strides can be read as C objects. */
-static int aligned(dlb_dtype t, const char *p, int ndim, const int64_t *strides) {
-  size_t isz = dlb_dtype_get(t)->itemsize;
-  /* Item sizes are powers of two: a mask, not divisions (perf: half of this
-   * function's time in a 10-element a + b went to the divides). */
-  uint64_t mask = (isz > 8 ? 8 : isz) - 1, bits = (uintptr_t)p;
-  for (int d = 0; d < ndim; d++) bits |= (uint64_t)strides[d];
-  return (bits & mask) == 0;
-}
-
-/* Turns a kernel's error code into a status. */
-static dlb_status kernel_failed(int code, const char *name, dlb_error *err) {
-  if (code == DLB_ITER_STOPPED) return DLB_OK; /* the host's interrupt: dlb_work_end says so */
-  if (code == DLB_LOOP_NEGATIVE_POWER)
-    return dlb_fail(err, DLB_E_VALUE, "%s: integers to negative integer powers are not allowed",
-                    name);
-  return dlb_fail(err, DLB_E_VALUE, "%s failed", name);
 }
 
 /* --- the driver ----------------------------------------------------------- */
@@ -303,65 +173,42 @@ static dlb_status prepare(dlb_op op, const dlb_operand *in, dlb_op_types *types,
   return DLB_OK;
 }
 
-/* The walk itself over out and the (prepared) inputs. */
-static dlb_status run(dlb_op op, const dlb_array *const *arrays, unsigned char (*scalars)[16],
-                      const dlb_op_types *types, dlb_array *out, dlb_error *err) {
-  const dlb_op_info *info = &op_table[op];
-  int nop = info->nin + 1, ndim = out->ndim, need_buffer = 0;
-  int64_t stride_store[4][DLB_MAX_NDIM];
-  const int64_t *strides[4];
-  char *data[4];
-  buffered b;
-  dlb_iter it;
-  int code;
-  memset(&b, 0, sizeof b);
-  b.kernel = find_kernel(op, info->cls == DLB_CLASS_WHERE ? types->in[1] : types->in[0]);
-  b.nop = nop;
-  b.err = err;
-  b.actual[0] = out->dtype;
-  b.loop[0] = types->loop_out;
-  dlb_broadcast_strides(out, ndim, out->shape, stride_store[0]);
-  data[0] = dlb_array_host_data(out);
+/* Runs the planned operation over arrays (NULL: scalar k) into out, a
+ * checked array of the plan's shape, through the kernels of out's memory. */
+static dlb_status dispatch(const dlb_elementwise_plan *plan, const dlb_array *const *arrays,
+                           dlb_array *out, dlb_error *err) {
+  const dlb_op_info *info = &op_table[plan->op];
+  const dlb_array *sites[4] = {out, arrays[0], arrays[1], arrays[2]};
+  int64_t strides[3][DLB_MAX_NDIM];
+  dlb_elementwise_call call;
+  dlb_kernel_site site;
+  dlb_status st;
+  if ((st = dlb_kernel_site_open(sites, 4, &site, err)) != DLB_OK) return st;
+  call.op = (int32_t)plan->op;
+  call.nin = info->nin;
+  dlb_tensor_of(out, &call.out);
   for (int k = 0; k < info->nin; k++) {
+    call.is_scalar[k] = !arrays[k];
+    call.loop_in[k] = dlb_dtype_to_dl(plan->types.in[k]);
     if (arrays[k]) {
-      b.actual[k + 1] = arrays[k]->dtype;
-      dlb_broadcast_strides(arrays[k], ndim, out->shape, stride_store[k + 1]);
-      data[k + 1] = dlb_array_host_data(arrays[k]);
+      dlb_tensor_of(arrays[k], &call.in[k]);
+      dlb_broadcast_strides(arrays[k], out->ndim, out->shape, strides[k]);
+      call.in[k].ndim = out->ndim;
+      call.in[k].shape = out->shape;
+      call.in[k].strides = strides[k];
     } else {
-      b.actual[k + 1] = types->in[k];
-      memset(stride_store[k + 1], 0, (size_t)ndim * sizeof stride_store[k + 1][0]);
-      data[k + 1] = (char *)scalars[k];
-    }
-    b.loop[k + 1] = types->in[k];
-  }
-  for (int k = 0; k < nop; k++) {
-    strides[k] = stride_store[k];
-    b.cast[k] = b.actual[k] != b.loop[k] || !aligned(b.actual[k], data[k], ndim, strides[k]);
-    need_buffer |= b.cast[k];
-  }
-  if (!need_buffer && ndim <= 1) { /* one run: no iterator to set up (small arrays' case) */
-    int64_t steps[4];
-    for (int k = 0; k < nop; k++) steps[k] = ndim ? strides[k][0] : 0;
-    code = ndim && out->shape[0] == 0 ? 0 : b.kernel(data, steps, ndim ? out->shape[0] : 1, NULL);
-    return code ? kernel_failed(code, info->name, err) : DLB_OK;
-  }
-  dlb_iter_init(&it, nop, ndim, out->shape, data, strides);
-  if (!need_buffer) {
-    code = dlb_iter_run(&it, b.kernel, NULL);
-    return code ? kernel_failed(code, info->name, err) : DLB_OK;
-  }
-  for (int k = 0; k < nop; k++) {
-    if (!b.cast[k]) continue;
-    b.scratch[k] = malloc(CHUNK * dlb_dtype_get(b.loop[k])->itemsize);
-    if (!b.scratch[k]) {
-      for (int j = 0; j < k; j++) free(b.scratch[j]);
-      return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for a cast buffer", info->name);
+      memset(&call.in[k], 0, sizeof call.in[k]);
+      call.in[k].dtype = call.loop_in[k];
+      memcpy(call.scalar[k], plan->scalars[k], sizeof call.scalar[k]);
     }
   }
-  code = dlb_iter_run(&it, buffered_loop, &b);
-  for (int k = 0; k < nop; k++) free(b.scratch[k]);
-  if (code == -1) return b.status;
-  return code ? kernel_failed(code, info->name, err) : DLB_OK;
+  call.loop_out = dlb_dtype_to_dl(plan->types.loop_out);
+  call.queue = site.queue;
+  call.error.message[0] = 0; /* the rest of the message is the kernel's to write */
+  call.error.hint = NULL;
+  if ((st = site.kernels->elementwise(site.ctx, &call)) != DLB_OK)
+    return dlb_kernel_failed(out, st, &call.error, info->name, err);
+  return dlb_kernel_site_close(&site, sites, 4, err);
 }
 
 dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend *cpu,
@@ -370,14 +217,14 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
   dlb_status st;
   if ((unsigned)op >= DLB_OP_COUNT) {
     dlb_fail(err, DLB_E_ARGUMENT, "unknown operation %d", (int)op);
-    dlb_error_hint(err, "op is one of the DLB_OP_* values of elementwise.h");
+    dlb_error_hint(err, "op is one of the DLB_OP_* values of dlbridge.h");
     return DLB_E_ARGUMENT;
   }
   info = &op_table[op];
   plan->op = op;
   for (int k = 0; k < info->nin; k++) plan->in[k] = in[k];
-  if ((st = dlb_check_operands_for_elementwise(info->nin, in, cpu, &plan->where,
-                                               &plan->on_device, info->name, err)) != DLB_OK ||
+  if ((st = dlb_check_operands_for(info->nin, in, cpu, offsetof(dlb_kernels, elementwise),
+                                   &plan->where, info->name, err)) != DLB_OK ||
       (st = prepare(op, in, &plan->types, plan->scalars, err)) != DLB_OK ||
       (st = dlb_broadcast_shapes(info->nin, in, &plan->ndim, plan->shape, info->name, err)) !=
           DLB_OK)
@@ -391,19 +238,13 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
 
 /* dlb_elementwise_run once the operands are checked and the work begun. */
 static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out,
-                              dlb_placement where, int on_device, dlb_error *err) {
+                              dlb_placement where, dlb_error *err) {
   const dlb_op_info *info = &op_table[plan->op];
   const dlb_array *arrays[3] = {NULL, NULL, NULL};
   dlb_array copies[3];
   int allocated = 0;
   dlb_status st = DLB_OK;
   for (int k = 0; k < 3; k++) copies[k].buffer = NULL; /* released: nothing to free */
-  if (on_device) { /* the device backend's own kernel (device_kernels.h) */
-    if (out->buffer && (st = dlb_check_device_out(out, plan->types.result, plan->ndim, plan->shape,
-                                                  &where, info->name, err)) != DLB_OK)
-      return st;
-    return where.backend->kernels->elementwise(where.backend, plan, out, err);
-  }
   if (!out->buffer) {
     st = dlb_array_allocate(out, where.backend, where.device_id, plan->types.result, plan->ndim,
                             plan->shape, 0, err);
@@ -434,11 +275,11 @@ static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out,
     st = dlb_array_allocate(&tmp, where.backend, where.device_id, plan->types.result, plan->ndim,
                             plan->shape, 0, err);
     if (st == DLB_OK)
-      st = run(plan->op, arrays, (unsigned char(*)[16])plan->scalars, &plan->types, &tmp, err);
+      st = dispatch(plan, arrays, &tmp, err);
     if (st == DLB_OK) st = dlb_array_copy_into(out, &tmp, err);
     dlb_array_release(&tmp);
   } else if (st == DLB_OK) {
-    st = run(plan->op, arrays, (unsigned char(*)[16])plan->scalars, &plan->types, out, err);
+    st = dispatch(plan, arrays, out, err);
   }
   for (int k = 0; k < 3; k++) dlb_array_release(&copies[k]);
   if (st != DLB_OK && allocated) dlb_array_release(out);
@@ -449,14 +290,13 @@ dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out,
                                dlb_error *err) {
   const dlb_op_info *info = &op_table[plan->op];
   dlb_placement where;
-  int on_device;
   dlb_status st;
   dlb_work w;
-  if ((st = dlb_check_operands_for_elementwise(info->nin, plan->in, cpu, &where, &on_device,
-                                               info->name, err)) != DLB_OK ||
+  if ((st = dlb_check_operands_for(info->nin, plan->in, cpu, offsetof(dlb_kernels, elementwise),
+                                   &where, info->name, err)) != DLB_OK ||
       (st = dlb_work_begin(&w, where.backend->budget, plan->numel, info->name, err)) != DLB_OK)
     return st;
-  return dlb_work_end(&w, run_planned(plan, out, where, on_device, err), info->name, err);
+  return dlb_work_end(&w, run_planned(plan, out, where, err), info->name, err);
 }
 
 dlb_status dlb_elementwise(dlb_op op, const dlb_operand *in, dlb_array *out, dlb_backend *cpu,

@@ -1,29 +1,12 @@
-/* elementwise.h -- element-wise operations (NumPy's ufuncs): the list of
- * operations, how each picks its dtypes, and the one driver that runs them
- * with broadcasting, casting, `out` arrays and overlap handling. No Lua here. */
+/* elementwise.h -- element-wise operations (NumPy's ufuncs): how each
+ * operation of DLB_ELEMENTWISE_OPS (dlbridge.h, which also defines the
+ * dlb_op ids) picks its dtypes, and the one driver that runs them with
+ * broadcasting, casting, `out` arrays and overlap handling. No Lua here. */
 #ifndef DLB_COMPUTE_ELEMENTWISE_H
 #define DLB_COMPUTE_ELEMENTWISE_H
 
+#include "../dlbridge.h"
 #include "operands.h"
-
-typedef enum dlb_op {
-  /* two inputs */
-  DLB_OP_ADD, DLB_OP_SUBTRACT, DLB_OP_MULTIPLY, DLB_OP_DIVIDE, DLB_OP_FLOOR_DIVIDE,
-  DLB_OP_MOD, DLB_OP_POWER, DLB_OP_MAXIMUM, DLB_OP_MINIMUM, DLB_OP_ATAN2,
-  DLB_OP_BITWISE_AND, DLB_OP_BITWISE_OR, DLB_OP_BITWISE_XOR, DLB_OP_LEFT_SHIFT,
-  DLB_OP_RIGHT_SHIFT, DLB_OP_LOGICAL_AND, DLB_OP_LOGICAL_OR, DLB_OP_LOGICAL_XOR,
-  DLB_OP_EQUAL, DLB_OP_NOT_EQUAL, DLB_OP_LESS, DLB_OP_LESS_EQUAL, DLB_OP_GREATER,
-  DLB_OP_GREATER_EQUAL,
-  /* one input */
-  DLB_OP_NEGATIVE, DLB_OP_BITWISE_NOT, DLB_OP_LOGICAL_NOT, DLB_OP_ABS, DLB_OP_SIGN,
-  DLB_OP_SQRT, DLB_OP_EXP, DLB_OP_EXP2, DLB_OP_EXPM1, DLB_OP_LOG, DLB_OP_LOG2, DLB_OP_LOG10,
-  DLB_OP_LOG1P, DLB_OP_SIN, DLB_OP_COS, DLB_OP_TAN, DLB_OP_ASIN, DLB_OP_ACOS, DLB_OP_ATAN,
-  DLB_OP_SINH, DLB_OP_COSH, DLB_OP_TANH, DLB_OP_FLOOR, DLB_OP_CEIL, DLB_OP_TRUNC, DLB_OP_ROUND,
-  DLB_OP_ISNAN, DLB_OP_ISINF, DLB_OP_ISFINITE,
-  /* three inputs: where(cond, x, y), clip(a, lo, hi) */
-  DLB_OP_WHERE, DLB_OP_CLIP,
-  DLB_OP_COUNT
-} dlb_op;
 
 /* How an operation chooses its dtypes from the common dtype C of its inputs. */
 typedef enum dlb_op_class {
@@ -38,12 +21,14 @@ typedef enum dlb_op_class {
   DLB_CLASS_WHERE       /* cond as bool; result the common dtype of x and y */
 } dlb_op_class;
 
+/* An operation's row of DLB_ELEMENTWISE_OPS, as the driver reads it. */
 typedef struct dlb_op_info {
   const char *name; /* NumPy's name: "add", "floor_divide", "where" */
   int nin;          /* 1, 2 or 3 */
   dlb_op_class cls;
 } dlb_op_info;
 
+/* The row of op (a valid id). */
 const dlb_op_info *dlb_op_get(dlb_op op);
 
 /* The dtypes one call runs with: the kernel sees inputs of in[k] and writes
@@ -67,7 +52,6 @@ typedef struct dlb_elementwise_plan {
   dlb_operand in[3];
   dlb_op_types types;
   dlb_placement where;
-  int on_device; /* where is memory the host cannot address: its backend's kernels run */
   int ndim;
   int64_t shape[DLB_MAX_NDIM];
   int64_t numel;

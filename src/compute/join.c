@@ -84,14 +84,15 @@ dlb_status dlb_join_result(int stack, int64_t n, const dlb_array *const *arrays,
   return DLB_OK;
 }
 
-/* Checks that the n arrays share one host-addressable device (*where). */
+/* Checks that the n arrays share one device (*where): joins are copies,
+ * which every backend can do. */
 static dlb_status check_devices(int64_t n, const dlb_array *const *arrays, dlb_backend *cpu,
                                 dlb_placement *where, const char *op, dlb_error *err) {
   dlb_operand *in = malloc((size_t)n * sizeof *in);
   dlb_status st;
   if (!in) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for %lld operands", op, (long long)n);
   for (int64_t k = 0; k < n; k++) in[k].array = arrays[k];
-  st = dlb_check_operands((int)n, in, cpu, where, op, err);
+  st = dlb_check_operands_for((int)n, in, cpu, DLB_ANY_MEMORY, where, op, err);
   free(in);
   return st;
 }

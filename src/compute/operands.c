@@ -2,8 +2,8 @@
  * compute operation. */
 #include <stdio.h>
 #include <string.h>
-#include "device_kernels.h"
 #include "operands.h"
+#include "../core/tensor.h"
 
 /* The hint of an out array on another device than the operands. */
 #define OUT_DEVICE_HINT \
@@ -29,13 +29,16 @@ static void placement_name(const dlb_placement *p, char *out, size_t size) {
   snprintf(out, size, "%s:%d", p->backend->name, p->device_id);
 }
 
-/* The checks of dlb_check_operands; with device_kernels, memory the host
- * cannot address passes when its backend has an element-wise kernel. */
-static dlb_status check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
-                                 dlb_placement *where, int device_kernels, int *on_device,
-                                 const char *op, dlb_error *err) {
+/* The kernel entry at `entry` of a table (NULL when the table lacks it). */
+static const void *entry_of(const dlb_kernels *k, size_t entry) {
+  const void *f = NULL;
+  if (k) memcpy(&f, (const char *)k + entry, sizeof f);
+  return f;
+}
+
+dlb_status dlb_check_operands_for(int n, const dlb_operand *in, dlb_backend *cpu, size_t entry,
+                                  dlb_placement *where, const char *op, dlb_error *err) {
   int have = 0;
-  *on_device = 0;
   where->backend = cpu;
   where->device_id = 0;
   for (int k = 0; k < n; k++) {
@@ -53,13 +56,12 @@ static dlb_status check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
       dlb_error_hint(err, "move them to one device first with dl.device_put(a, device)");
       return DLB_E_ARGUMENT;
     }
-    if (!host_addressable(a->buffer) && device_kernels && p.backend->kernels &&
-        p.backend->kernels->elementwise) {
-      *on_device = 1;
-    } else if (!host_addressable(a->buffer)) {
+    if (entry != DLB_ANY_MEMORY && !entry_of(dlb_kernels_for(a), entry) &&
+        !(a->buffer->nbytes == 0 && host_addressable(a->buffer))) {
       char name[48];
       placement_name(&p, name, sizeof name);
-      dlb_fail(err, DLB_E_UNSUPPORTED, "%s: %s memory is not addressable by the host", op, name);
+      dlb_fail(err, DLB_E_UNSUPPORTED, "%s: %s has no kernel for it (its memory is not the host's)",
+               op, name);
       dlb_error_hint(err, "compute on the host: dl.device_put(a, \"cpu\") first");
       if (err) {
         snprintf(err->backend, sizeof err->backend, "%s", p.backend->name);
@@ -71,18 +73,6 @@ static dlb_status check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
     have = 1;
   }
   return DLB_OK;
-}
-
-dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
-                              dlb_placement *where, const char *op, dlb_error *err) {
-  int on_device;
-  return check_operands(n, in, cpu, where, 0, &on_device, op, err);
-}
-
-dlb_status dlb_check_operands_for_elementwise(int n, const dlb_operand *in, dlb_backend *cpu,
-                                              dlb_placement *where, int *on_device,
-                                              const char *op, dlb_error *err) {
-  return check_operands(n, in, cpu, where, 1, on_device, op, err);
 }
 
 /* "(2, 3)" into out. */
@@ -135,15 +125,10 @@ dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t
 }
 
 void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, int64_t *strides) {
-  int64_t itemsize = (int64_t)dlb_array_itemsize(a);
   int lead = ndim - a->ndim;
   for (int d = 0; d < ndim; d++) {
     int s = d - lead;
-    /* Through uint64: a size-0 array's strides are unbounded and may not fit
-     * in bytes (it is never read; callers skip empty walks). */
-    strides[d] = s < 0 || (a->shape[s] == 1 && shape[d] != 1)
-                     ? 0
-                     : (int64_t)((uint64_t)a->strides[s] * (uint64_t)itemsize);
+    strides[d] = s < 0 || (a->shape[s] == 1 && shape[d] != 1) ? 0 : a->strides[s];
   }
 }
 
@@ -172,8 +157,10 @@ dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const
   if (st != DLB_OK) return st;
   p.backend = out->buffer->backend;
   p.device_id = out->buffer->device_id;
-  if ((p.backend && (p.backend != where->backend || p.device_id != where->device_id)) ||
-      !host_addressable(out->buffer)) {
+  /* Wrapped host memory (no backend) is the host's: fine where the host's
+   * kernels compute. */
+  if (p.backend ? p.backend != where->backend || p.device_id != where->device_id
+                : !dlb_backend_host_computes(where->backend)) {
     dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
     dlb_error_hint(err, OUT_DEVICE_HINT);
     return DLB_E_ARGUMENT;
@@ -213,24 +200,15 @@ int dlb_arrays_overlap(const dlb_array *a, const dlb_array *b) {
 
 int dlb_arrays_same_layout(const dlb_array *a, const dlb_array *b) {
   if (!a->buffer || !b->buffer) return 0;
-  if (dlb_array_host_data(a) != dlb_array_host_data(b) || a->ndim != b->ndim ||
+  /* Memory the host cannot address has no host pointers to compare. */
+  if (a->buffer->host || b->buffer->host ? dlb_array_host_data(a) != dlb_array_host_data(b)
+                                         : a->buffer != b->buffer || a->offset != b->offset)
+    return 0;
+  if (a->ndim != b->ndim ||
       dlb_array_itemsize(a) != dlb_array_itemsize(b))
     return 0;
   for (int d = 0; d < a->ndim; d++)
     if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d]))
       return 0;
   return 1;
-}
-
-dlb_status dlb_check_device_out(const dlb_array *out, dlb_dtype result, int ndim,
-                                const int64_t *shape, const dlb_placement *where, const char *op,
-                                dlb_error *err) {
-  dlb_status st = check_out_array(out, result, ndim, shape, op, err);
-  if (st != DLB_OK) return st;
-  if (out->buffer->backend != where->backend || out->buffer->device_id != where->device_id) {
-    dlb_fail(err, DLB_E_ARGUMENT, "%s: out is on another device than the operands", op);
-    dlb_error_hint(err, OUT_DEVICE_HINT);
-    return DLB_E_ARGUMENT;
-  }
-  return DLB_OK;
 }

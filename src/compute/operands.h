@@ -1,5 +1,5 @@
 /* operands.h -- what every compute operation checks first: that its arrays
- * live on one device whose memory the host can address, their broadcast
+ * live on one device whose kernels can run it, their broadcast
  * shape, and the array a result goes into. No Lua here. */
 #ifndef DLB_COMPUTE_OPERANDS_H
 #define DLB_COMPUTE_OPERANDS_H
@@ -16,20 +16,17 @@ typedef struct dlb_placement {
 /*
  * Checks the n operands (scalars are skipped): every array live
  * (DLB_E_DELETED otherwise), all on one device (DLB_E_ARGUMENT naming both
- * devices otherwise: no silent cross-device copies), and that device's
- * memory addressable by the host (DLB_E_UNSUPPORTED with a hint to
- * device_put to "cpu" otherwise). Sets *where to that device, or to
- * (cpu, 0) when no operand is an array. op names the operation in messages.
+ * devices otherwise: no silent cross-device copies), and that the kernels
+ * computing on that memory (dlb_kernels_for) have the entry at `entry`
+ * (offsetof(dlb_kernels, reduce), ...; DLB_E_UNSUPPORTED with a hint to
+ * device_put to "cpu" otherwise). DLB_ANY_MEMORY: every memory passes
+ * (copies, which every backend can do); so does an empty array on memory
+ * the host could address. Sets *where to that device, or to (cpu, 0) when
+ * no operand is an array. op names the operation in messages.
  */
-dlb_status dlb_check_operands(int n, const dlb_operand *in, dlb_backend *cpu,
-                              dlb_placement *where, const char *op, dlb_error *err);
-
-/* As dlb_check_operands, but memory the host cannot address passes when its
- * backend brings an element-wise kernel (device_kernels.h): *on_device is
- * then 1, else 0. */
-dlb_status dlb_check_operands_for_elementwise(int n, const dlb_operand *in, dlb_backend *cpu,
-                                              dlb_placement *where, int *on_device,
-                                              const char *op, dlb_error *err);
+#define DLB_ANY_MEMORY ((size_t)-1)
+dlb_status dlb_check_operands_for(int n, const dlb_operand *in, dlb_backend *cpu, size_t entry,
+                                  dlb_placement *where, const char *op, dlb_error *err);
 
 /* NumPy broadcasting of the n operands' shapes (scalars are 0-d):
  * *ndim and shape[] get the result; DLB_E_SHAPE names the shapes that do
@@ -37,24 +34,20 @@ dlb_status dlb_check_operands_for_elementwise(int n, const dlb_operand *in, dlb_
 dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t *shape,
                                 const char *op, dlb_error *err);
 
-/* Byte strides of a broadcast to (ndim, shape): 0 along broadcast dims
- * (a must broadcast to shape). Meaningless (but defined) for a size-0 a. */
+/* Strides (in elements) of a broadcast to (ndim, shape): 0 along
+ * broadcast dims (a must broadcast to shape). */
 void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, int64_t *strides);
 
 /*
  * Checks an `out` array given for a result of dtype result and shape
  * (ndim, shape): live, writable (DLB_E_READ_ONLY), exactly that shape
  * (DLB_E_SHAPE: out does not broadcast), a dtype the result casts to under
- * same_kind (DLB_E_DTYPE), on device where (DLB_E_ARGUMENT).
+ * same_kind (DLB_E_DTYPE), on device where (DLB_E_ARGUMENT; wrapped host
+ * memory with no backend counts as where when the host's kernels compute
+ * there).
  */
 dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const int64_t *shape,
                          const dlb_placement *where, const char *op, dlb_error *err);
-/* The same for an out on a device whose own kernels write it (where may be
- * memory the host cannot address). */
-dlb_status dlb_check_device_out(const dlb_array *out, dlb_dtype result, int ndim,
-                                const int64_t *shape, const dlb_placement *where, const char *op,
-                                dlb_error *err);
-
 /* Whether writing a could change what reading b sees (the byte ranges of
  * their elements intersect in one buffer). */
 int dlb_arrays_overlap(const dlb_array *a, const dlb_array *b);

@@ -1,13 +1,12 @@
-/* reduce.c -- reductions (reduce.h): dtypes and shapes, then one walk of
- * the input in memory order into accumulators shaped like the result; the
- * two passes of std/var; argmin/argmax by search along a dim or by rows. */
-#include <math.h>
-#include <stdlib.h>
+/* reduce.c -- reductions (reduce.h): dtypes, shapes, checks and the
+ * result, then the work handed to the kernels of the input's memory
+ * (the host's: backends/cpu/reduce.c). */
+#include <stddef.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "../core/tensor.h"
 #include "../core/work.h"
 #include "reduce.h"
-#include "../backends/cpu/reduce_loops.h"
 
 static const char *const reduce_names[DLB_REDUCE_OP_COUNT] = {
     "sum", "prod", "mean", "min", "max", "argmin", "argmax", "all", "any", "count_nonzero",
@@ -180,85 +179,44 @@ dlb_status dlb_reduce_result_shape(dlb_reduce_op op, const dlb_array *a,
   return DLB_OK;
 }
 
-/* --- the plan: a reduction's geometry -------------------------------------- */
+/* --- planning and dispatch ------------------------------------------------ */
 
-/* Elements over the input's dims: data and byte strides; an operand shaped
- * like the result has stride 0 along the reduced dims. */
-typedef struct strided {
-  char *data;
-  dlb_dtype dtype;
-  int64_t strides[DLB_MAX_NDIM];
-} strided;
-
-typedef struct plan {
+/* What the core works out before a reduction runs. */
+typedef struct reduce_plan {
   dlb_reduce_op op;
   reduce_types t;
-  int ndim;
-  int64_t shape[DLB_MAX_NDIM];
-  uint64_t mask;     /* the reduced dims */
-  int64_t count;     /* elements folded into each result element */
+  uint64_t mask;
+  int64_t count;     /* elements folded into each result element (INT64_MAX: too many) */
   int64_t out_numel; /* result elements */
-  strided in;
-  double ddof;
-  int64_t index_base;
-  dlb_backend *cpu; /* temporaries */
-  int misaligned;   /* the input's elements are not aligned for C loads: read through casts */
-} plan;
+} reduce_plan;
 
-static int reduced(const plan *p, int d) { return (int)(p->mask >> d & 1); }
-
-/* |x| of a byte stride (strides of reachable elements are far from INT64_MIN). */
-static int64_t magnitude(int64_t x) { return x < 0 ? -x : x; }
-
-/* The product of the reduced (of_reduced) or kept extents into *n; 0 when
- * it overflows (and no extent is 0). */
-static int extent_product(const plan *p, int of_reduced, int64_t *n) {
+/* The product of the reduced (of_reduced) or kept extents of a into *n;
+ * 0 when it overflows (and no extent is 0). */
+static int extent_product(const dlb_array *a, uint64_t mask, int of_reduced, int64_t *n) {
   int64_t r = 1;
   int overflow = 0;
-  for (int d = 0; d < p->ndim; d++) {
-    if (reduced(p, d) != of_reduced) continue;
-    if (p->shape[d] == 0) {
+  for (int d = 0; d < a->ndim; d++) {
+    if ((int)(mask >> d & 1) != of_reduced) continue;
+    if (a->shape[d] == 0) {
       *n = 0;
       return 1;
     }
-    overflow |= __builtin_mul_overflow(r, p->shape[d], &r);
+    if (__builtin_mul_overflow(r, a->shape[d], &r)) overflow = 1;
   }
   *n = r;
   return !overflow;
 }
 
-/* Whether every element of x is aligned for C loads of its size (up to 8). */
-static int elements_aligned(const strided *x, int ndim, int64_t itemsize) {
-  uint64_t mask = (uint64_t)(itemsize > 8 ? 8 : itemsize) - 1, bits = (uintptr_t)x->data;
-  for (int d = 0; d < ndim; d++) bits |= (uint64_t)x->strides[d];
-  return (bits & mask) == 0;
-}
-
-static dlb_status make_plan(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
-                            dlb_backend *cpu, plan *p, dlb_error *err) {
+static dlb_status plan_reduce(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
+                              reduce_plan *p, dlb_error *err) {
   const char *name = dlb_reduce_name(op);
-  int64_t itemsize = (int64_t)dlb_array_itemsize(a);
-  memset(p, 0, sizeof *p);
-  p->op = op;
-  p->cpu = cpu;
-  p->ddof = o->ddof;
-  p->index_base = o->index_base;
   dlb_status st = resolve_types(op, a->dtype, o, &p->t, err);
+  p->op = op;
   if (st == DLB_OK) st = reduced_dims(op, a->ndim, o, &p->mask, err);
   if (st != DLB_OK) return st;
-  p->ndim = a->ndim;
-  p->in.data = dlb_array_host_data(a);
-  p->in.dtype = a->dtype;
-  for (int d = 0; d < a->ndim; d++) {
-    p->shape[d] = a->shape[d];
-    /* Strides of reachable elements fit in bytes; those of extent-1 dims
-     * and of size-0 arrays reach nothing and may be anything: 0. */
-    p->in.strides[d] = a->numel > 0 && a->shape[d] > 1 ? a->strides[d] * itemsize : 0;
-  }
-  p->misaligned = !elements_aligned(&p->in, a->ndim, itemsize);
   /* A size-0 array may have other extents whose product overflows. */
-  if (!extent_product(p, 1, &p->count)) p->count = INT64_MAX; /* only with no result element */
-  if (!extent_product(p, 0, &p->out_numel))
+  if (!extent_product(a, p->mask, 1, &p->count)) p->count = INT64_MAX; /* only with no result */
+  if (!extent_product(a, p->mask, 0, &p->out_numel))
     return dlb_fail(err, DLB_E_SHAPE, "%s: the result would have too many elements", name);
   if (p->count == 0 && (op == DLB_REDUCE_MIN || op == DLB_REDUCE_MAX || is_arg(op))) {
     if (is_arg(op))
@@ -270,562 +228,95 @@ static dlb_status make_plan(dlb_reduce_op op, const dlb_array *a, const dlb_redu
   return DLB_OK;
 }
 
-/* --- walking ------------------------------------------------------------- */
-
-/* Runs loop over nop operands (out_space: over the result's elements only,
- * the reduced dims at index 0), dims ordered by operand order's strides. */
-static int walk(const plan *p, int nop, strided *const *ops, int out_space, int order,
-                dlb_loop loop, void *aux, int swap_inner) {
-  int64_t shape[DLB_MAX_NDIM];
-  char *data[DLB_ITER_MAX];
-  const int64_t *strides[DLB_ITER_MAX];
-  dlb_iter it;
-  for (int d = 0; d < p->ndim; d++) shape[d] = out_space && reduced(p, d) ? 1 : p->shape[d];
-  for (int k = 0; k < nop; k++) {
-    data[k] = ops[k]->data;
-    strides[k] = ops[k]->strides;
-  }
-  dlb_iter_init_order(&it, nop, p->ndim, shape, data, strides, order);
-  if (swap_inner && it.ndim >= 2) {
-    /* Few elements in the inner dim make many short kernel calls: put a
-     * longer dim of the other kind there. A kept dim moves inside a lone
-     * reduced dim of fewer than 8 only: rows then add in the order of
-     * NumPy's n < 8 loop, the same bits. */
-    int inner = it.ndim - 1, inner_kept = it.strides[0][inner] != 0, pick = -1;
-    for (int d = inner - 1; d >= 0 && pick < 0; d--)
-      if ((it.strides[0][d] != 0) != inner_kept && it.shape[d] > it.shape[inner]) pick = d;
-    if (pick >= 0 && (inner_kept ? it.shape[inner] < 16
-                                 : it.shape[inner] < 8 && it.shape[inner] == p->count)) {
-      int64_t e = it.shape[pick];
-      int64_t s[DLB_ITER_MAX];
-      for (int k = 0; k < nop; k++) s[k] = it.strides[k][pick];
-      for (int d = pick; d < inner; d++) {
-        it.shape[d] = it.shape[d + 1];
-        for (int k = 0; k < nop; k++) it.strides[k][d] = it.strides[k][d + 1];
-      }
-      it.shape[inner] = e;
-      for (int k = 0; k < nop; k++) it.strides[k][inner] = s[k];
-    }
-  }
-  return dlb_iter_run(&it, loop, aux);
-}
-
-/* A temporary shaped like the result (out_shaped) or the input, its dims
- * laid out in the input's memory order (so walks in that order stream). */
-static dlb_status temporary(const plan *p, dlb_dtype dtype, int out_shaped, dlb_array *mem,
-                            strided *v, dlb_error *err) {
-  int order[DLB_MAX_NDIM], n = 0;
-  int64_t numel = 1, step = (int64_t)dlb_dtype_get(dtype)->itemsize;
-  for (int d = 0; d < p->ndim; d++) {
-    int64_t e = out_shaped && reduced(p, d) ? 1 : p->shape[d];
-    v->strides[d] = 0;
-    if (e == 1) continue;
-    numel *= e; /* no overflow: at most the input's element count */
-    order[n++] = d;
-  }
-  /* Stable sort of the dims by the input's |stride|, largest first. */
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && magnitude(p->in.strides[order[j - 1]]) <
-                                 magnitude(p->in.strides[order[j]]); j--) {
-      int t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
-  for (int i = n - 1; i >= 0; i--) {
-    v->strides[order[i]] = step;
-    if (__builtin_mul_overflow(step, p->shape[order[i]], &step))
-      return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: a temporary of %lld elements does not fit",
-                      dlb_reduce_name(p->op), (long long)numel);
-  }
-  dlb_status st = dlb_array_allocate(mem, p->cpu, 0, dtype, 1, &numel, 0, err);
-  if (st != DLB_OK) return st;
-  v->data = dlb_array_host_data(mem);
-  v->dtype = dtype;
-  return DLB_OK;
-}
-
-/* --- element runs: conversion, fills, finishing -------------------------- */
-
-/* A fold kernel over inputs converted first, a run of DLB_REDUCE_RUN at a
- * time, into scratch (NumPy's buffered reductions). */
-typedef struct converted {
-  dlb_loop kernel;
-  dlb_pairwise_layout *layout;
-  dlb_dtype from, to;
-  dlb_dtype via;  /* a float16/bfloat16 dtype option: elements become it first, else DLB_DTYPE_COUNT */
-  char *scratch;
-  char *scratch_via; /* capacity elements of via */
-  int64_t capacity; /* elements of scratch: DLB_REDUCE_RUN, or fewer for fewer inputs */
-  dlb_status status;
-  dlb_error *err;
-} converted;
-
-static int fold_converted(char **data, const int64_t *steps, int64_t n, void *aux) {
-  converted *c = aux;
-  int64_t size = (int64_t)dlb_dtype_get(c->to)->itemsize;
-  for (int64_t i = 0; i < n; i += c->capacity) {
-    int64_t m = n - i < c->capacity ? n - i : c->capacity;
-    char *run[2] = {steps[0] ? data[0] + i * steps[0] : data[0], c->scratch};
-    int64_t run_steps[2] = {steps[0], size};
-    if (c->via != DLB_DTYPE_COUNT) {
-      ptrdiff_t via_size = (ptrdiff_t)dlb_dtype_get(c->via)->itemsize;
-      c->status = dlb_cast(c->via, c->scratch_via, via_size, c->from, data[1] + i * steps[1],
-                           (ptrdiff_t)steps[1], (size_t)m, c->err);
-      if (c->status == DLB_OK)
-        c->status = dlb_cast(c->to, c->scratch, (ptrdiff_t)size, c->via, c->scratch_via,
-                             via_size, (size_t)m, c->err);
-    } else {
-      c->status = dlb_cast(c->to, c->scratch, (ptrdiff_t)size, c->from, data[1] + i * steps[1],
-                           (ptrdiff_t)steps[1], (size_t)m, c->err);
-    }
-    if (c->status != DLB_OK) return 1;
-    c->kernel(run, run_steps, m, c->layout);
-  }
-  return 0;
-}
-
-/* Copies (casting) operand 1 into operand 0. */
-typedef struct cast_pair {
-  dlb_dtype to, from;
-  dlb_status status;
-  dlb_error *err;
-} cast_pair;
-
-static int cast_run(char **data, const int64_t *steps, int64_t n, void *aux) {
-  cast_pair *c = aux;
-  c->status = dlb_cast(c->to, data[0], (ptrdiff_t)steps[0], c->from, data[1], (ptrdiff_t)steps[1],
-                       (size_t)n, c->err);
-  return c->status != DLB_OK;
-}
-
-/* Runs cast_run over nop = 2 operands; the status of the cast. */
-static dlb_status convert(const plan *p, strided *to, strided *from, int out_space,
-                          dlb_error *err) {
-  strided *ops[2] = {to, from};
-  cast_pair c = {to->dtype, from->dtype, DLB_OK, err};
-  walk(p, 2, ops, out_space, 0, cast_run, &c, 0);
-  return c.status;
-}
-
-/* Every element of operand 0 becomes the element in bytes. */
-typedef struct fill_value {
-  unsigned char bytes[16];
-  size_t size;
-} fill_value;
-
-static int fill_run(char **data, const int64_t *steps, int64_t n, void *aux) {
-  const fill_value *v = aux;
-  for (int64_t i = 0; i < n; i++) memcpy(data[0] + i * steps[0], v->bytes, v->size);
-  return 0;
-}
-
-/* How accumulators become results: divided by a count, square-rooted. */
-typedef struct finish {
-  dlb_dtype dtype; /* float32, float64, complex64, complex128 */
-  double divisor;
-  int root;
-} finish;
-
-static int finish_run(char **data, const int64_t *steps, int64_t n, void *aux) {
-  const finish *f = aux;
-  for (int64_t i = 0; i < n; i++) {
-    char *e = data[0] + i * steps[0];
-    switch (f->dtype) {
-      case DLB_FLOAT32: {
-        float *x = (float *)e;
-        *x = *x / (float)f->divisor;
-        if (f->root) *x = sqrtf(*x);
-        break;
-      }
-      case DLB_COMPLEX64: { /* NumPy's complex division by (divisor + 0i) */
-        float *x = (float *)e, rat = 0.0f / (float)f->divisor, scale = 1.0f / (float)f->divisor;
-        float re = x[0], im = x[1];
-        x[0] = (re + im * rat) * scale;
-        x[1] = (im - re * rat) * scale;
-        break;
-      }
-      case DLB_FLOAT64: {
-        double *x = (double *)e;
-        *x = *x / f->divisor;
-        if (f->root) *x = sqrt(*x);
-        break;
-      }
-      default: {
-        double *x = (double *)e, rat = 0.0 / f->divisor, scale = 1.0 / f->divisor;
-        double re = x[0], im = x[1];
-        x[0] = (re + im * rat) * scale;
-        x[1] = (im - re * rat) * scale;
-        break;
-      }
-    }
-  }
-  return 0;
-}
-
-/* The identity a fold starts from, as one accumulator of dtype acc. */
-static void identity_of(dlb_reduce_op op, dlb_dtype acc, fill_value *v) {
-  dlb_scalar one = {.kind = DLB_SCALAR_INT, .v.i = 1}, zero = {.kind = DLB_SCALAR_INT, .v.i = 0};
-  int is_one = op == DLB_REDUCE_PROD || op == DLB_REDUCE_ALL;
-  memset(v, 0, sizeof *v);
-  v->size = dlb_dtype_get(acc)->itemsize;
-  dlb_scalar_store(acc, v->bytes, is_one ? &one : &zero, NULL); /* 0 and 1 fit every dtype */
-}
-
-/* --- folds ------------------------------------------------------------------ */
-
-/*
- * Folds the input `in` (elements of in->dtype) into accumulators acc
- * (strides 0 along the reduced dims) with op's kernel for loop_in inputs,
- * starting from op's identity, or for min/max from the first element.
- */
-static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype loop_in,
-                       dlb_dtype via, strided *acc, dlb_error *err) {
-  strided *ops[2] = {acc, in};
-  dlb_loop kernel = dlb_reduce_fold_loop(op, loop_in);
-  int64_t numel = p->count * p->out_numel; /* no overflow: both nonzero here, a's size */
-  dlb_pairwise_layout layout;
-  converted conv = {kernel, &layout, in->dtype, loop_in, via, NULL, NULL, 0, DLB_OK, err};
-  layout.n = 0;
-  if (!kernel)
-    return dlb_fail(err, DLB_E_DTYPE, "%s: no kernel for %s", dlb_reduce_name(op),
-                    dlb_dtype_get(loop_in)->name);
-  if (op == DLB_REDUCE_MIN || op == DLB_REDUCE_MAX) {
-    dlb_status st = convert(p, acc, in, 1, err); /* the first element */
-    if (st != DLB_OK) return st;
-  } else {
-    fill_value v;
-    identity_of(op, acc->dtype, &v);
-    walk(p, 1, ops, 1, 0, fill_run, &v, 0);
-  }
-  if (p->count == 0) return DLB_OK;
-  if (loop_in == in->dtype && via == DLB_DTYPE_COUNT &&
-      elements_aligned(in, p->ndim, (int64_t)dlb_dtype_get(in->dtype)->itemsize)) {
-    walk(p, 2, ops, 0, 1, kernel, &layout, 1);
-    return DLB_OK;
-  }
-  conv.capacity = numel < DLB_REDUCE_RUN ? numel : DLB_REDUCE_RUN;
-  conv.scratch = malloc((size_t)conv.capacity * dlb_dtype_get(loop_in)->itemsize);
-  if (via != DLB_DTYPE_COUNT)
-    conv.scratch_via = malloc((size_t)conv.capacity * dlb_dtype_get(via)->itemsize);
-  if (!conv.scratch || (via != DLB_DTYPE_COUNT && !conv.scratch_via)) {
-    free(conv.scratch);
-    free(conv.scratch_via);
-    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for a buffer", dlb_reduce_name(op));
-  }
-  walk(p, 2, ops, 0, 1, fold_converted, &conv, 1);
-  free(conv.scratch);
-  free(conv.scratch_via);
-  return conv.status;
-}
-
-/* Converts the accumulators into the result's elements. */
-static dlb_status store(const plan *p, strided *acc, strided *out, dlb_error *err) {
-  return convert(p, out, acc, 1, err);
-}
-
-/* Accumulators for out: out itself when it has their dtype, else a temporary. */
-static dlb_status accumulators(const plan *p, dlb_dtype dtype, strided *out, dlb_array *mem,
-                               strided *acc, dlb_error *err) {
-  if (out->dtype == dtype) {
-    *acc = *out;
-    return DLB_OK;
-  }
-  return temporary(p, dtype, 1, mem, acc, err);
-}
-
-/* The dtype elements of dtype in become before they are combined, when
- * that is not the computing dtype: a float16/bfloat16 result dtype (a dtype
- * option) rounds each element to it first, as NumPy's astype would; else
- * DLB_DTYPE_COUNT (none). */
-static dlb_dtype half_via(const plan *p, dlb_dtype in) {
-  dlb_dtype r = p->t.result;
-  return (r == DLB_FLOAT16 || r == DLB_BFLOAT16) && in != r ? r : DLB_DTYPE_COUNT;
-}
-
-/* sum, prod, mean, min, max, all, any, count_nonzero into out. */
-static dlb_status run_fold(const plan *p, strided *out, dlb_error *err) {
-  dlb_array mem = {0};
-  strided acc, in = p->in;
-  dlb_status st = accumulators(p, p->t.acc, out, &mem, &acc, err);
-  if (st == DLB_OK) st = fold(p, p->op, &in, p->t.loop_in, half_via(p, in.dtype), &acc, err);
-  if (st == DLB_OK && p->op == DLB_REDUCE_MEAN) {
-    finish f = {acc.dtype, (double)p->count, 0};
-    strided *ops[1] = {&acc};
-    walk(p, 1, ops, 1, 0, finish_run, &f, 0);
-  }
-  if (st == DLB_OK && acc.data != out->data) st = store(p, &acc, out, err);
-  dlb_array_release(&mem);
-  return st;
-}
-
-/*
- * std and var, as NumPy's _var: the mean (in t, the computing dtype), then
- * the sum of |x - mean|^2 (t's real dtype) over a temporary laid out as the
- * input, divided by max(n - ddof, 0); std takes the square root.
- */
-static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
-  dlb_dtype t = p->t.acc, r = real_of(t);
-  dlb_array xs = {0}, means = {0}, devs = {0}, sums = {0};
-  strided x = p->in, mean, dev, sum;
-  dlb_status st = DLB_OK;
-  if (x.dtype != t || p->misaligned) { /* the input converted once: both passes read it */
-    strided in = p->in, half;
-    dlb_array halves = {0};
-    dlb_dtype via = half_via(p, in.dtype);
-    if (via != DLB_DTYPE_COUNT) { /* rounded to the float16 dtype option first */
-      st = temporary(p, via, 0, &halves, &half, err);
-      if (st == DLB_OK) st = convert(p, &half, &in, 0, err);
-      in = half;
-    }
-    if (st == DLB_OK) st = temporary(p, t, 0, &xs, &x, err);
-    if (st == DLB_OK) st = convert(p, &x, &in, 0, err);
-    dlb_array_release(&halves);
-  }
-  if (st == DLB_OK) st = temporary(p, t, 1, &means, &mean, err);
-  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &x, t, DLB_DTYPE_COUNT, &mean, err);
-  if (st == DLB_OK) {
-    finish f = {t, (double)p->count, 0};
-    strided *ops[1] = {&mean};
-    walk(p, 1, ops, 1, 0, finish_run, &f, 0);
-    if (xs.buffer && r == t) { /* squares in place of the converted input */
-      dev = x;
-    } else {
-      st = temporary(p, r, 0, &devs, &dev, err);
-    }
-  }
-  if (st == DLB_OK) {
-    strided *ops[3] = {&dev, &x, &mean};
-    walk(p, 3, ops, 0, 0, dlb_reduce_deviation_loop(t), NULL, 0);
-    st = accumulators(p, r, out, &sums, &sum, err);
-  }
-  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &dev, r, DLB_DTYPE_COUNT, &sum, err);
-  if (st == DLB_OK) {
-    double n = (double)p->count - p->ddof;
-    finish f = {r, n > 0 ? n : 0, p->op == DLB_REDUCE_STD};
-    strided *ops[1] = {&sum};
-    walk(p, 1, ops, 1, 0, finish_run, &f, 0);
-    if (sum.data != out->data) st = store(p, &sum, out, err);
-  }
-  dlb_array_release(&xs);
-  dlb_array_release(&means);
-  dlb_array_release(&devs);
-  dlb_array_release(&sums);
-  return st;
-}
-
-/* --- argmin, argmax -------------------------------------------------------- */
-
-/* dlb_reduce_arg_search inside a bounded call (work.h): in pieces of
- * ARG_PIECE, each piece's best against the best so far by the same search
- * over the two (the first wins ties, a NaN wins as NumPy's). Pieces are
- * long: each restarts the search's best, and a search walks every block
- * that beats its best (about 1 ms of int8 a piece). */
-#define ARG_PIECE (DLB_WORK_CHECK_EVERY * 64)
-
-static int64_t arg_search_bounded(int is_max, dlb_dtype t, const char *data, int64_t n,
-                                  int64_t stride) {
-  dlb_work *work = dlb_work_current();
-  size_t item = dlb_dtype_get(t)->itemsize;
-  union {
-    unsigned char bytes[32];
-    double align;
-  } pair;
-  int64_t best = 0;
-  if (!work || n <= ARG_PIECE) return dlb_reduce_arg_search(is_max, t, data, n, stride);
-  for (int64_t i = 0; i < n; i += ARG_PIECE) {
-    int64_t m = n - i < ARG_PIECE ? n - i : ARG_PIECE;
-    int64_t j = i + dlb_reduce_arg_search(is_max, t, data + i * stride, m, stride);
-    memcpy(pair.bytes, data + best * stride, item);
-    memcpy(pair.bytes + item, data + j * stride, item);
-    if (i == 0 || dlb_reduce_arg_search(is_max, t, (const char *)pair.bytes, 2, (int64_t)item) == 1)
-      best = j;
-    if (dlb_work_tick(work, m)) break;
-  }
-  return best;
-}
-
-
-/* Searches along the reduced dim for each result element (operand 0: the
- * int64 indices; operand 1: the input at index 0 of that dim). */
-typedef struct arg_along {
-  int is_max;
-  dlb_dtype dtype;
-  int64_t count, stride, base;
-} arg_along;
-
-static int arg_along_run(char **data, const int64_t *steps, int64_t n, void *aux) {
-  const arg_along *a = aux;
-  dlb_work *work = dlb_work_current();
-  for (int64_t i = 0; i < n; i++) {
-    *(int64_t *)(data[0] + i * steps[0]) =
-        a->base + arg_search_bounded(a->is_max, a->dtype, data[1] + i * steps[1], a->count,
-                                     a->stride);
-    if (work && work->interrupted) return DLB_ITER_STOPPED;
-  }
-  return 0;
-}
-
-/* Whether the input's elements in row-major order are one run, *stride
- * bytes apart (each dim's stride a whole run of the next), needing no copy. */
-static int flat_run(const plan *p, const strided *x, int64_t *stride) {
-  int last = -1;
-  *stride = (int64_t)dlb_dtype_get(x->dtype)->itemsize;
-  for (int d = 0; d < p->ndim; d++) {
-    if (p->shape[d] == 1) continue;
-    if (last >= 0 && x->strides[last] != x->strides[d] * p->shape[d]) return 0;
-    last = d;
-  }
-  if (last >= 0) *stride = x->strides[last];
-  return 1;
-}
-
-/* argmin/argmax over every dim: the flat row-major index. */
-static dlb_status arg_flat(const plan *p, strided *x, strided *out, dlb_error *err) {
-  int64_t stride = 0;
-  dlb_array copy = {0};
-  strided c;
-  if (!flat_run(p, x, &stride)) { /* a row-major copy first, as NumPy does */
-    int64_t step = (int64_t)dlb_dtype_get(x->dtype)->itemsize, numel = p->count;
-    dlb_status st;
-    for (int d = p->ndim - 1; d >= 0; d--) {
-      c.strides[d] = step;
-      step *= p->shape[d]; /* the copy's size: allocated below, hence no overflow */
-    }
-    st = dlb_array_allocate(&copy, p->cpu, 0, x->dtype, 1, &numel, 0, err);
-    if (st != DLB_OK) return st;
-    c.data = dlb_array_host_data(&copy);
-    c.dtype = x->dtype;
-    convert(p, &c, x, 0, err); /* the same dtype: cannot fail */
-    x = &c;
-    stride = (int64_t)dlb_dtype_get(x->dtype)->itemsize;
-  }
-  *(int64_t *)out->data = p->index_base + arg_search_bounded(p->op == DLB_REDUCE_ARGMAX, x->dtype,
-                                                             x->data, p->count, stride);
-  dlb_array_release(&copy);
-  return DLB_OK;
-}
-
-/* argmin/argmax along an outer dim d: rows of the input against a row of
- * the best values so far (vectorised across the result). */
-static dlb_status arg_rows(const plan *p, int d, strided *x, strided *out, dlb_error *err) {
-  dlb_array mem = {0};
-  strided best, row = *x;
-  strided *ops[3] = {&best, out, &row};
-  fill_value v = {{0}, 8};
-  dlb_loop update = dlb_reduce_arg_update_loop(p->op == DLB_REDUCE_ARGMAX, x->dtype);
-  dlb_status st = temporary(p, x->dtype, 1, &mem, &best, err);
-  if (st != DLB_OK) return st;
-  memcpy(v.bytes, &p->index_base, 8);
-  convert(p, &best, &row, 1, err); /* row 0 is the best so far (same dtype: cannot fail) */
-  walk(p, 1, ops + 1, 1, 0, fill_run, &v, 0);
-  for (int64_t k = 1; k < p->count; k++) {
-    int64_t index = p->index_base + k;
-    row.data = x->data + k * x->strides[d];
-    if (walk(p, 3, ops, 1, 0, update, &index, 0) == DLB_ITER_STOPPED) break;
-  }
-  dlb_array_release(&mem);
-  return DLB_OK;
-}
-
-static dlb_status run_arg(const plan *p, strided *out, dlb_error *err) {
-  dlb_array mem = {0};
-  strided x = p->in;
-  dlb_status st = DLB_OK;
-  int d = 0;
-  if (x.dtype != p->t.loop_in || p->misaligned) { /* float16, bfloat16 as float32; aligned */
-    strided in = p->in;
-    st = temporary(p, p->t.loop_in, 0, &mem, &x, err);
-    if (st != DLB_OK) return st;
-    convert(p, &x, &in, 0, err); /* to float32: cannot fail */
-  }
-  if (x.dtype == DLB_BOOL) x.dtype = DLB_UINT8; /* the same bytes, ordered alike */
-  if (__builtin_popcountll(p->mask) != 1) {
-    st = arg_flat(p, &x, out, err);
-  } else {
-    int64_t smallest = INT64_MAX;
-    while (!reduced(p, d)) d++;
-    for (int e = 0; e < p->ndim; e++)
-      if (e != d && p->shape[e] > 1 && magnitude(x.strides[e]) < smallest)
-        smallest = magnitude(x.strides[e]);
-    if (magnitude(x.strides[d]) <= smallest) { /* the dim is the innermost: search along it */
-      arg_along a = {p->op == DLB_REDUCE_ARGMAX, x.dtype, p->count, x.strides[d], p->index_base};
-      strided *ops[2] = {out, &x};
-      walk(p, 2, ops, 1, 1, arg_along_run, &a, 0);
-    } else {
-      st = arg_rows(p, d, &x, out, err);
-    }
-  }
-  dlb_array_release(&mem);
-  return st;
-}
-
-/* --- entry points ------------------------------------------------------------ */
-
-static dlb_status run(const plan *p, strided *out, dlb_error *err) {
-  if (p->out_numel == 0) return DLB_OK;
-  switch (p->op) {
-    case DLB_REDUCE_ARGMIN:
-    case DLB_REDUCE_ARGMAX: return run_arg(p, out, err);
-    case DLB_REDUCE_STD:
-    case DLB_REDUCE_VAR: return run_var(p, out, err);
-    default: return run_fold(p, out, err);
-  }
-}
-
-/* out (a result-shaped array of the result dtype) over the input's dims. */
-static void result_operand(const plan *p, const dlb_array *out, int keepdims, strided *v) {
-  int64_t itemsize = (int64_t)dlb_array_itemsize(out);
+/* The result r (keepdims or not) seen over a's dims: extent 1 and stride 0
+ * along the reduced ones, into shape[] and strides[]. */
+static void result_over_input(const reduce_plan *p, const dlb_array *a, const dlb_array *r,
+                              int keepdims, int64_t *shape, int64_t *strides) {
   int k = 0;
-  v->data = dlb_array_host_data(out);
-  v->dtype = out->dtype;
-  for (int d = 0; d < p->ndim; d++) {
-    if (reduced(p, d)) {
-      v->strides[d] = 0;
+  for (int d = 0; d < a->ndim; d++) {
+    if (p->mask >> d & 1) {
+      shape[d] = 1;
+      strides[d] = 0;
       if (keepdims) k++;
     } else {
-      v->strides[d] = out->strides[k++] * itemsize;
+      shape[d] = a->shape[d];
+      strides[d] = r->strides[k++];
     }
   }
 }
 
-static dlb_status check_host(dlb_reduce_op op, const dlb_array *a, dlb_backend *cpu,
-                             dlb_placement *where, dlb_error *err) {
+/* Runs the reduction of a into result (dtype p->t.result, on a's device,
+ * not overlapping a) through the kernels of a's memory. */
+static dlb_status run_reduce(const reduce_plan *p, const dlb_array *a, const dlb_reduce_options *o,
+                             const dlb_array *result, int keepdims, void *host_element,
+                             dlb_error *err) {
+  int64_t shape[DLB_MAX_NDIM], strides[DLB_MAX_NDIM];
+  dlb_reduce_call call;
+  dlb_kernel_site site;
+  dlb_status st;
+  const dlb_array *arrays[2] = {a, result};
+  if (p->out_numel == 0) return DLB_OK;
+  if ((st = dlb_kernel_site_open(arrays, result ? 2 : 1, &site, err)) != DLB_OK) return st;
+  call.op = (int32_t)p->op;
+  dlb_tensor_of(a, &call.in);
+  call.dims = p->mask;
+  if (result) {
+    dlb_tensor_of(result, &call.out);
+    result_over_input(p, a, result, keepdims, shape, strides);
+  } else { /* one element in host memory */
+    call.out.handle = NULL;
+    call.out.device_id = 0;
+    call.out.offset = 0;
+    call.out.data = host_element;
+    call.out.dtype = dlb_dtype_to_dl(p->t.result);
+    for (int d = 0; d < a->ndim; d++) shape[d] = 1, strides[d] = 0;
+  }
+  call.out.ndim = a->ndim;
+  call.out.shape = shape;
+  call.out.strides = strides;
+  call.acc = dlb_dtype_to_dl(p->t.acc);
+  call.loop_in = dlb_dtype_to_dl(p->t.loop_in);
+  call.ddof = o->ddof;
+  call.index_base = o->index_base;
+  call.queue = site.queue;
+  call.error.message[0] = 0; /* the rest of the message is the kernel's to write */
+  call.error.hint = NULL;
+  if ((st = site.kernels->reduce(site.ctx, &call)) != DLB_OK)
+    return dlb_kernel_failed(a, st, &call.error, dlb_reduce_name(p->op), err);
+  return dlb_kernel_site_close(&site, arrays, result ? 2 : 1, err);
+}
+
+static dlb_status check_operand(dlb_reduce_op op, const dlb_array *a, dlb_backend *cpu,
+                                 dlb_placement *where, dlb_error *err) {
   dlb_operand in = {a, {0}};
-  return dlb_check_operands(1, &in, cpu, where, dlb_reduce_name(op), err);
+  return dlb_check_operands_for(1, &in, cpu, offsetof(dlb_kernels, reduce), where,
+                                dlb_reduce_name(op), err);
 }
 
 static dlb_status reduce_into(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
                               dlb_array *out, dlb_backend *cpu, dlb_error *err) {
   const char *name = dlb_reduce_name(op);
   dlb_placement where;
-  plan p;
-  strided result;
+  reduce_plan p;
   int ndim, fresh = out->buffer == NULL;
   int64_t shape[DLB_MAX_NDIM];
   dlb_array tmp = {0};
   dlb_status st;
-  if ((st = check_host(op, a, cpu, &where, err)) != DLB_OK) return st;
-  if ((st = make_plan(op, a, o, cpu, &p, err)) != DLB_OK) return st;
+  if ((st = check_operand(op, a, cpu, &where, err)) != DLB_OK) return st;
+  if ((st = plan_reduce(op, a, o, &p, err)) != DLB_OK) return st;
   dlb_reduce_result_shape(op, a, o, &ndim, shape, NULL);
   if (fresh) {
     st = dlb_array_allocate(out, where.backend, where.device_id, p.t.result, ndim, shape, 0, err);
     if (st != DLB_OK) return st;
-    result_operand(&p, out, o->keepdims, &result);
-    st = run(&p, &result, err);
-    if (st != DLB_OK) dlb_array_release(out);
+    if ((st = run_reduce(&p, a, o, out, o->keepdims, NULL, err)) != DLB_OK) dlb_array_release(out);
     return st;
   }
   if ((st = dlb_check_out(out, p.t.result, ndim, shape, &where, name, err)) != DLB_OK) return st;
-  if (out->dtype == p.t.result && !dlb_arrays_overlap(out, a)) {
-    result_operand(&p, out, o->keepdims, &result);
-    return run(&p, &result, err);
-  }
+  if (out->dtype == p.t.result && !dlb_arrays_overlap(out, a))
+    return run_reduce(&p, a, o, out, o->keepdims, NULL, err);
   /* Another dtype, or memory the input shares: a new result copied over. */
   st = dlb_array_allocate(&tmp, where.backend, where.device_id, p.t.result, ndim, shape, 0, err);
-  if (st == DLB_OK) {
-    result_operand(&p, &tmp, o->keepdims, &result);
-    st = run(&p, &result, err);
-  }
+  if (st == DLB_OK) st = run_reduce(&p, a, o, &tmp, o->keepdims, NULL, err);
   if (st == DLB_OK) st = dlb_array_copy_into(out, &tmp, err);
   dlb_array_release(&tmp);
   return st;
@@ -834,23 +325,32 @@ static dlb_status reduce_into(dlb_reduce_op op, const dlb_array *a, const dlb_re
 static dlb_status reduce_value(dlb_reduce_op op, const dlb_array *a, const dlb_reduce_options *o,
                                dlb_backend *cpu, dlb_scalar *value, dlb_error *err) {
   dlb_placement where;
-  plan p;
-  strided result;
+  reduce_plan p;
   union {
     unsigned char bytes[16];
     double align;
   } element;
   dlb_status st;
-  if ((st = check_host(op, a, cpu, &where, err)) != DLB_OK) return st;
-  if ((st = make_plan(op, a, o, cpu, &p, err)) != DLB_OK) return st;
+  if ((st = check_operand(op, a, cpu, &where, err)) != DLB_OK) return st;
+  if ((st = plan_reduce(op, a, o, &p, err)) != DLB_OK) return st;
   if (p.out_numel != 1)
     return dlb_fail(err, DLB_E_SHAPE, "%s: the result has %lld elements, not one",
                     dlb_reduce_name(op), (long long)p.out_numel);
   memset(&element, 0, sizeof element);
-  memset(&result, 0, sizeof result);
-  result.data = (char *)element.bytes;
-  result.dtype = p.t.result;
-  if ((st = run(&p, &result, err)) != DLB_OK) return st;
+  if (a->buffer->host || !a->buffer->backend || a->numel == 0) {
+    /* The host computes: the result goes straight into element. */
+    if ((st = run_reduce(&p, a, o, NULL, 0, element.bytes, err)) != DLB_OK) return st;
+  } else { /* a device: a 0-d result there, read back */
+    dlb_array r = {0};
+    int64_t none[1] = {0};
+    if ((st = dlb_array_allocate(&r, where.backend, where.device_id, p.t.result, 0, none, 0,
+                                 err)) != DLB_OK)
+      return st;
+    st = run_reduce(&p, a, o, &r, 0, NULL, err);
+    if (st == DLB_OK) st = dlb_array_read_into(&r, element.bytes, p.t.result, err);
+    dlb_array_release(&r);
+    if (st != DLB_OK) return st;
+  }
   dlb_scalar_load(p.t.result, element.bytes, value);
   return DLB_OK;
 }

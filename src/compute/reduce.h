@@ -46,21 +46,7 @@
 
 #include "operands.h"
 
-typedef enum dlb_reduce_op {
-  DLB_REDUCE_SUM,
-  DLB_REDUCE_PROD,
-  DLB_REDUCE_MEAN,
-  DLB_REDUCE_MIN,
-  DLB_REDUCE_MAX,
-  DLB_REDUCE_ARGMIN,
-  DLB_REDUCE_ARGMAX,
-  DLB_REDUCE_ALL,
-  DLB_REDUCE_ANY,
-  DLB_REDUCE_COUNT_NONZERO,
-  DLB_REDUCE_STD,
-  DLB_REDUCE_VAR,
-  DLB_REDUCE_OP_COUNT
-} dlb_reduce_op;
+/* dlb_reduce_op: the list is public (dlbridge.h): device backends' kernels take it. */
 
 /* NumPy's name of op: "sum", "count_nonzero". */
 const char *dlb_reduce_name(dlb_reduce_op op);

@@ -1,5 +1,6 @@
 /* backend.c -- refcounted backend objects and the per-state registry. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +32,26 @@ static int valid_name(const char *name) {
   return 1;
 }
 
+/* The bytes of dlb_backend_ops a table of version fills (0: a version
+ * this library does not know). Fields are only appended, so a version's
+ * table is a prefix of the newest one. */
+static size_t ops_size(uint32_t version) {
+  switch (version) {
+    case DLB_BACKEND_OPS_VERSION_1: return offsetof(dlb_backend_ops, copy_strided);
+    case DLB_BACKEND_OPS_VERSION_2: return sizeof(dlb_backend_ops);
+    default: return 0;
+  }
+}
+
 dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend **out,
                               dlb_error *err) {
   dlb_backend *b;
   if (!ops) return invalid_ops(err, "the ops table is static data of the backend, filled "
                                      "before dlb_register_backend", "backend ops are NULL");
-  if (ops->version != DLB_BACKEND_OPS_VERSION)
-    return invalid_ops(err, "set ops.version = DLB_BACKEND_OPS_VERSION and rebuild the backend "
-                            "against this dlbridge.h",
-                       "backend ops version %u, expected %u", (unsigned)ops->version,
+  if (!ops_size(ops->version))
+    return invalid_ops(err, "set ops.version to DLB_BACKEND_OPS_VERSION (or the version whose "
+                            "fields the table fills) and rebuild the backend",
+                       "backend ops version %u: this dlbridge takes 1 to %u", (unsigned)ops->version,
                        (unsigned)DLB_BACKEND_OPS_VERSION);
   if (!valid_name(ops->name))
     return invalid_ops(err, "name the backend like a Lua identifier in lower case, e.g. "
@@ -51,12 +63,17 @@ dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend
                             "optional (NULL)",
                        "backend '%s' lacks a required function (device_count, allocate, "
                        "deallocate, copy_to_host, copy_from_host)", ops->name);
+  if (ops->version >= DLB_BACKEND_OPS_VERSION_2 && ops->kernels &&
+      (ops->kernels->version < 1 || ops->kernels->version > DLB_KERNELS_VERSION))
+    return invalid_ops(err, "set kernels.version = DLB_KERNELS_VERSION",
+                       "backend '%s': kernels version %u, this dlbridge takes 1 to %u",
+                       ops->name, (unsigned)ops->kernels->version, (unsigned)DLB_KERNELS_VERSION);
   b = calloc(1, sizeof *b);
   if (!b) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for backend '%s'", ops->name);
   atomic_init(&b->refs, 1);
   atomic_init(&b->in_use, 0);
   b->budget = NULL;
-  b->ops = *ops;
+  memcpy(&b->ops, ops, ops_size(ops->version)); /* later fields stay NULL */
   b->ctx = ctx;
   strcpy(b->name, ops->name);
   b->ops.name = b->name;
@@ -200,4 +217,11 @@ dlb_status dlb_registry_parse_device(const dlb_registry *registry, const char *t
   *backend = b;
   *device_id = id;
   return DLB_OK;
+}
+
+dlb_backend *dlb_registry_adopter(const dlb_registry *registry, int32_t device_type) {
+  for (size_t i = 0; registry && i < registry->count; i++)
+    if (registry->items[i]->ops.device_type == device_type && registry->items[i]->ops.adopt)
+      return registry->items[i];
+  return NULL;
 }

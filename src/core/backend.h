@@ -19,10 +19,11 @@ typedef struct dlb_backend {
    * on every allocation and free) but derived, as the budget's in_use less
    * that of the state's other backends (dlb_backend_in_use). */
   int in_use_derived;
-  /* The backend's own compute kernels (compute/device_kernels.h), or NULL:
-   * then only memory the host can address computes. Set once, before use,
-   * by a device backend that brings kernels. */
-  const struct dlb_compute_kernels *kernels;
+  /* Buffers up to this many bytes share one block with their header (the
+   * handle is then the 64-byte aligned data address, which the backend's
+   * hooks take as an allocation of its own at offset 0, and is never
+   * deallocated by itself). 0: none. The cpu backend's (dlb_cpu_backend_create). */
+  size_t inline_bytes;
 } dlb_backend;
 
 /* Validates ops (version, name, required functions) and makes a backend
@@ -56,8 +57,6 @@ int dlb_backend_device_count(const dlb_backend *backend);
 dlb_status dlb_backend_failed(const dlb_backend *backend, dlb_status status, const char *what,
                               dlb_error *err);
 
-/* The host-memory backend. */
-const dlb_backend_ops *dlb_cpu_backend_ops(void);
 
 /* The backends of one lua_State, by name. Holds a reference to each. */
 typedef struct dlb_registry {
@@ -73,6 +72,8 @@ void dlb_registry_free(dlb_registry *registry);
 dlb_status dlb_registry_add(dlb_registry *registry, dlb_backend *backend, dlb_error *err);
 /* The backend of that name, or NULL. */
 dlb_backend *dlb_registry_find(const dlb_registry *registry, const char *name, size_t len);
+/* The first backend of DLPack device type that adopts foreign memory, or NULL. */
+dlb_backend *dlb_registry_adopter(const dlb_registry *registry, int32_t device_type);
 
 /* Parses "cpu", "cpu:0", "engine:1". DLB_E_UNKNOWN_DEVICE for an unknown
  * name, a malformed string or a device id out of range; DLB_E_DEVICE_UNAVAILABLE

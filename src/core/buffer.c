@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buffer.h"
+#include "event.h"
 
 /* Every small cpu buffer takes a block of one size: its header, then up to
  * DLB_INLINE_BUFFER_BYTES 64-byte aligned. */
@@ -96,8 +97,7 @@ static dlb_buffer *allocate_inline(size_t nbytes, int zeroed) {
 
 dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
                                dlb_buffer **out, dlb_error *err) {
-  int small = nbytes > 0 && nbytes <= DLB_INLINE_BUFFER_BYTES &&
-              backend->ops.allocate == dlb_cpu_backend_ops()->allocate;
+  int small = nbytes > 0 && nbytes <= backend->inline_bytes;
   dlb_buffer *buf = small ? allocate_inline(nbytes, zeroed) : calloc(1, sizeof *buf);
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
@@ -146,6 +146,9 @@ void dlb_buffer_release(dlb_buffer *buffer) {
   if (atomic_load_explicit(&buffer->refs, memory_order_acquire) != 1 &&
       atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) != 1)
     return;
+  dlb_event_release(buffer->pending);
+  if (buffer->adopted && buffer->backend->ops.forget)
+    buffer->backend->ops.forget(buffer->backend->ctx, buffer->device_id, buffer->handle);
   if (buffer->external_release) buffer->external_release(buffer->owner);
   if (buffer->backend) {
     if (buffer->handle && !buffer->external_release && !buffer->inline_data)

@@ -12,7 +12,7 @@
  * memory budget) from its creation until that last release. */
 typedef struct dlb_buffer {
   atomic_size_t refs;
-  dlb_backend *backend; /* retained; NULL for wrapped external memory */
+  dlb_backend *backend; /* retained (wrapped host memory has the state's cpu backend) */
   int device_id;
   void *handle;         /* the backend's handle; NULL when nbytes == 0 */
   void *host;           /* host-addressable bytes, or NULL */
@@ -21,6 +21,8 @@ typedef struct dlb_buffer {
   void (*external_release)(void *owner); /* wrapped memory: frees it */
   void *owner;
   int inline_data; /* the bytes live in this allocation, after the header (small cpu buffers) */
+  int adopted;     /* handle came from the backend's adopt: forget it, never deallocate it */
+  struct dlb_event *pending; /* the last work queued on the memory (event.h), or NULL */
 } dlb_buffer;
 
 /* cpu buffers up to this size share one allocation with their header: an

@@ -1,192 +1,22 @@
-/* copy.c -- strided copies, casts and fills between arrays in host memory. */
+/* copy.c -- copies, casts and fills of arrays on any backend. Planned here,
+ * run by the backends: the host's kernels for memory the host can address,
+ * a device's own kernels and copy hooks for its memory, and otherwise the
+ * staging fallback (boxes through host memory). */
 #include <stdlib.h>
 #include <string.h>
+#include "../backends/cpu/cpu.h"
+#include "../backends/staging.h"
 #include "copy.h"
-#include "dtype.h"
-#include "iter.h"
+#include "event.h"
 #include "shape.h"
-#include "staging.h"
+#include "tensor.h"
 #include "work.h"
 
-/* Geometry of one operand of an element-wise loop, strides in bytes. */
-typedef struct loop_operand {
-  char *data;
-  int64_t strides[DLB_MAX_NDIM];
-} loop_operand;
-
-/* Sets up an operand from an array: byte strides and host data pointer. */
-static void operand_of(loop_operand *op, const dlb_array *a) {
-  int64_t item = (int64_t)dlb_array_itemsize(a);
-  op->data = dlb_array_host_data(a);
-  /* An extent-1 dim's stride is unbounded (an import may carry any): unused. */
-  for (int d = 0; d < a->ndim; d++) op->strides[d] = a->shape[d] == 1 ? 0 : a->strides[d] * item;
-}
-
-/* Copies the elements [I0, I1) x [J0, J1), one at a time, of size sizeof(T). */
-#define COPY_RECT(T, I0, I1, J0, J1)                                             \
-  for (int64_t i = (I0); i < (I1); i++)                                          \
-    for (int64_t j = (J0); j < (J1); j++)                                        \
-      memcpy(d + i * d0 + j * d1, s + i * s0 + j * s1, sizeof(T))
-
-typedef struct { uint64_t lo, hi; } bytes16;
-
-/* The blocks must be inlined into copy_tiled's clones to use their vector
- * units (left to itself GCC calls one baseline copy from all of them). */
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
-/* A B x B block of a transpose whose source runs along i and whose
- * destination runs along j (both a whole element apart): B source runs of B
- * elements into a local square, then its columns out as destination runs.
- * Constant sizes let the compiler do the square in vector registers. B by
- * measurement: runs of 64 bytes (whole cache lines) for 4- to 16-byte
- * elements, 16 bytes for 1- and 2-byte ones. */
-#define TRANSPOSE_BLOCK(NAME, ET, B)                                             \
-  static ALWAYS_INLINE void NAME(char *d, int64_t d0, const char *s, int64_t s1) { \
-    ET square[B][B]; /* square[j][i] = source (i, j) */                          \
-    for (int j = 0; j < (B); j++) memcpy(square[j], s + j * s1, sizeof square[j]); \
-    for (int i = 0; i < (B); i++) {                                              \
-      ET run[B];                                                                 \
-      for (int j = 0; j < (B); j++) run[j] = square[j][i];                       \
-      memcpy(d + i * d0, run, sizeof run);                                       \
-    }                                                                            \
-  }
-TRANSPOSE_BLOCK(transpose_block_1, uint8_t, 16)
-TRANSPOSE_BLOCK(transpose_block_2, uint16_t, 8)
-TRANSPOSE_BLOCK(transpose_block_4, uint32_t, 16)
-TRANSPOSE_BLOCK(transpose_block_8, uint64_t, 8)
-TRANSPOSE_BLOCK(transpose_block_16, bytes16, 4)
-#undef TRANSPOSE_BLOCK
-
-/* The tile [i0, i1) x [j0, j1) in B x B blocks, then what is left at its
- * right and bottom edges (less than a block) one element at a time. */
-#define TRANSPOSE_TILE(T, B, BLOCK)                                              \
-  do {                                                                           \
-    const int64_t ib_ = i0 + (i1 - i0) / (B) * (B), jb_ = j0 + (j1 - j0) / (B) * (B); \
-    for (int64_t ii = i0; ii < ib_; ii += (B))                                   \
-      for (int64_t jj = j0; jj < jb_; jj += (B))                                 \
-        BLOCK(d + ii * d0 + jj * d1, d0, s + ii * s0 + jj * s1, s1);             \
-    COPY_RECT(T, i0, ib_, jb_, j1);                                              \
-    COPY_RECT(T, ib_, i1, j0, j1);                                               \
-  } while (0)
-
-/* dst = src over an n0 x n1 block of one dtype whose inner dim is strided in
- * the source but whose outer dim is not (a transpose): tiles keep both sides
- * in cache, so neither walks memory a stride apart for a whole row. Where
- * both sides run forward a whole element apart (the usual transpose), the
- * tiles are 128 x 128 and copied in blocks (4096^2 float32: 29 -> 9-12 ms,
- * 8192^2 uint8: 158 -> 17 ms); else 64 x 64 or 32 x 32, one element at a
- * time. */
-DLB_KERNEL_CLONES static void copy_tiled(char *d, int64_t d0, int64_t d1, const char *s,
-                                         int64_t s0, int64_t s1, int64_t n0, int64_t n1,
-                                         size_t item) {
-  const int blocked = s0 == (int64_t)item && d1 == (int64_t)item;
-  /* unblocked: 2 * T * T * item <= 16 KiB (the L1 share of one tile pair) */
-  const int64_t T = blocked ? 128 : item <= 2 ? 64 : 32;
-  for (int64_t i0 = 0; i0 < n0; i0 += T)
-    for (int64_t j0 = 0; j0 < n1; j0 += T) {
-      const int64_t i1 = i0 + T < n0 ? i0 + T : n0, j1 = j0 + T < n1 ? j0 + T : n1;
-      if (blocked) {
-        switch (item) {
-          case 1: TRANSPOSE_TILE(uint8_t, 16, transpose_block_1); break;
-          case 2: TRANSPOSE_TILE(uint16_t, 8, transpose_block_2); break;
-          case 4: TRANSPOSE_TILE(uint32_t, 16, transpose_block_4); break;
-          case 8: TRANSPOSE_TILE(uint64_t, 8, transpose_block_8); break;
-          default: TRANSPOSE_TILE(bytes16, 4, transpose_block_16); break;
-        }
-      } else {
-        switch (item) {
-          case 1: COPY_RECT(uint8_t, i0, i1, j0, j1); break;
-          case 2: COPY_RECT(uint16_t, i0, i1, j0, j1); break;
-          case 4: COPY_RECT(uint32_t, i0, i1, j0, j1); break;
-          case 8: COPY_RECT(uint64_t, i0, i1, j0, j1); break;
-          default: COPY_RECT(bytes16, i0, i1, j0, j1); break;
-        }
-      }
-    }
-}
-#undef TRANSPOSE_TILE
-#undef COPY_RECT
-
-/* Whether a same-dtype copy is a transpose worth tiling: the destination
- * runs along its inner dim one element at a time while the source does so
- * along another dim. That dim is moved next to the inner one (the order of
- * the outer dims does not matter: the operands do not overlap here). */
-static int transposed_pair(dlb_iter *it, int64_t item) {
-  int in = it->ndim - 1;
-  int64_t *dst = it->strides[0], *src = it->strides[1];
-  if (it->ndim < 2 || it->shape[in] < 8 || src[in] == item || src[in] == -item ||
-      (dst[in] != item && dst[in] != -item))
-    return 0;
-  for (int p = in - 1; p >= 0; p--) {
-    if (it->shape[p] < 8 || (src[p] != item && src[p] != -item)) continue;
-    int64_t t;
-#define SWAP(x) (t = (x)[p], (x)[p] = (x)[in - 1], (x)[in - 1] = t)
-    SWAP(it->shape);
-    SWAP(dst);
-    SWAP(src);
-#undef SWAP
-    return 1;
-  }
-  return 0;
-}
-
-/* What the kernels of cast_strided need. */
-typedef struct cast_ctx {
-  dlb_dtype dst_type, src_type;
-  const dlb_iter *it;
-  dlb_error *err;
-  dlb_status status;
-} cast_ctx;
-
-/* The cast kernel over one run of the inner dim. */
-static int cast_loop(char **data, const int64_t *steps, int64_t n, void *aux) {
-  cast_ctx *c = aux;
-  c->status = dlb_cast(c->dst_type, data[0], (ptrdiff_t)steps[0], c->src_type, data[1],
-                       (ptrdiff_t)steps[1], (size_t)n, c->err);
-  return c->status != DLB_OK;
-}
-
-/* The tiled copy of the last two dims at one index of the others. */
-static int tile_body(char **data, void *aux) {
-  const cast_ctx *c = aux;
-  const dlb_iter *it = c->it;
-  int a = it->ndim - 2, b = it->ndim - 1;
-  int64_t rows = it->shape[a], cols = it->shape[b], band = rows;
-  dlb_work *work = dlb_work_current();
-  if (work) { /* bands of whole 128-row tiles, a look at the interrupt after each */
-    band = (DLB_WORK_CHECK_EVERY / cols + 127) / 128 * 128;
-    if (band > rows) band = rows;
-  }
-  for (int64_t r = 0; r < rows; r += band) {
-    int64_t n = rows - r < band ? rows - r : band;
-    copy_tiled(data[0] + r * it->strides[0][a], it->strides[0][a], it->strides[0][b],
-               data[1] + r * it->strides[1][a], it->strides[1][a], it->strides[1][b], n, cols,
-               dlb_dtype_get(c->dst_type)->itemsize);
-    if (dlb_work_tick(work, n * cols)) return DLB_ITER_STOPPED;
-  }
-  return 0;
-}
-
-/* dst[i] = cast(src[i]) for every index of shape (dst and src must not
- * overlap: the iterator may reorder and reverse the walk). */
-static dlb_status cast_strided(dlb_dtype dst_type, loop_operand *dst, dlb_dtype src_type,
-                               loop_operand *src, int ndim, const int64_t *shape,
-                               dlb_error *err) {
-  dlb_iter it;
-  char *data[2] = {dst->data, src->data};
-  const int64_t *strides[2] = {dst->strides, src->strides};
-  cast_ctx c = {dst_type, src_type, &it, err, DLB_OK};
-  dlb_iter_init(&it, 2, ndim, shape, data, strides);
-  if (dst_type == src_type && transposed_pair(&it, (int64_t)dlb_dtype_get(dst_type)->itemsize))
-    dlb_iter_each(&it, 2, tile_body, &c);
-  else
-    dlb_iter_run(&it, cast_loop, &c);
-  return c.status;
-}
+/* An element's bytes, aligned for any dtype. */
+typedef union element {
+  unsigned char bytes[16];
+  double align;
+} element;
 
 static dlb_status require_writable(const dlb_array *a, dlb_error *err) {
   if (!a->readonly && !a->buffer->readonly) return DLB_OK;
@@ -208,55 +38,193 @@ static int overlaps(const dlb_array *a, const dlb_array *b) {
   return alo < bhi && blo < ahi;
 }
 
-/* A host buffer for staging, at most DLB_STAGING_BYTES and at least one element. */
-static void *staging_alloc(size_t item, int64_t numel, int64_t *chunk, dlb_error *err) {
-  int64_t n = (int64_t)(DLB_STAGING_BYTES / item);
-  void *p;
-  if (n > numel) n = numel;
-  if (n < 1) n = 1;
-  p = malloc((size_t)n * item);
-  if (!p) dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a %zu-byte staging buffer", (size_t)n * item);
-  *chunk = n;
-  return p;
+/* --- kernels ---------------------------------------------------------------- */
+
+/* dst = cast(src) by the kernels' cast (both on the site's memory). */
+static dlb_status kernel_cast(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+  const dlb_array *arrays[2] = {dst, src};
+  dlb_kernel_error ke;
+  dlb_tensor d, s;
+  dlb_kernel_site site;
+  dlb_status st = dlb_kernel_site_open(arrays, 2, &site, err);
+  if (st != DLB_OK) return st;
+  dlb_tensor_of(dst, &d);
+  dlb_tensor_of(src, &s);
+  ke.message[0] = 0;
+  ke.hint = NULL;
+  if ((st = site.kernels->cast(site.ctx, &d, &s, site.queue, &ke)) != DLB_OK)
+    return dlb_kernel_failed(dst, st, &ke, "copy", err);
+  return dlb_kernel_site_close(&site, arrays, 2, err);
 }
 
-/* Whether the backend can copy src into dst itself (same backend, same
- * dtype, both contiguous): the fast path of a transfer within a backend. */
-static int backend_copy_ok(const dlb_array *dst, const dlb_array *src) {
-  return dst->buffer->backend == src->buffer->backend && dst->buffer->backend->ops.copy_within &&
-         dst->dtype == src->dtype && dlb_array_is_contiguous(dst) && dlb_array_is_contiguous(src);
+/* Every element of dst = the element at value, by the kernels' fill. */
+static dlb_status kernel_fill(dlb_array *dst, const void *value, dlb_error *err) {
+  const dlb_array *arrays[1] = {dst};
+  dlb_kernel_error ke;
+  dlb_tensor d;
+  dlb_kernel_site site;
+  dlb_status st = dlb_kernel_site_open(arrays, 1, &site, err);
+  if (st != DLB_OK) return st;
+  dlb_tensor_of(dst, &d);
+  ke.message[0] = 0;
+  ke.hint = NULL;
+  if ((st = site.kernels->fill(site.ctx, &d, value, site.queue, &ke)) != DLB_OK)
+    return dlb_kernel_failed(dst, st, &ke, "fill", err);
+  return dlb_kernel_site_close(&site, arrays, 1, err);
 }
 
-/* dst = cast(src), element by element in row-major order, through host
- * staging buffers of at most DLB_STAGING_BYTES each. */
-static dlb_status copy_staged(dlb_array *dst, const dlb_array *src, dlb_error *err) {
-  size_t sitem = dlb_array_itemsize(src), ditem = dlb_array_itemsize(dst);
-  int64_t chunk, chunk2;
-  int same = dst->dtype == src->dtype;
-  char *sbuf = staging_alloc(sitem > ditem ? sitem : ditem, dst->numel, &chunk, err), *dbuf;
+/* Whether the cast from src to dst can run as one kernel call: one
+ * device (or both in host memory) whose kernels cast. */
+static int one_kernel(const dlb_array *dst, const dlb_array *src) {
+  const dlb_kernels *k = dlb_kernels_for(dst);
+  if (!k || !k->cast || k != dlb_kernels_for(src)) return 0;
+  if (dst->buffer->host && src->buffer->host) return 1;
+  return dst->buffer->backend == src->buffer->backend &&
+         dst->buffer->device_id == src->buffer->device_id;
+}
+
+/* --- moving data without kernels ---------------------------------------------- */
+
+/* One copy_strided call within a backend (same dtype). */
+static dlb_status hook_within(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+  dlb_buffer *db = dst->buffer, *sb = src->buffer;
+  dlb_backend *be = db->backend;
+  void *queue = dlb_backend_queue(be, db->device_id);
+  dlb_strided_copy c = {dlb_array_itemsize(dst), dst->ndim, dst->shape,
+                        {db->handle, db->device_id, dst->offset, NULL, dst->strides},
+                        {sb->handle, sb->device_id, src->offset, NULL, src->strides}, queue};
+  dlb_buffer *touched[2] = {db, sb};
+  dlb_status st;
+  if ((st = dlb_buffer_order_before(db, be, db->device_id, queue, err)) != DLB_OK ||
+      (st = dlb_buffer_order_before(sb, be, db->device_id, queue, err)) != DLB_OK)
+    return st;
+  if ((st = be->ops.copy_strided(be->ctx, &c)) != DLB_OK)
+    return dlb_backend_failed(be, st, "copy within its memory", err);
+  return dlb_buffers_after_work(be, db->device_id, queue, touched, 2, err);
+}
+
+/* One copy_within call of contiguous arrays of one backend (same dtype). */
+static dlb_status contiguous_within(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+  dlb_buffer *db = dst->buffer, *sb = src->buffer;
+  dlb_backend *be = db->backend;
+  dlb_status st;
+  if ((st = dlb_buffer_sync_host(db, err)) != DLB_OK || (st = dlb_buffer_sync_host(sb, err)) != DLB_OK)
+    return st;
+  st = be->ops.copy_within(be->ctx, db->device_id, db->handle, dst->offset, sb->device_id,
+                           sb->handle, src->offset, (size_t)dst->numel * dlb_array_itemsize(dst));
+  return st == DLB_OK ? DLB_OK : dlb_backend_failed(be, st, "copy within its memory", err);
+}
+
+/* Host scratch memory for staged boxes of both arrays' dtypes. */
+typedef struct staged {
+  dlb_array *dst;
+  const dlb_array *src; /* NULL: fill from the scratch as it is */
+  char *from, *to;      /* scratch in src's and dst's dtype (one, when they match) */
+  dlb_error *err;
+} staged;
+
+/* One box of a staged copy: src's region into scratch, cast, into dst. */
+static dlb_status staged_box(const dlb_box *box, void *aux) {
+  staged *s = aux;
+  dlb_array region, view = box->view;
+  size_t n = (size_t)view.numel;
   dlb_status st = DLB_OK;
-  if (!sbuf) return DLB_E_OUT_OF_MEMORY;
-  dbuf = same ? sbuf : staging_alloc(sitem > ditem ? sitem : ditem, dst->numel, &chunk2, err);
-  if (!dbuf) {
-    free(sbuf);
-    return DLB_E_OUT_OF_MEMORY;
+  dlb_error *err = s->err;
+  if (s->src) {
+    dlb_box_region(s->src, box, &region);
+    if ((st = dlb_stage_read(&region, s->from, err)) == DLB_OK && s->to != s->from)
+      st = dlb_cast(s->dst->dtype, s->to, (ptrdiff_t)dlb_array_itemsize(s->dst), s->src->dtype,
+                    s->from, (ptrdiff_t)dlb_array_itemsize(s->src), n, err);
   }
-  for (int64_t pos = 0; pos < dst->numel && st == DLB_OK; pos += chunk) {
-    int64_t n = dst->numel - pos < chunk ? dst->numel - pos : chunk;
-    st = dlb_span_read(src, pos, n, sbuf, err);
-    if (st == DLB_OK && !same)
-      st = dlb_cast(dst->dtype, dbuf, (ptrdiff_t)ditem, src->dtype, sbuf, (ptrdiff_t)sitem,
-                    (size_t)n, err);
-    if (st == DLB_OK) st = dlb_span_write(dst, pos, n, dbuf, err);
-    if (dlb_work_tick(dlb_work_current(), n)) break;
+  if (st == DLB_OK) st = dlb_stage_write(&view, s->to, err);
+  if (st != DLB_OK) return st;
+  return dlb_work_tick(dlb_work_current(), (int64_t)n) ? DLB_E_INTERRUPTED : DLB_OK;
+}
+
+/* The boxes' size for two scratch buffers of these items. */
+static int64_t box_elements(size_t item) { return (int64_t)(DLB_STAGING_BYTES / item); }
+
+/* dst = cast(src) or dst = value through host memory, box by box. */
+static dlb_status copy_staged(dlb_array *dst, const dlb_array *src, const element *value,
+                              dlb_error *err) {
+  size_t ditem = dlb_array_itemsize(dst), sitem = src ? dlb_array_itemsize(src) : ditem;
+  size_t item = ditem > sitem ? ditem : sitem;
+  int64_t cap = box_elements(item), n = dst->numel < cap ? dst->numel : cap;
+  staged s = {dst, src, NULL, NULL, err};
+  dlb_status st;
+  s.to = malloc((size_t)n * item);
+  s.from = src && src->dtype != dst->dtype ? malloc((size_t)n * item) : s.to;
+  if (!s.to || !s.from) {
+    if (s.from != s.to) free(s.from);
+    free(s.to);
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a staging buffer");
   }
-  if (!same) free(dbuf);
-  free(sbuf);
+  if (value)
+    for (int64_t k = 0; k < n; k++) memcpy(s.to + (size_t)k * ditem, value->bytes, ditem);
+  st = dlb_box_each(dst, cap, staged_box, &s);
+  if (st == DLB_E_INTERRUPTED && dlb_work_current() && dlb_work_current()->interrupted)
+    st = DLB_OK; /* the work's end reports it */
+  if (s.from != s.to) free(s.from);
+  free(s.to);
   return st;
 }
 
+/* One box of a device array straight to or from its place in contiguous
+ * host memory. */
+typedef struct direct {
+  char *host;
+  int writing;
+  dlb_error *err;
+} direct;
+
+static dlb_status direct_box(const dlb_box *box, void *aux) {
+  direct *d = aux;
+  dlb_array view = box->view;
+  char *mine = d->host + (size_t)box->first * dlb_array_itemsize(&view);
+  dlb_status st = d->writing ? dlb_stage_write(&view, mine, d->err)
+                             : dlb_stage_read(&view, mine, d->err);
+  if (st != DLB_OK) return st;
+  return dlb_work_tick(dlb_work_current(), view.numel) ? DLB_E_INTERRUPTED : DLB_OK;
+}
+
+/* The device array dev to or from contiguous host memory (same dtype): a
+ * contiguous one in one call, another in boxes of bounded span. */
+static dlb_status device_host(dlb_array *dev, char *host, int writing, dlb_error *err) {
+  direct d = {host, writing, err};
+  dlb_status st;
+  if (dlb_array_is_contiguous(dev))
+    return writing ? dlb_stage_write(dev, host, err) : dlb_stage_read(dev, host, err);
+  st = dlb_box_each(dev, box_elements(dlb_array_itemsize(dev)), direct_box, &d);
+  if (st == DLB_E_INTERRUPTED && dlb_work_current() && dlb_work_current()->interrupted)
+    st = DLB_OK; /* the work's end reports it */
+  return st;
+}
+
+/* dst = cast(src): shapes match, dst writable, no overlap, not empty. */
+static dlb_status move(dlb_array *dst, const dlb_array *src, dlb_error *err) {
+  dlb_buffer *db = dst->buffer, *sb = src->buffer;
+  dlb_status st;
+  if (one_kernel(dst, src)) return kernel_cast(dst, src, err);
+  if (dst->dtype == src->dtype && db->host && !sb->host && dlb_array_is_contiguous(dst))
+    return (st = dlb_buffer_sync_host(db, err)) != DLB_OK
+               ? st
+               : device_host((dlb_array *)src, dlb_array_host_data(dst), 0, err);
+  if (dst->dtype == src->dtype && sb->host && !db->host && dlb_array_is_contiguous(src))
+    return (st = dlb_buffer_sync_host(sb, err)) != DLB_OK
+               ? st
+               : device_host(dst, dlb_array_host_data(src), 1, err);
+  if (dst->dtype == src->dtype && db->backend == sb->backend && !db->host && !sb->host) {
+    if (db->backend->ops.copy_strided) return hook_within(dst, src, err);
+    if (db->backend->ops.copy_within && dlb_array_is_contiguous(dst) &&
+        dlb_array_is_contiguous(src))
+      return contiguous_within(dst, src, err);
+  }
+  return copy_staged(dst, src, NULL, err);
+}
+
+/* --- the entry points ------------------------------------------------------------ */
+
 static dlb_status copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
-  loop_operand d, s;
   dlb_status st;
   if (dst->ndim != src->ndim ||
       (dst->ndim > 0 && memcmp(dst->shape, src->shape, (size_t)dst->ndim * sizeof dst->shape[0]) != 0))
@@ -266,53 +234,22 @@ static dlb_status copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err
   if (overlaps(dst, src)) {
     dlb_array tmp;
     if ((st = dlb_array_clone(&tmp, src, src->dtype, err)) != DLB_OK) return st;
-    st = dlb_array_copy_into(dst, &tmp, err);
+    st = copy_into(dst, &tmp, err);
     dlb_array_release(&tmp);
     return st;
   }
-  if (dlb_array_host_data(dst) && dlb_array_host_data(src)) {
-    operand_of(&d, dst);
-    operand_of(&s, src);
-    return cast_strided(dst->dtype, &d, src->dtype, &s, dst->ndim, dst->shape, err);
-  }
-  if (backend_copy_ok(dst, src)) {
-    dlb_buffer *db = dst->buffer, *sb = src->buffer;
-    dlb_backend *be = db->backend;
-    st = be->ops.copy_within(be->ctx, db->device_id, db->handle, dst->offset, sb->device_id,
-                             sb->handle, src->offset, (size_t)dst->numel * dlb_array_itemsize(dst));
-    return st == DLB_OK ? DLB_OK : dlb_backend_failed(be, st, "copy within its memory", err);
-  }
-  return copy_staged(dst, src, err);
+  return move(dst, src, err);
 }
 
 static dlb_status fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
-  unsigned char element[16];
-  loop_operand d, s;
+  const dlb_kernels *k;
+  element e;
   dlb_status st;
-  if ((st = dlb_scalar_store(dst->dtype, element, v, err)) != DLB_OK) return st;
+  if ((st = dlb_scalar_store(dst->dtype, e.bytes, v, err)) != DLB_OK) return st;
   if ((st = require_writable(dst, err)) != DLB_OK) return st;
   if (dst->numel == 0) return DLB_OK;
-  if (dlb_array_host_data(dst)) {
-    operand_of(&d, dst);
-    /* The source is one element repeated: all strides 0. */
-    s.data = (char *)element;
-    memset(s.strides, 0, sizeof s.strides);
-    return cast_strided(dst->dtype, &d, dst->dtype, &s, dst->ndim, dst->shape, err);
-  }
-  {
-    size_t item = dlb_array_itemsize(dst);
-    int64_t chunk;
-    char *buf = staging_alloc(item, dst->numel, &chunk, err);
-    if (!buf) return DLB_E_OUT_OF_MEMORY;
-    for (int64_t k = 0; k < chunk; k++) memcpy(buf + (size_t)k * item, element, item);
-    for (int64_t pos = 0; pos < dst->numel && st == DLB_OK; pos += chunk) {
-      int64_t n = dst->numel - pos < chunk ? dst->numel - pos : chunk;
-      st = dlb_span_write(dst, pos, n, buf, err);
-      if (dlb_work_tick(dlb_work_current(), n)) break;
-    }
-    free(buf);
-    return st;
-  }
+  if ((k = dlb_kernels_for(dst)) && k->fill) return kernel_fill(dst, e.bytes, err);
+  return copy_staged(dst, NULL, &e, err);
 }
 
 /* Allocates out on (backend, device_id) and copies src into it. */
@@ -342,102 +279,115 @@ static dlb_status check_index(const dlb_array *a, const int64_t *index, dlb_erro
   return DLB_OK;
 }
 
-/* The element's offset from element 0...0, in elements (by strides). */
-static int64_t element_offset(const dlb_array *a, const int64_t *index) {
+/* The element at index as a 0-d view of a (borrowed). */
+static dlb_array element_view(const dlb_array *a, const int64_t *index) {
+  dlb_array one = *a;
   int64_t off = 0;
   for (int d = 0; d < a->ndim; d++) off += index[d] * a->strides[d];
-  return off;
+  one.ndim = 0;
+  one.numel = 1;
+  one.offset = (size_t)((int64_t)a->offset + off * (int64_t)dlb_array_itemsize(a));
+  return one;
 }
 
 dlb_status dlb_array_get(const dlb_array *a, const int64_t *index, dlb_scalar *out, dlb_error *err) {
-  unsigned char element[16];
+  element e;
+  dlb_array one;
   dlb_status st = check_index(a, index, err);
   if (st != DLB_OK) return st;
-  if ((st = dlb_element_read(a, element_offset(a, index), element, err)) != DLB_OK) return st;
-  dlb_scalar_load(a->dtype, element, out);
+  one = element_view(a, index);
+  if ((st = dlb_stage_read(&one, e.bytes, err)) != DLB_OK) return st;
+  dlb_scalar_load(a->dtype, e.bytes, out);
   return DLB_OK;
 }
 
 dlb_status dlb_array_set(dlb_array *a, const int64_t *index, const dlb_scalar *v, dlb_error *err) {
-  unsigned char element[16];
+  element e;
   dlb_array one;
   dlb_status st = require_writable(a, err);
   if (st != DLB_OK || (st = check_index(a, index, err)) != DLB_OK) return st;
-  if ((st = dlb_scalar_store(a->dtype, element, v, err)) != DLB_OK) return st;
-  /* The element as a 0-d view, written through the staging path. */
-  one.buffer = a->buffer;
-  one.dtype = a->dtype;
-  one.ndim = 0;
-  one.numel = 1;
-  one.readonly = 0;
-  one.offset = (size_t)((int64_t)a->offset + element_offset(a, index) * (int64_t)dlb_array_itemsize(a));
-  return dlb_span_write(&one, 0, 1, element, err);
+  if ((st = dlb_scalar_store(a->dtype, e.bytes, v, err)) != DLB_OK) return st;
+  one = element_view(a, index);
+  return dlb_stage_write(&one, e.bytes, err);
 }
 
-/* An operand over contiguous host memory with the shape of a. */
-static void contiguous_operand(loop_operand *op, const dlb_array *a, void *data, dlb_dtype dtype) {
-  int64_t strides[DLB_MAX_NDIM];
-  int64_t item = (int64_t)dlb_dtype_get(dtype)->itemsize;
-  dlb_shape_contiguous_strides(a->ndim, a->shape, strides);
-  op->data = data;
-  for (int d = 0; d < a->ndim; d++) op->strides[d] = strides[d] * item;
+/* Host memory of n elements of dtype, row-major: the other side of a read
+ * or a write. */
+typedef struct host_side {
+  char *data;
+  dlb_dtype dtype;
+  int writing; /* 1: host -> array */
+  char *scratch;
+  dlb_error *err;
+} host_side;
+
+/* One box between the array and host memory (a cast where dtypes differ). */
+static dlb_status host_box(const dlb_box *box, void *aux) {
+  host_side *h = aux;
+  dlb_array view = box->view;
+  size_t n = (size_t)view.numel, item = dlb_array_itemsize(&view);
+  size_t hitem = dlb_dtype_get(h->dtype)->itemsize;
+  char *mine = h->data + (size_t)box->first * hitem;
+  dlb_status st = DLB_OK;
+  if (h->dtype == view.dtype) {
+    st = h->writing ? dlb_stage_write(&view, mine, h->err) : dlb_stage_read(&view, mine, h->err);
+  } else if (h->writing) {
+    st = dlb_cast(view.dtype, h->scratch, (ptrdiff_t)item, h->dtype, mine, (ptrdiff_t)hitem, n,
+                  h->err);
+    if (st == DLB_OK) st = dlb_stage_write(&view, h->scratch, h->err);
+  } else {
+    st = dlb_stage_read(&view, h->scratch, h->err);
+    if (st == DLB_OK)
+      st = dlb_cast(h->dtype, mine, (ptrdiff_t)hitem, view.dtype, h->scratch, (ptrdiff_t)item, n,
+                    h->err);
+  }
+  if (st != DLB_OK) return st;
+  return dlb_work_tick(dlb_work_current(), (int64_t)n) ? DLB_E_INTERRUPTED : DLB_OK;
+}
+
+/* One strided host cast between a's memory and packed memory of dtype. */
+static dlb_status host_direct(dlb_array *a, char *data, dlb_dtype dtype, int writing,
+                              dlb_error *err) {
+  int64_t mine[DLB_MAX_NDIM], packed[DLB_MAX_NDIM], item = (int64_t)dlb_array_itemsize(a);
+  int64_t hitem = (int64_t)dlb_dtype_get(dtype)->itemsize;
+  dlb_status st = dlb_buffer_sync_host(a->buffer, err);
+  if (st != DLB_OK) return st;
+  dlb_shape_contiguous_strides(a->ndim, a->shape, packed);
+  for (int d = 0; d < a->ndim; d++) {
+    mine[d] = a->shape[d] == 1 ? 0 : a->strides[d] * item;
+    packed[d] = a->shape[d] == 1 ? 0 : packed[d] * hitem;
+  }
+  return writing ? dlb_cpu_cast_strided(a->dtype, dlb_array_host_data(a), mine, dtype, data, packed,
+                                        a->ndim, a->shape, err)
+                 : dlb_cpu_cast_strided(dtype, data, packed, a->dtype, dlb_array_host_data(a), mine,
+                                        a->ndim, a->shape, err);
+}
+
+/* a's elements (row-major) to or from contiguous host memory of dtype. */
+static dlb_status host_transfer(dlb_array *a, char *data, dlb_dtype dtype, int writing,
+                                dlb_error *err) {
+  size_t item = dlb_array_itemsize(a);
+  int64_t cap = box_elements(item), n = a->numel < cap ? a->numel : cap;
+  host_side h = {data, dtype, writing, NULL, err};
+  dlb_status st;
+  if (a->numel == 0) return DLB_OK;
+  if (a->buffer->host) return host_direct(a, data, dtype, writing, err);
+  if (dtype != a->dtype && !(h.scratch = malloc((size_t)n * item)))
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a staging buffer");
+  st = dlb_box_each(a, cap, host_box, &h);
+  if (st == DLB_E_INTERRUPTED && dlb_work_current() && dlb_work_current()->interrupted)
+    st = DLB_OK; /* the work's end reports it */
+  free(h.scratch);
+  return st;
 }
 
 static dlb_status read_into(const dlb_array *a, void *dst, dlb_dtype dtype, dlb_error *err) {
-  loop_operand d, s;
-  if (a->numel == 0) return DLB_OK;
-  if (!dlb_array_host_data(a)) {
-    /* Staged: dst itself is the staging memory when no cast is needed. */
-    if (dtype == a->dtype) return dlb_span_read(a, 0, a->numel, dst, err);
-    {
-      size_t item = dlb_array_itemsize(a), out_item = dlb_dtype_get(dtype)->itemsize;
-      int64_t chunk;
-      char *buf = staging_alloc(item, a->numel, &chunk, err);
-      dlb_status st = DLB_OK;
-      if (!buf) return DLB_E_OUT_OF_MEMORY;
-      for (int64_t pos = 0; pos < a->numel && st == DLB_OK; pos += chunk) {
-        int64_t n = a->numel - pos < chunk ? a->numel - pos : chunk;
-        st = dlb_span_read(a, pos, n, buf, err);
-        if (st == DLB_OK)
-          st = dlb_cast(dtype, (char *)dst + (size_t)pos * out_item, (ptrdiff_t)out_item, a->dtype,
-                        buf, (ptrdiff_t)item, (size_t)n, err);
-        if (dlb_work_tick(dlb_work_current(), n)) break;
-      }
-      free(buf);
-      return st;
-    }
-  }
-  contiguous_operand(&d, a, dst, dtype);
-  operand_of(&s, a);
-  return cast_strided(dtype, &d, a->dtype, &s, a->ndim, a->shape, err);
+  return host_transfer((dlb_array *)a, dst, dtype, 0, err);
 }
 
 static dlb_status write_from(dlb_array *a, const void *src, dlb_dtype dtype, dlb_error *err) {
-  loop_operand d, s;
-  dlb_status st;
-  if ((st = require_writable(a, err)) != DLB_OK) return st;
-  if (a->numel == 0) return DLB_OK;
-  if (!dlb_array_host_data(a)) {
-    if (dtype == a->dtype) return dlb_span_write(a, 0, a->numel, src, err);
-    {
-      size_t item = dlb_array_itemsize(a), in_item = dlb_dtype_get(dtype)->itemsize;
-      int64_t chunk;
-      char *buf = staging_alloc(item, a->numel, &chunk, err);
-      if (!buf) return DLB_E_OUT_OF_MEMORY;
-      for (int64_t pos = 0; pos < a->numel && st == DLB_OK; pos += chunk) {
-        int64_t n = a->numel - pos < chunk ? a->numel - pos : chunk;
-        st = dlb_cast(a->dtype, buf, (ptrdiff_t)item, dtype, (const char *)src + (size_t)pos * in_item,
-                      (ptrdiff_t)in_item, (size_t)n, err);
-        if (st == DLB_OK) st = dlb_span_write(a, pos, n, buf, err);
-        if (dlb_work_tick(dlb_work_current(), n)) break;
-      }
-      free(buf);
-      return st;
-    }
-  }
-  operand_of(&d, a);
-  contiguous_operand(&s, a, (void *)src, dtype);
-  return cast_strided(a->dtype, &d, dtype, &s, a->ndim, a->shape, err);
+  dlb_status st = require_writable(a, err);
+  return st != DLB_OK ? st : host_transfer(a, (char *)src, dtype, 1, err);
 }
 
 /* The public entry points: each one call of bounded work (work.h). */

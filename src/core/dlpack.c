@@ -4,6 +4,7 @@
 #include <string.h>
 #include "copy.h"
 #include "dlpack.h"
+#include "event.h"
 #include "shape.h"
 
 /* ---- export ---------------------------------------------------------------- */
@@ -207,6 +208,12 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
   dlb_array copy;
   dlb_status st;
   out->tensor = NULL;
+  if (req->has_stream && req->stream != -1 && !b->backend->ops.stream_wait) {
+    dlb_fail(err, DLB_E_ARGUMENT, "stream %lld given for %s memory, which has no streams",
+             (long long)req->stream, b->backend->name);
+    dlb_error_hint(err, "leave stream nil (or -1) for memory without streams, such as the host's");
+    return DLB_E_ARGUMENT;
+  }
   if (!can_export && !req->fallback_host && !other_device) return incompatible(b, err);
   if (must_copy && req->copy == DLB_COPY_NEVER) {
     dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this export (%s)",
@@ -219,11 +226,16 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
                                         : "allow a copy: copy = nil (only if needed) or copy = true");
     return DLB_E_COPY_REQUIRED;
   }
-  if (!must_copy)
+  if (!must_copy) {
+    if ((st = dlb_buffer_order_consumer(b, req->has_stream, req->stream, err)) != DLB_OK) return st;
     return wrap(a, req->versioned, readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, out, err);
+  }
   if ((st = copy_target(a, req, host_copy, &target, &target_id, err)) != DLB_OK) return st;
   if ((st = dlb_array_clone_to(&copy, a, target, target_id, err)) != DLB_OK) return st;
-  st = wrap(&copy, req->versioned, DLPACK_FLAG_BITMASK_IS_COPIED, out, err);
+  /* The consumer's stream waits for the copy (on the consumer's device). */
+  st = dlb_buffer_order_consumer(copy.buffer, req->has_stream && copy.buffer->backend->ops.stream_wait,
+                                 req->stream, err);
+  if (st == DLB_OK) st = wrap(&copy, req->versioned, DLPACK_FLAG_BITMASK_IS_COPIED, out, err);
   dlb_array_release(&copy); /* the tensor holds the only reference now */
   return st;
 }
@@ -425,7 +437,68 @@ size_t dlb_dlpack_import_size(dlb_exported t) {
   return (size_t)(last - first);
 }
 
-dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, dlb_error *err) {
+/* The import of a foreign tensor (validated: out has its geometry) through
+ * the backend of its device type: adopt checks and wraps [data + first,
+ * data + last), and the array's offsets count from data + first. */
+static dlb_status import_adopted(dlb_exported t, const DLTensor *dl, uint64_t flags,
+                                 dlb_backend *adopter, int64_t lo, int64_t first, int64_t last,
+                                 dlb_array *out, dlb_error *err) {
+  dlb_buffer *buf = calloc(1, sizeof *buf);
+  void *handle = NULL;
+  int dev = dl->device.device_id;
+  dlb_status st;
+  (void)lo;
+  if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
+  if (dev < 0 || dev >= dlb_backend_device_count(adopter)) {
+    char what[96];
+    free(buf);
+    snprintf(what, sizeof what, "%s has no device %d here", adopter->name, dev);
+    return reject(t, DLB_E_DEVICE_UNAVAILABLE, what, err);
+  }
+  if (out->numel > 0 &&
+      (st = adopter->ops.adopt(adopter->ctx, dev, dl->data, (uint64_t)first, (uint64_t)last,
+                               &handle)) != DLB_OK) {
+    dlb_status code = st;
+    free(buf);
+    dlb_dlpack_delete(t);
+    dlb_backend_failed(adopter, st, "adopt the producer's memory", err);
+    if (code == DLB_E_DLPACK_INVALID || code == DLB_E_DEVICE_UNAVAILABLE) {
+      dlb_fail(err, code, "%s refused the producer's memory: %s", adopter->name,
+               code == DLB_E_DLPACK_INVALID ? "the pointer is not memory of that device, or the "
+                                              "tensor reaches past it"
+                                            : "the device is not available");
+      snprintf(err->backend, sizeof err->backend, "%s", adopter->name);
+      return code;
+    }
+    return err->code;
+  }
+  if ((st = dlb_backend_charge(adopter, (size_t)(last - first), err)) != DLB_OK) {
+    if (handle && adopter->ops.forget) adopter->ops.forget(adopter->ctx, dev, handle);
+    free(buf);
+    return give_back(t, st);
+  }
+  atomic_init(&buf->refs, 1);
+  dlb_backend_retain(adopter);
+  buf->backend = adopter;
+  buf->device_id = dev;
+  buf->handle = handle;
+  buf->adopted = handle != NULL;
+  buf->host = handle && adopter->ops.host_pointer
+                  ? adopter->ops.host_pointer(adopter->ctx, dev, handle)
+                  : NULL;
+  buf->nbytes = (size_t)(last - first);
+  buf->external_release = t.versioned ? release_versioned : release_legacy;
+  buf->owner = t.tensor;
+  out->offset = out->numel > 0 ? (size_t)(dl->byte_offset - (uint64_t)first) : 0;
+  tame_unaddressed_strides(out, NULL);
+  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
+  out->buffer = buf;
+  return DLB_OK;
+}
+
+dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_registry *registry,
+                             dlb_array *out, dlb_error *err) {
+  dlb_backend *adopter;
   const DLTensor *dl;
   uint64_t flags = 0;
   int64_t lo = 0, hi = 0, first = 0, last = 0;
@@ -448,18 +521,24 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, dlb_array *out, 
     dl = &((DLManagedTensor *)t.tensor)->dl_tensor;
   }
   if ((ctx = own_export(t)) != NULL) return import_own(t, ctx, dl, flags, out, err);
-  if (!dlb_dlpack_host_reachable(dl->device.device_type)) {
-    int gpu = dl->device.device_type == kDLCUDA || dl->device.device_type == kDLROCM;
+  adopter = dlb_registry_adopter(registry, dl->device.device_type);
+  if (!adopter && !dlb_dlpack_host_reachable(dl->device.device_type)) {
     char what[96];
     snprintf(what, sizeof what, "no backend here for DLPack device type %d",
              (int)dl->device.device_type);
-    return reject(t, gpu ? DLB_E_DEVICE_UNAVAILABLE : DLB_E_UNSUPPORTED, what, err);
+    dlb_dlpack_delete(t);
+    dlb_fail(err, DLB_E_DEVICE_UNAVAILABLE, "%s", what);
+    dlb_error_hint(err, "dl.backends() lists the backends registered here: memory of another "
+                        "device comes in through a registered backend of its DLPack device "
+                        "type that adopts foreign memory; else export to the CPU first");
+    return DLB_E_DEVICE_UNAVAILABLE;
   }
   if (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)
     return reject(t, DLB_E_DTYPE, "sub-byte dtypes are not supported", err);
   if ((st = validate(dl, out, &lo, &hi, err)) != DLB_OK ||
       (out->numel > 0 && (st = byte_range(dl, out, lo, hi, &first, &last, err)) != DLB_OK))
     return give_back(t, st);
+  if (adopter) return import_adopted(t, dl, flags, adopter, lo, first, last, out, err);
   buf = calloc(1, sizeof *buf);
   if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
   /* Imported memory counts against the state's budget like allocated memory. */

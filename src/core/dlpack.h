@@ -3,6 +3,7 @@
 #define DLB_CORE_DLPACK_H
 
 #include "array.h"
+#include "backend.h"
 
 /* The Python array API's copy argument. */
 typedef enum dlb_copy_mode { DLB_COPY_IF_NEEDED = -1, DLB_COPY_NEVER = 0, DLB_COPY_ALWAYS = 1 } dlb_copy_mode;
@@ -16,6 +17,8 @@ typedef struct dlb_export_request {
   int fallback_host;       /* export a host copy when the backend has no export hook */
   dlb_backend *host;       /* the backend that holds host copies (cpu) */
   int32_t layout;          /* a dlb_layout (dlbridge.h): copies what does not have it */
+  int has_stream;          /* the consumer's stream, as the DLPack protocol passes it: */
+  int64_t stream;          /* made to wait for the work pending on what is exported */
 } dlb_export_request;
 
 /* An exported tensor: a DLManagedTensorVersioned* or a DLManagedTensor*. */
@@ -32,8 +35,11 @@ typedef struct dlb_exported {
  * READ_ONLY, and as a legacy tensor (which has no such flag) it is copied.
  * An array without the requested layout is copied. A backend without export_pointer raises
  * DLB_E_BACKEND_INCOMPATIBLE unless fallback_host. COPY_NEVER where only a
- * copy would do: DLB_E_COPY_REQUIRED. The deleter drops the buffer reference
- * on any thread and never touches Lua.
+ * copy would do: DLB_E_COPY_REQUIRED. The consumer's stream (has_stream,
+ * stream; -1: no ordering) is made to wait for the work queued on what is
+ * exported (event.h), never blocking the host; a stream given for a
+ * backend without streams is DLB_E_ARGUMENT. The deleter drops the buffer
+ * reference on any thread and never touches Lua.
  */
 dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, dlb_exported *out,
                              dlb_error *err);
@@ -52,7 +58,10 @@ void dlb_dlpack_delete(dlb_exported tensor);
  * Takes ownership of a producer's tensor and makes out a zero-copy array:
  * dlbridge's own exports come back on their buffer (any backend); other
  * producers' host-reachable memory (CPU, CUDAHost, CUDAManaged, ROCMHost)
- * lands on the host backend. Validates everything a hostile producer could send.
+ * lands on the host backend unless the registry has a backend of that
+ * device type that adopts foreign memory; memory of any other device type
+ * is adopted by the registry's backend of that type (its adopt hook checks
+ * the pointer). Validates everything a hostile producer could send.
  * Strides that reach no element (extent-1 dims, every dim of a size-0
  * tensor) become the compact row-major ones, except those of our own
  * exports as exported; a tensor whose elements may overlap (see
@@ -60,10 +69,11 @@ void dlb_dlpack_delete(dlb_exported tensor);
  * the deleter has been called exactly once and out is released:
  * DLB_E_DLPACK_VERSION (major != 1), DLB_E_DLPACK_INVALID (malformed),
  * DLB_E_DTYPE (a type dlbridge has no dtype for), DLB_E_DEVICE_UNAVAILABLE
- * (CUDA/ROCm memory without a backend), DLB_E_UNSUPPORTED (other devices).
+ * (no backend of the device type adopts foreign memory, or its adopt said
+ * so), or the adopt hook's refusal.
  */
-dlb_status dlb_dlpack_import(dlb_exported tensor, dlb_backend *host, dlb_array *out,
-                             dlb_error *err);
+dlb_status dlb_dlpack_import(dlb_exported tensor, dlb_backend *host,
+                             const struct dlb_registry *registry, dlb_array *out, dlb_error *err);
 
 /* The bytes dlb_dlpack_import would charge for t (the memory a foreign
  * tensor reaches); 0 for dlbridge's own exports (already counted) and for

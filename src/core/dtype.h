@@ -48,6 +48,13 @@ int dlb_dtype_from_name(const char *name, size_t len, dlb_dtype *out);
 int dlb_dtype_from_dl(DLDataType type, dlb_dtype *out);
 DLDataType dlb_dtype_to_dl(dlb_dtype dtype);
 
+/* dlb_dtype_from_dl of a DLDataType the core made from a dlb_dtype (valid:
+ * no checks), for kernels that take the core's tensors on every call. */
+extern const signed char dlb_dtype_by_dl[7][5];
+static inline dlb_dtype dlb_dtype_of_dl(DLDataType type) {
+  return (dlb_dtype)dlb_dtype_by_dl[type.code][__builtin_ctz(type.bits) - 3];
+}
+
 /* A value on its way between an element and a host language. */
 typedef enum dlb_scalar_kind {
   DLB_SCALAR_BOOL,
@@ -91,7 +98,8 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
  * dispatch does): the vector units a build for plain x86-64 would leave idle.
  * Put it on the definition only, and define the function before any use of
  * it in its own file. GCC only: clang 14 leaves an external multiversioned
- * function (dlb_cast) undefined for the other files that call it. */
+ * function (dlb_float_round_odd_run) undefined for the other files that
+ * call it. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) && \
     defined(__linux__)
 #define DLB_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -105,10 +113,34 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
  * to nearest even (overflow gives inf); float -> int truncates toward zero;
  * complex -> real keeps the real part; x -> bool is x != 0; bool -> x is 0/1.
  * Where NumPy's result is undefined (NaN, inf or an out-of-range float to an
- * integer dtype) it stops with DLB_E_VALUE. Strides are in bytes.
+ * integer dtype) it stops with DLB_E_VALUE naming the first such value.
+ * Strides are in bytes. The cpu backend's cast table does the work
+ * (backends/cpu/casts.h): this picks the loop for the pair and the strides,
+ * then runs it.
  */
 dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
                     const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err);
+
+/* One element with dlb_cast's semantics: writes v (as loaded by
+ * dlb_scalar_load) as an element of dtype at dst; DLB_E_VALUE, dst
+ * untouched, where dlb_cast stops. What every cast loop agrees with. */
+dlb_status dlb_scalar_cast(dlb_dtype dtype, void *dst, const dlb_scalar *v, dlb_error *err);
+
+/* The integer i as a double rounded to odd (its last bit sticky where bits
+ * were dropped): rounding that double again to 24 significand bits or fewer
+ * gives the correctly rounded result, where (double)i would round twice. */
+static inline double dlb_uint64_to_double_odd(uint64_t u) {
+  if (u < (UINT64_C(1) << 53)) return (double)u;
+  const int k = 11 - __builtin_clzll(u); /* bits to drop to keep 53 */
+  uint64_t t = u >> k;
+  if (u & ((UINT64_C(1) << k) - 1)) t |= 1;
+  return (double)t * (double)(UINT64_C(1) << k); /* exact: a power of two */
+}
+
+static inline double dlb_int64_to_double_odd(int64_t i) {
+  if (i >= 0) return dlb_uint64_to_double_odd((uint64_t)i);
+  return -dlb_uint64_to_double_odd(UINT64_C(0) - (uint64_t)i);
+}
 
 /* IEEE binary16 and bfloat16, from double with round-to-nearest-even. */
 uint16_t dlb_float16_from_double(double x);

@@ -1,6 +1,7 @@
 /* format.c -- NumPy-like text for an array (tostring), summarised when large. */
 #include "format.h"
-#include "staging.h"
+#include "../backends/staging.h"
+#include "event.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -216,11 +217,18 @@ static void put_element(fmt_ctx *c, int64_t offset, int pad) {
     dlb_scalar_load(c->a->dtype, c->base + (ptrdiff_t)offset * (ptrdiff_t)c->itemsize, &v);
   } else {
     /* Memory the host cannot address: one staged read per printed element. */
-    unsigned char element[16];
+    union {
+      unsigned char bytes[16];
+      double align;
+    } element;
+    dlb_array one = *c->a; /* borrowed: the element as a 0-d view */
     if (c->status != DLB_OK) return;
-    c->status = dlb_element_read(c->a, offset, element, c->err);
+    one.ndim = 0;
+    one.numel = 1;
+    one.offset = (size_t)((int64_t)one.offset + offset * (int64_t)c->itemsize);
+    c->status = dlb_stage_read(&one, element.bytes, c->err);
     if (c->status != DLB_OK) return;
-    dlb_scalar_load(c->a->dtype, element, &v);
+    dlb_scalar_load(c->a->dtype, element.bytes, &v);
   }
   size_t len = format_element(buf, &v, c->a->dtype);
   if (c->measuring) {
@@ -325,7 +333,9 @@ dlb_status dlb_array_format(const dlb_array *a, const char *device, dlb_strbuf *
     printed *= printed_count(&c, i);
   int capped = printed > FORMAT_MAX_PRINTED;
 
-  if (!capped && !c.empty) c.base = dlb_array_host_data(a); /* NULL: staged reads */
+  if (!capped && !c.empty && (c.base = dlb_array_host_data(a)) != NULL &&
+      dlb_buffer_sync_host(a->buffer, err) != DLB_OK) /* queued work first; NULL: staged reads */
+    return err->code;
   c.status = DLB_OK;
   c.err = err;
   size_t start_len = out->len;

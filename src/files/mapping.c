@@ -1,6 +1,7 @@
 /* mapping.c -- files and host memory as read-only buffers, byte swapping,
  * opening, reading and replacing files, arrays streamed into files. */
 #define _DEFAULT_SOURCE /* realpath, fchmod, pread */
+#include "../core/event.h"
 #include "mapping.h"
 
 #include <errno.h>
@@ -356,6 +357,7 @@ dlb_status dlb_file_writer_write_array(dlb_file_writer *w, const dlb_array *a, i
   if (a->numel == 0) return DLB_OK;
   if ((st = dlb_work_admit(dlb_array_budget(a), a->numel, "save", err)) != DLB_OK) return st;
   if (swap && dlb_dtype_get(a->dtype)->itemsize == 1) swap = 0; /* nothing to swap */
+  if (data && (st = dlb_buffer_sync_host(a->buffer, err)) != DLB_OK) return st; /* queued work */
   if (!swap && data && dlb_array_is_contiguous(a)) {
     /* In parts, with a look at the host's interrupt between them (work.h). */
     for (size_t done = 0; done < total; done += DIRECT_PART) {

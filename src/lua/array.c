@@ -147,7 +147,7 @@ static char *element_1d(const dlb_array *a, int64_t i) {
 
 /* Reads element (1-D) or row (n-D) i, 0-based and in range, of the live array a. */
 static void push_item(lua_State *L, dlb_array *a, int64_t i) {
-  if (a->ndim == 1 && dlb_array_host_data(a)) {
+  if (a->ndim == 1 && dlb_array_host_data(a) && !a->buffer->pending) { /* nothing queued on it */
     push_element(L, a, element_1d(a, i));
   } else if (a->ndim == 1) {
     dlb_scalar v;
@@ -267,7 +267,7 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__index");
   switch (lua_type(L, 2)) {
     case LUA_TNUMBER:
-      if (a->ndim == 1 && a->buffer && a->buffer->host && lua_isinteger(L, 2)) {
+      if (a->ndim == 1 && a->buffer && a->buffer->host && !a->buffer->pending && lua_isinteger(L, 2)) {
         int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
         if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
         if (i >= 1 && i <= n) {
@@ -295,7 +295,7 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
  * this short path: the cost of a[i] is mostly these few API calls. */
 static int array_index(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
-  if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
+  if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host && !a->buffer->pending &&
       lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
     int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
@@ -313,7 +313,7 @@ static int array_index(lua_State *L) {
 static int array_newindex(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__newindex");
   /* Fast path: a[i] = number on a 1-D float64 host array. */
-  if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
+  if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host && !a->buffer->pending &&
       !a->readonly && !a->buffer->readonly && lua_type(L, 2) == LUA_TNUMBER) {
     int isint, isnum;
     int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];

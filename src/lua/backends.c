@@ -20,6 +20,28 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
   return st;
 }
 
+DLB_API dlb_status dlb_device_queue(lua_State *L, int32_t device_type, int device_id,
+                                    void **queue) {
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  dlb_backend *b;
+  *queue = NULL;
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_device_queue");
+  for (size_t i = 0; i < state->registry->count; i++) {
+    b = state->registry->items[i];
+    if (b->ops.device_type != device_type) continue;
+    if (device_id < 0 || device_id >= dlb_backend_device_count(b)) {
+      dlb_fail(&err, DLB_E_DEVICE_UNAVAILABLE, "%s has no device %d here", b->name, device_id);
+      return dlbL_capi_failed(L, &err, "dlb_device_queue");
+    }
+    *queue = dlb_backend_queue(b, device_id);
+    return DLB_OK;
+  }
+  dlb_fail(&err, DLB_E_DEVICE_UNAVAILABLE, "no backend here for DLPack device type %d",
+           (int)device_type);
+  return dlbL_capi_failed(L, &err, "dlb_device_queue");
+}
+
 /* Whether a backend's arrays can go out through DLPack without a copy. */
 static int exportable(const dlb_backend *b) {
   return b->ops.export_pointer != NULL || b->ops.host_pointer != NULL;

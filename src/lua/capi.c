@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../core/event.h"
 #include "hostapi.h"
 
 /* Versioned, no dl_device, copy only if needed, any layout. */
@@ -290,7 +291,9 @@ static dlb_status borrow_at(lua_State *L, int idx, dlb_borrowed *view, const cha
     dlb_fail(&err, DLB_E_DELETED, "the array was deleted");
     return failed(L, &err, op);
   }
-  if (dlb_dlpack_describe(a, &t, view->shape, view->strides, &err) != DLB_OK)
+  /* A borrower has no queue to order after dlbridge's: the host waits. */
+  if (dlb_buffer_sync_host(a->buffer, &err) != DLB_OK ||
+      dlb_dlpack_describe(a, &t, view->shape, view->strides, &err) != DLB_OK)
     return failed(L, &err, op);
   view->data = t.data;
   view->byte_offset = t.byte_offset;

@@ -136,69 +136,10 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   return 1;
 }
 
-/* dl.NAME(operands..., opts) and a:NAME(operands..., opts). */
-#define FUNCTION(fname, OP) \
-  static int fn_##fname(lua_State *L) { return elementwise(L, OP, "dl." #fname, 1); }
-
-FUNCTION(add, DLB_OP_ADD)
-FUNCTION(sub, DLB_OP_SUBTRACT)
-FUNCTION(mul, DLB_OP_MULTIPLY)
-FUNCTION(div, DLB_OP_DIVIDE)
-FUNCTION(floor_divide, DLB_OP_FLOOR_DIVIDE)
-FUNCTION(mod, DLB_OP_MOD)
-FUNCTION(pow, DLB_OP_POWER)
-FUNCTION(neg, DLB_OP_NEGATIVE)
-FUNCTION(maximum, DLB_OP_MAXIMUM)
-FUNCTION(minimum, DLB_OP_MINIMUM)
-FUNCTION(atan2, DLB_OP_ATAN2)
-FUNCTION(bitwise_and, DLB_OP_BITWISE_AND)
-FUNCTION(bitwise_or, DLB_OP_BITWISE_OR)
-FUNCTION(bitwise_xor, DLB_OP_BITWISE_XOR)
-FUNCTION(bitwise_not, DLB_OP_BITWISE_NOT)
-FUNCTION(left_shift, DLB_OP_LEFT_SHIFT)
-FUNCTION(right_shift, DLB_OP_RIGHT_SHIFT)
-FUNCTION(logical_and, DLB_OP_LOGICAL_AND)
-FUNCTION(logical_or, DLB_OP_LOGICAL_OR)
-FUNCTION(logical_xor, DLB_OP_LOGICAL_XOR)
-FUNCTION(logical_not, DLB_OP_LOGICAL_NOT)
-FUNCTION(equal, DLB_OP_EQUAL)
-FUNCTION(not_equal, DLB_OP_NOT_EQUAL)
-FUNCTION(less, DLB_OP_LESS)
-FUNCTION(less_equal, DLB_OP_LESS_EQUAL)
-FUNCTION(greater, DLB_OP_GREATER)
-FUNCTION(greater_equal, DLB_OP_GREATER_EQUAL)
-FUNCTION(abs, DLB_OP_ABS)
-FUNCTION(sign, DLB_OP_SIGN)
-FUNCTION(sqrt, DLB_OP_SQRT)
-FUNCTION(exp, DLB_OP_EXP)
-FUNCTION(exp2, DLB_OP_EXP2)
-FUNCTION(expm1, DLB_OP_EXPM1)
-FUNCTION(log, DLB_OP_LOG)
-FUNCTION(log2, DLB_OP_LOG2)
-FUNCTION(log10, DLB_OP_LOG10)
-FUNCTION(log1p, DLB_OP_LOG1P)
-FUNCTION(sin, DLB_OP_SIN)
-FUNCTION(cos, DLB_OP_COS)
-FUNCTION(tan, DLB_OP_TAN)
-FUNCTION(asin, DLB_OP_ASIN)
-FUNCTION(acos, DLB_OP_ACOS)
-FUNCTION(atan, DLB_OP_ATAN)
-FUNCTION(sinh, DLB_OP_SINH)
-FUNCTION(cosh, DLB_OP_COSH)
-FUNCTION(tanh, DLB_OP_TANH)
-FUNCTION(floor, DLB_OP_FLOOR)
-FUNCTION(ceil, DLB_OP_CEIL)
-FUNCTION(trunc, DLB_OP_TRUNC)
-FUNCTION(round, DLB_OP_ROUND)
-FUNCTION(isnan, DLB_OP_ISNAN)
-FUNCTION(isinf, DLB_OP_ISINF)
-FUNCTION(isfinite, DLB_OP_ISFINITE)
-FUNCTION(where, DLB_OP_WHERE)
-
 /* dl.clip(a, lo, hi, opts): minimum(maximum(a, lo), hi) in one pass, with
  * the dtype and broadcast shape of all three (NumPy's clip); a nil bound is
  * left out (maximum or minimum alone); both nil raise ARGUMENT. */
-static int fn_clip(lua_State *L) {
+static int clip(lua_State *L) {
   int has_lo, has_hi;
   char hint[160];
   if (lua_gettop(L) > 4)
@@ -213,6 +154,17 @@ static int fn_clip(lua_State *L) {
   lua_remove(L, has_lo ? 3 : 2); /* (a, bound, opts) */
   return elementwise(L, has_lo ? DLB_OP_MAXIMUM : DLB_OP_MINIMUM, "dl.clip", 1);
 }
+
+/* dl.NAME(operands..., opts), which a:NAME(operands..., opts) is too. */
+static inline int function(lua_State *L, dlb_op op, const char *name) {
+  return op == DLB_OP_CLIP ? clip(L) : elementwise(L, op, name, 1);
+}
+
+/* fn_ID: the C function of each operation of DLB_ELEMENTWISE_OPS (dlbridge.h). */
+#define FUNCTION(ID, name, nin, cls, loops, lua, form) \
+  static int fn_##ID(lua_State *L) { return function(L, DLB_OP_##ID, "dl." #lua); }
+DLB_ELEMENTWISE_OPS(FUNCTION)
+#undef FUNCTION
 
 /* --- operators ------------------------------------------------------------ */
 
@@ -259,31 +211,28 @@ const luaL_Reg dlbL_compute_metamethods[] = {
     {"__shr", mm_shr},   {"__bnot", mm_bnot}, {"__lt", mm_compare},      {"__le", mm_compare},
     {NULL, NULL}};
 
-/* The same C functions serve dl.f(a, ...) and a:f(...). Longer NumPy names
- * (subtract, multiply, divide, power, negative, invert) are aliases. */
-#define ELEMENTWISE_NAMES                                                                      \
-  {"add", fn_add}, {"sub", fn_sub}, {"subtract", fn_sub}, {"mul", fn_mul},                     \
-      {"multiply", fn_mul}, {"div", fn_div}, {"divide", fn_div},                               \
-      {"floor_divide", fn_floor_divide}, {"mod", fn_mod}, {"pow", fn_pow}, {"power", fn_pow},  \
-      {"neg", fn_neg}, {"negative", fn_neg}, {"maximum", fn_maximum}, {"minimum", fn_minimum}, \
-      {"atan2", fn_atan2}, {"bitwise_and", fn_bitwise_and}, {"bitwise_or", fn_bitwise_or},     \
-      {"bitwise_xor", fn_bitwise_xor}, {"bitwise_not", fn_bitwise_not},                        \
-      {"invert", fn_bitwise_not}, {"left_shift", fn_left_shift},                               \
-      {"right_shift", fn_right_shift}, {"logical_and", fn_logical_and},                        \
-      {"logical_or", fn_logical_or}, {"logical_xor", fn_logical_xor},                          \
-      {"logical_not", fn_logical_not}, {"equal", fn_equal}, {"not_equal", fn_not_equal},       \
-      {"less", fn_less}, {"less_equal", fn_less_equal}, {"greater", fn_greater},               \
-      {"greater_equal", fn_greater_equal}, {"abs", fn_abs}, {"sign", fn_sign},                 \
-      {"sqrt", fn_sqrt}, {"exp", fn_exp}, {"exp2", fn_exp2}, {"expm1", fn_expm1},              \
-      {"log", fn_log}, {"log2", fn_log2}, {"log10", fn_log10}, {"log1p", fn_log1p},            \
-      {"sin", fn_sin}, {"cos", fn_cos}, {"tan", fn_tan}, {"asin", fn_asin}, {"acos", fn_acos}, \
-      {"atan", fn_atan}, {"sinh", fn_sinh}, {"cosh", fn_cosh}, {"tanh", fn_tanh},              \
-      {"floor", fn_floor}, {"ceil", fn_ceil}, {"trunc", fn_trunc}, {"round", fn_round},        \
-      {"isnan", fn_isnan}, {"isinf", fn_isinf}, {"isfinite", fn_isfinite}, {"clip", fn_clip}
+/* The same C functions serve dl.lua(a, ...) and a:lua(...), for each row of
+ * DLB_ELEMENTWISE_OPS (a:lua where its form is method), and a few more
+ * names: NumPy's where they differ from Lua's (subtract, multiply, divide,
+ * power, negative) and NumPy's invert; methods add the short comparison
+ * names (a:eq(b) is dl.equal(a, b)). tests/c/capi_ops.c checks them. */
+#define FUNCTION_NAME(ID, name, nin, cls, loops, lua, form) {#lua, fn_##ID},
+#define METHOD_NAME(ID, name, nin, cls, loops, lua, form) METHOD_##form(ID, lua)
+#define METHOD_method(ID, lua) {#lua, fn_##ID},
+#define METHOD_function(ID, lua)
+#define ALIASES                                                                         \
+  {"subtract", fn_SUBTRACT}, {"multiply", fn_MULTIPLY}, {"divide", fn_DIVIDE},          \
+      {"power", fn_POWER}, {"negative", fn_NEGATIVE}, {"invert", fn_BITWISE_NOT}
 
-const luaL_Reg dlbL_compute_functions[] = {ELEMENTWISE_NAMES, {"where", fn_where}, {NULL, NULL}};
+const luaL_Reg dlbL_compute_functions[] = {DLB_ELEMENTWISE_OPS(FUNCTION_NAME) ALIASES,
+                                           {NULL, NULL}};
 
-/* Methods add the short comparison names: a:eq(b) is dl.equal(a, b). */
 const luaL_Reg dlbL_compute_methods[] = {
-    ELEMENTWISE_NAMES, {"eq", fn_equal}, {"ne", fn_not_equal}, {"lt", fn_less},
-    {"le", fn_less_equal}, {"gt", fn_greater}, {"ge", fn_greater_equal}, {NULL, NULL}};
+    DLB_ELEMENTWISE_OPS(METHOD_NAME) ALIASES, {"eq", fn_EQUAL}, {"ne", fn_NOT_EQUAL},
+    {"lt", fn_LESS}, {"le", fn_LESS_EQUAL}, {"gt", fn_GREATER}, {"ge", fn_GREATER_EQUAL},
+    {NULL, NULL}};
+#undef ALIASES
+#undef METHOD_function
+#undef METHOD_method
+#undef METHOD_NAME
+#undef FUNCTION_NAME

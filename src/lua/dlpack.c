@@ -1,7 +1,9 @@
 /* dlpack.c -- capsules, a:to_dlpack / __dlpack / __dlpack_device, dl.from_dlpack. */
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include "../core/dlpack.h"
+#include "../core/event.h"
 #include "internal.h"
 
 #define DLB_CAPSULE_MT "dlbridge.Capsule"
@@ -186,7 +188,6 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
                        dlb_error *err) {
   dlb_array *a = dlbL_to_array(L, idx);
   dlb_export_request req;
-  int32_t type;
   int may_copy;
   if (!a) {
     dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
@@ -202,13 +203,6 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
     dlbL_reserve(L, a->numel, dlb_array_itemsize(a));
     if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
   }
-  type = a->buffer->backend->ops.device_type;
-  if (o->has_stream && type != kDLCUDA && type != kDLROCM && type != kDLCUDAManaged) {
-    dlb_fail(err, DLB_E_ARGUMENT, "stream is only for CUDA and ROCm devices; this array is on %s",
-             a->buffer->backend->name);
-    dlb_error_hint(err, "leave stream nil for host memory");
-    return DLB_E_ARGUMENT;
-  }
   req.versioned = o->max_version_major != 0;
   req.copy = o->copy < 0 ? DLB_COPY_IF_NEEDED : o->copy ? DLB_COPY_ALWAYS : DLB_COPY_NEVER;
   req.has_dl_device = o->has_dl_device;
@@ -216,6 +210,8 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   req.fallback_host = o->fallback_cpu;
   req.host = NULL;
   req.layout = o->layout;
+  req.has_stream = o->has_stream;
+  req.stream = o->stream;
   /* The host backend matters only to copies: look the state up only then
    * (from a host's C function that is a registry lookup by name). */
   if (may_copy) {
@@ -374,7 +370,7 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
   }
   if (atomic_load_explicit(&state->budget->limit, memory_order_relaxed))
     dlbL_reserve(L, (int64_t)dlb_dlpack_import_size(t), 1);
-  if (dlb_dlpack_import(t, state->cpu, a, err) != DLB_OK) return err->code;
+  if (dlb_dlpack_import(t, state->cpu, state->registry, a, err) != DLB_OK) return err->code;
   /* Foreign memory held by an array counts for the GC like allocated memory. */
   return DLB_OK;
 }
@@ -410,18 +406,28 @@ static int has_callable_dunder(lua_State *L) {
 /* Asks a producer for a capsule through its __dlpack method: versioned
  * first, then (only when the producer rejects the options with an error of
  * its own) legacy. Leaves the capsule on the stack. */
-static void capsule_from_protocol(lua_State *L, int x, const char *op) {
-  lua_createtable(L, 0, 1);
+static void capsule_from_protocol(lua_State *L, int x, int stream, const char *op) {
+  lua_createtable(L, 0, 2);
   lua_createtable(L, 2, 0);
   lua_pushinteger(L, DLB_DLPACK_MAJOR);
   lua_rawseti(L, -2, 1);
   lua_pushinteger(L, DLB_DLPACK_MINOR);
   lua_rawseti(L, -2, 2);
   lua_setfield(L, -2, "max_version");
+  if (stream) {
+    lua_pushvalue(L, stream);
+    lua_setfield(L, -2, "stream");
+  }
   if (call_dunder(L, x) != LUA_OK) {
     if (dlbL_is_error(L, -1)) lua_error(L); /* the producer's own dlbridge error: as is */
     lua_pop(L, 1);
-    lua_pushnil(L);
+    if (stream) {
+      lua_createtable(L, 0, 1);
+      lua_pushvalue(L, stream);
+      lua_setfield(L, -2, "stream");
+    } else {
+      lua_pushnil(L);
+    }
     if (call_dunder(L, x) != LUA_OK) {
       dlb_error err;
       if (dlbL_is_error(L, -1)) lua_error(L);
@@ -442,9 +448,42 @@ static void capsule_from_protocol(lua_State *L, int x, const char *op) {
                     "__dlpack returned %s, not a dlbridge.Capsule", luaL_typename(L, -1));
 }
 
-/* protocol_capsule(x): the capsule x's __dlpack method gives (run in
- * protected mode by dl.from_dlpack). */
+/* The stream a producer on device (type, id) is asked to order its work
+ * before: dlbridge's queue on that device (the registry's backend of the
+ * type), pushed as an integer; nothing pushed (0) when it has none. */
+static int push_own_queue(lua_State *L, lua_Integer type, lua_Integer id) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  dlb_backend *b = state && state->registry ? dlb_registry_adopter(state->registry, (int32_t)type)
+                                            : NULL;
+  void *queue = b && id >= 0 && id < dlb_backend_device_count(b) ? dlb_backend_queue(b, (int)id)
+                                                                 : NULL;
+  if (!queue) return 0;
+  lua_pushinteger(L, (lua_Integer)(intptr_t)queue);
+  return 1;
+}
+
+/* The producer's device, from its __dlpack_device() when it has one, and
+ * dlbridge's queue there (see push_own_queue): 1 when pushed. */
+static int producer_queue(lua_State *L, int x) {
+  int type_ok, id_ok;
+  lua_Integer type, id;
+  if (lua_getfield(L, x, "__dlpack_device") != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushvalue(L, x);
+  lua_call(L, 1, 2); /* protected by the caller */
+  type = lua_tointegerx(L, -2, &type_ok);
+  id = lua_tointegerx(L, -1, &id_ok);
+  lua_pop(L, 2);
+  return type_ok && id_ok ? push_own_queue(L, type, id) : 0;
+}
+
+/* protocol_capsule(x, stream): the capsule x's __dlpack method gives (run in
+ * protected mode by dl.from_dlpack); stream nil: dlbridge's queue on the
+ * producer's device, when it has one. */
 static int protocol_capsule(lua_State *L) {
+  int stream = 0;
   int has_method = lua_type(L, 1) == LUA_TTABLE || lua_type(L, 1) == LUA_TUSERDATA;
   if (has_method) {
     lua_pushcfunction(L, has_callable_dunder);
@@ -467,7 +506,11 @@ static int protocol_capsule(lua_State *L) {
                     "method returns a capsule",
                     "expected a capsule or a value with a callable __dlpack method, got %s",
                     luaL_typename(L, 1));
-  capsule_from_protocol(L, 1, "dl.from_dlpack");
+  if (!lua_isnil(L, 2))
+    stream = 2;
+  else if (producer_queue(L, 1))
+    stream = lua_gettop(L);
+  capsule_from_protocol(L, 1, stream, "dl.from_dlpack");
   return 1;
 }
 
@@ -476,7 +519,8 @@ static int protocol_capsule(lua_State *L) {
 static int dlpack_from_dlpack(lua_State *L) {
   dlb_exported t;
   dlb_error err;
-  int copy = -1, x = 1, has_device = 0;
+  int copy = -1, x = 1, has_device = 0, has_stream = 0;
+  lua_Integer stream = 0;
   dlbL_options opts;
   dlb_array *a;
   dlbL_check_nargs(L, 2, "dl.from_dlpack");
@@ -497,9 +541,18 @@ static int dlpack_from_dlpack(lua_State *L) {
       } else if (strcmp(key, "device") == 0) {
         dlbL_check_device(L, -1, &opts, "dl.from_dlpack");
         has_device = 1;
+      } else if (strcmp(key, "stream") == 0) {
+        int isint;
+        stream = lua_tointegerx(L, -1, &isint);
+        if (!isint || lua_type(L, -1) != LUA_TNUMBER)
+          dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                          "stream is the one the producer orders its work before, as the DLPack "
+                          "protocol passes it: an integer (leave it out: dlbridge's own queue)",
+                          "stream must be an integer");
+        has_stream = 1;
       } else {
-                dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                   "unknown option '%.40s' (expected device, copy)", dlbL_key_name(L, -2));
+        dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
+                   "unknown option '%.40s' (expected device, copy, stream)", dlbL_key_name(L, -2));
       }
       lua_pop(L, 1);
     }
@@ -517,7 +570,11 @@ static int dlpack_from_dlpack(lua_State *L) {
     /* The protocol allocates (option tables, error causes): protected. */
     lua_pushcfunction(L, protocol_capsule);
     lua_pushvalue(L, x);
-    dlbL_pcall(L, 1, 1, "dl.from_dlpack");
+    if (has_stream)
+      lua_pushinteger(L, stream);
+    else
+      lua_pushnil(L);
+    dlbL_pcall(L, 2, 1, "dl.from_dlpack");
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
   } else if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) {

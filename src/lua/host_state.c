@@ -17,6 +17,7 @@
  * (module.c), so that lua_close still ends it. */
 #include <pthread.h>
 #include <stdlib.h>
+#include "../backends/cpu/cpu.h"
 #include "hostapi.h"
 
 struct dlb_host_state {
@@ -60,7 +61,7 @@ static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
   h->main = main;
   h->files_allowed = 1;
   h->mapping_allowed = 1;
-  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &h->cpu, err) != DLB_OK) {
+  if (dlb_cpu_backend_create(&h->cpu, err) != DLB_OK) {
     host_free(h);
     return NULL;
   }

@@ -38,7 +38,7 @@
 #endif
 
 /* Growth smaller than this waits for the next look (no lua_gc call). */
-#define STEP_GRAIN ((size_t)256 << 10)
+#define STEP_GRAIN ((size_t)32 << 10)
 
 /* gc(what, units): lua_gc in protected mode: a collection can run out of
  * Lua memory on the way (finalizers, call frames), and a collection that

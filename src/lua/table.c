@@ -2,6 +2,7 @@
 #include <string.h>
 #include "../core/shape.h"
 #include "../core/work.h"
+#include "../core/event.h"
 #include "internal.h"
 
 /* What the elements seen so far infer, NumPy style. */
@@ -362,6 +363,10 @@ void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op) {
     dlb_array_release(copy);
     lua_remove(L, -2);
     return;
+  }
+  if (p && a->buffer->pending) { /* host memory a queue still writes: wait for it */
+    dlb_error err;
+    if (dlb_buffer_sync_host(a->buffer, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
   }
   if (a->ndim == 0) {
     dlb_scalar v;

@@ -307,7 +307,7 @@ static void test_push(void) {
     } cases[] = {
         {1, kDLCPU, 40, "SHAPE"},           {0, kDLCPU, -1, "DLPACK_INVALID"},
         {1, kDLCUDA, 2, "DEVICE_UNAVAILABLE"}, {0, kDLROCM, 2, "DEVICE_UNAVAILABLE"},
-        {1, kDLVulkan, 2, "UNSUPPORTED"},  {0, kDLMetal, 2, "UNSUPPORTED"},
+        {1, kDLVulkan, 2, "DEVICE_UNAVAILABLE"},  {0, kDLMetal, 2, "DEVICE_UNAVAILABLE"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
       producer *p = make_producer(cases[i].versioned, data, cases[i].device);
@@ -423,7 +423,7 @@ static void test_host_functions(void) {
   CHECK_EQ_INT(RUN(L, "local r, e = dl.try(host_fail, 1) return r == nil and e.code == 'VALUE'"), 1);
   /* A failed push raised from a host function: the pushed error as is. */
   before = atomic_load(&deleted);
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_import_bad) return (not ok) and e.code == 'UNSUPPORTED' "
+  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_import_bad) return (not ok) and e.code == 'DEVICE_UNAVAILABLE' "
                       "and e.op == 'dlb_push_versioned'"),
                1);
   CHECK_EQ_INT(atomic_load(&deleted) - before, 1);

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backends/cpu/cpu.h"
 #include "check.h"
 #include "dlbridge.h"
 
@@ -323,7 +324,7 @@ static const int64_t no_dims[1] = {0};
 /* Creates the cpu backend in cpu; 0 (said on stderr) when it cannot. */
 static inline int cpu_open(void) {
   dlb_error e;
-  if (dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &e) == DLB_OK) return 1;
+  if (dlb_cpu_backend_create(&cpu, &e) == DLB_OK) return 1;
   fprintf(stderr, "cannot create the cpu backend: %s\n", e.message);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu.h"
 #include "check.h"
 #include "core/array.h"
 #include "core/backend.h"
@@ -431,7 +432,7 @@ static void test_registry(void) {
   counting c, cz, cd;
   dlb_error err;
   int id;
-  CHECK_EQ_INT(dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_cpu_backend_create(&cpu, &err), DLB_OK);
   cnt = make_counting(&c);
   c.devices = 3;
   CHECK_EQ_INT(dlb_registry_add(r, cpu, &err), DLB_OK);
@@ -702,7 +703,7 @@ static void test_small_blocks(void) {
   pthread_t th[4];
   pthread_barrier_t start;
   int bad = 0;
-  CHECK_EQ_INT(dlb_backend_create(dlb_cpu_backend_ops(), NULL, &cpu, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_cpu_backend_create(&cpu, &err), DLB_OK);
   for (int round = 0; round < 50; round++) {
     /* dirty every block, then free them on four threads at once */
     for (int t = 0; t < 4; t++)

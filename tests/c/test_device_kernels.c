@@ -1,50 +1,76 @@
-/* test_device_kernels.c -- a device backend's own kernels plug into the
- * element-wise driver: operations on memory the host cannot address are
- * planned as on the host and handed to the backend's table; without a table
- * they raise UNSUPPORTED; mixing devices raises ARGUMENT; other operations
- * (reductions) stay UNSUPPORTED. The test table "computes" by staging
- * through the host, which is enough to check what it is handed. */
+/* test_device_kernels.c -- a backend's own kernel table (dlb_backend_ops.kernels,
+ * version 2): compute on memory the host cannot address is planned by the
+ * core and handed to the backend's entries (element-wise, reductions,
+ * matmul, casts, fills); without an entry the operation raises UNSUPPORTED
+ * with a device_put hint and nothing is copied behind the caller's back;
+ * mixing devices raises ARGUMENT; a kernel's failure reaches the caller
+ * with its message. The test backend's memory is malloc'd (opaque to the
+ * core: no host_pointer); its kernels run the host's on that memory. */
 #define _POSIX_C_SOURCE 200809L
-#include "compute/device_kernels.h"
+#include "compute/elementwise.h"
+#include "compute/matmul.h"
 #include "compute/reduce.h"
 #include "core/copy.h"
 #define FIXTURES_CPU
 #include "fixtures.h"
 
-static int kernel_calls;
+/* Calls per entry: elementwise, reduce, matmul, cast, fill. */
+static int calls[5];
+static int fail_next; /* the next element-wise call fails */
 
-/* A copy of a (on any device) in host memory. */
-static dlb_status to_host(const dlb_array *a, dlb_array *out, dlb_error *e) {
-  out->buffer = NULL;
-  return dlb_array_clone_to(out, a, cpu, 0, e);
-}
+/* t with its host address: the handle is malloc'd memory. */
+static void on_host(dlb_tensor *t) { t->data = (char *)t->handle + t->offset; }
 
-/* The test backend's element-wise kernel: stage, compute on the host, copy back. */
-static dlb_status staged_elementwise(dlb_backend *backend, const dlb_elementwise_plan *plan,
-                                     dlb_array *out, dlb_error *e) {
-  dlb_operand in[3];
-  dlb_array host[3], result;
-  int nin = dlb_op_get(plan->op)->nin;
-  dlb_status st = DLB_OK;
-  kernel_calls++;
-  CHECK(backend == plan->where.backend);
-  for (int k = 0; k < 3; k++) host[k].buffer = NULL;
-  result.buffer = NULL;
-  for (int k = 0; k < nin && st == DLB_OK; k++) {
-    in[k] = plan->in[k];
-    if (in[k].array && (st = to_host(in[k].array, &host[k], e)) == DLB_OK) in[k].array = &host[k];
+static dlb_status dev_elementwise(void *ctx, dlb_elementwise_call *call) {
+  CHECK(ctx == &calls); /* the backend's own ctx */
+  calls[0]++;
+  if (fail_next) {
+    fail_next = 0;
+    snprintf(call->error.message, sizeof call->error.message, "the engine ran out of lanes");
+    call->error.hint = "ask for fewer lanes";
+    return DLB_E_BACKEND_FAILURE;
   }
-  if (st == DLB_OK) st = dlb_elementwise(plan->op, in, &result, cpu, e);
-  if (st == DLB_OK && !out->buffer)
-    st = dlb_array_allocate(out, plan->where.backend, plan->where.device_id, plan->types.result,
-                            plan->ndim, plan->shape, 0, e);
-  if (st == DLB_OK) st = dlb_array_copy_into(out, &result, e);
-  for (int k = 0; k < 3; k++) dlb_array_release(&host[k]);
-  dlb_array_release(&result);
-  return st;
+  CHECK(call->out.data == NULL); /* the core has no host address for it */
+  on_host(&call->out);
+  for (int k = 0; k < call->nin; k++)
+    if (!call->is_scalar[k]) on_host(&call->in[k]);
+  return dlb_host_kernels()->elementwise(NULL, call);
 }
 
-static const dlb_compute_kernels staged_kernels = {staged_elementwise};
+static dlb_status dev_reduce(void *ctx, dlb_reduce_call *call) {
+  calls[1]++;
+  on_host(&call->in);
+  if (call->out.handle) on_host(&call->out); /* else: one element in host memory */
+  return dlb_host_kernels()->reduce(NULL, call);
+}
+
+static dlb_status dev_matmul(void *ctx, dlb_matmul_call *call) {
+  calls[2]++;
+  on_host(&call->a);
+  on_host(&call->b);
+  on_host(&call->out);
+  return dlb_host_kernels()->matmul(NULL, call);
+}
+
+static dlb_status dev_cast(void *ctx, const dlb_tensor *dst, const dlb_tensor *src, void *queue,
+                           dlb_kernel_error *e) {
+  dlb_tensor d = *dst, s = *src;
+  calls[3]++;
+  on_host(&d);
+  on_host(&s);
+  return dlb_host_kernels()->cast(NULL, &d, &s, queue, e);
+}
+
+static dlb_status dev_fill(void *ctx, const dlb_tensor *dst, const void *value, void *queue,
+                           dlb_kernel_error *e) {
+  dlb_tensor d = *dst;
+  calls[4]++;
+  on_host(&d);
+  return dlb_host_kernels()->fill(NULL, &d, value, queue, e);
+}
+
+static const dlb_kernels dev_kernels = {DLB_KERNELS_VERSION, dev_elementwise, dev_reduce,
+                                        dev_matmul,          dev_cast,        dev_fill};
 
 /* A float64 array of n values v on backend. */
 static dlb_array on(dlb_backend *backend, int64_t n, const double *v) {
@@ -55,53 +81,116 @@ static dlb_array on(dlb_backend *backend, int64_t n, const double *v) {
   return a;
 }
 
+/* No kernels: every compute entry is UNSUPPORTED with the device_put hint. */
+static void test_without_kernels(void) {
+  dlb_backend_ops ops = opaque_ops("engine");
+  dlb_backend *dev;
+  double x[3] = {1, 2, 3};
+  dlb_reduce_options o;
+  CHECK_EQ_INT(dlb_backend_create(&ops, NULL, &dev, &err), DLB_OK);
+  {
+    dlb_array a = on(dev, 3, x), r = {0};
+    dlb_operand in[2] = {{.array = &a}, {.array = &a}};
+    CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_E_UNSUPPORTED);
+    CHECK(strstr(err.hint, "device_put") != NULL);
+    CHECK(strcmp(err.backend, "engine") == 0);
+    memset(&o, 0, sizeof o);
+    o.dims = DLB_REDUCE_ALL_DIMS;
+    CHECK_EQ_INT(dlb_reduce(DLB_REDUCE_SUM, &a, &o, &r, cpu, &err), DLB_E_UNSUPPORTED);
+    CHECK(strstr(err.hint, "device_put") != NULL);
+    CHECK_EQ_INT(dlb_dot(&a, &a, &r, cpu, &err), DLB_E_UNSUPPORTED);
+    CHECK(r.buffer == NULL);
+    dlb_array_release(&a);
+  }
+  dlb_backend_release(dev);
+  for (int k = 0; k < 5; k++) CHECK_EQ_INT(calls[k], 0);
+}
+
+static void test_elementwise(dlb_backend *dev) {
+  double x[3] = {1, 2, 3}, y[3] = {10, 20, 30}, got[3];
+  dlb_array a = on(dev, 3, x), b = on(dev, 3, y), h = on(cpu, 3, x), r = {0};
+  dlb_operand in[2] = {{.array = &a}, {.array = &b}};
+  /* planned here, run there; the result stays on the device */
+  CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_OK);
+  CHECK_EQ_INT(calls[0], 1);
+  CHECK(r.buffer && r.buffer->backend == dev);
+  CHECK_EQ_INT(dlb_array_read_into(&r, got, DLB_FLOAT64, &err), DLB_OK);
+  CHECK(got[0] == 11 && got[1] == 22 && got[2] == 33);
+  /* a scalar operand and an out on the device (in place) */
+  in[1] = (dlb_operand){.array = NULL, .scalar = s_float(0.5)};
+  CHECK_EQ_INT(dlb_elementwise(DLB_OP_MULTIPLY, in, &a, cpu, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_array_read_into(&a, got, DLB_FLOAT64, &err), DLB_OK);
+  CHECK(got[0] == 0.5 && got[2] == 1.5);
+  /* planning errors come before the kernel: complex numbers have no order */
+  in[1] = (dlb_operand){.array = NULL, .scalar = s_complex(0, 1)};
+  CHECK_EQ_INT(dlb_elementwise(DLB_OP_LESS, in, &r, cpu, &err), DLB_E_DTYPE);
+  CHECK_EQ_INT(calls[0], 2);
+  /* one operand on the host, one on the device: no silent copy */
+  in[1] = (dlb_operand){.array = &h};
+  CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_E_ARGUMENT);
+  /* an out in host memory for device operands: ARGUMENT */
+  in[1] = (dlb_operand){.array = &b};
+  CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &h, cpu, &err), DLB_E_ARGUMENT);
+  CHECK(strstr(err.hint, "device") != NULL);
+  /* the kernel's failure: its code, message, hint and backend */
+  dlb_array_release(&r);
+  fail_next = 1;
+  CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_E_BACKEND_FAILURE);
+  CHECK(strstr(err.message, "out of lanes") != NULL);
+  CHECK(err.hint && strcmp(err.hint, "ask for fewer lanes") == 0);
+  CHECK(strcmp(err.backend, "engine") == 0);
+  CHECK(r.buffer == NULL); /* the result it allocated is gone */
+  dlb_array_release(&a);
+  dlb_array_release(&b);
+  dlb_array_release(&h);
+}
+
+static void test_reduce_matmul_cast_fill(dlb_backend *dev) {
+  double x[3] = {1, 2, 3}, got[3];
+  float f[3];
+  dlb_array a = on(dev, 3, x), r = {0}, c = {0};
+  dlb_reduce_options o;
+  dlb_scalar v;
+  memset(&o, 0, sizeof o);
+  o.dims = DLB_REDUCE_ALL_DIMS;
+  /* a reduction into a device array */
+  CHECK_EQ_INT(dlb_reduce(DLB_REDUCE_SUM, &a, &o, &r, cpu, &err), DLB_OK);
+  CHECK_EQ_INT(calls[1], 1);
+  CHECK(r.buffer && r.buffer->backend == dev);
+  CHECK_EQ_INT(dlb_array_read_into(&r, got, DLB_FLOAT64, &err), DLB_OK);
+  CHECK(got[0] == 6);
+  dlb_array_release(&r);
+  /* a dot product through the matmul entry */
+  CHECK_EQ_INT(dlb_dot(&a, &a, &r, cpu, &err), DLB_OK);
+  CHECK_EQ_INT(calls[2], 1);
+  CHECK_EQ_INT(dlb_array_read_into(&r, got, DLB_FLOAT64, &err), DLB_OK);
+  CHECK(got[0] == 14);
+  dlb_array_release(&r);
+  /* astype through the cast entry: the copy stays on the device */
+  CHECK_EQ_INT(dlb_array_clone(&c, &a, DLB_FLOAT32, &err), DLB_OK);
+  CHECK_EQ_INT(calls[3], 1);
+  CHECK(c.buffer->backend == dev);
+  CHECK_EQ_INT(dlb_array_read_into(&c, f, DLB_FLOAT32, &err), DLB_OK);
+  CHECK(f[0] == 1 && f[2] == 3);
+  /* a fill through the fill entry */
+  v = s_float(7);
+  CHECK_EQ_INT(dlb_array_fill(&c, &v, &err), DLB_OK);
+  CHECK_EQ_INT(calls[4], 1);
+  CHECK_EQ_INT(dlb_array_read_into(&c, f, DLB_FLOAT32, &err), DLB_OK);
+  CHECK(f[0] == 7 && f[1] == 7 && f[2] == 7);
+  dlb_array_release(&c);
+  dlb_array_release(&a);
+}
+
 int main(void) {
   dlb_backend_ops ops = opaque_ops("engine");
   dlb_backend *dev;
-  double x[3] = {1, 2, 3}, y[3] = {10, 20, 30}, got[3];
   if (!cpu_open()) return 1;
-  CHECK_EQ_INT(dlb_backend_create(&ops, NULL, &dev, &err), DLB_OK);
-  {
-    dlb_array a = on(dev, 3, x), b = on(dev, 3, y), h = on(cpu, 3, x), r;
-    dlb_operand in[2] = {{.array = &a}, {.array = &b}};
-    r.buffer = NULL;
-    /* no kernels: UNSUPPORTED, with the device_put hint */
-    CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_E_UNSUPPORTED);
-    CHECK(strstr(err.hint, "device_put") != NULL);
-    CHECK_EQ_INT(kernel_calls, 0);
-    /* with kernels: planned here, run there; the result stays on the device */
-    dev->kernels = &staged_kernels;
-    CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_OK);
-    CHECK_EQ_INT(kernel_calls, 1);
-    CHECK(r.buffer && r.buffer->backend == dev);
-    CHECK_EQ_INT(dlb_array_read_into(&r, got, DLB_FLOAT64, &err), DLB_OK);
-    CHECK(got[0] == 11 && got[1] == 22 && got[2] == 33);
-    /* a scalar operand and an out on the device (in place) */
-    in[1] = (dlb_operand){.array = NULL, .scalar = s_float(0.5)};
-    CHECK_EQ_INT(dlb_elementwise(DLB_OP_MULTIPLY, in, &a, cpu, &err), DLB_OK);
-    CHECK_EQ_INT(dlb_array_read_into(&a, got, DLB_FLOAT64, &err), DLB_OK);
-    CHECK(got[0] == 0.5 && got[2] == 1.5);
-    /* planning errors come before the kernel: complex numbers have no order */
-    in[1] = (dlb_operand){.array = NULL, .scalar = s_complex(0, 1)};
-    CHECK_EQ_INT(dlb_elementwise(DLB_OP_LESS, in, &r, cpu, &err), DLB_E_DTYPE);
-    CHECK_EQ_INT(kernel_calls, 2);
-    /* one operand on the host, one on the device: no silent copy */
-    in[1] = (dlb_operand){.array = &h};
-    CHECK_EQ_INT(dlb_elementwise(DLB_OP_ADD, in, &r, cpu, &err), DLB_E_ARGUMENT);
-    /* reductions bring no device kernel yet: UNSUPPORTED */
-    {
-      dlb_reduce_options o;
-      dlb_array s;
-      memset(&o, 0, sizeof o);
-      o.dims = DLB_REDUCE_ALL_DIMS;
-      s.buffer = NULL;
-      CHECK_EQ_INT(dlb_reduce(DLB_REDUCE_SUM, &a, &o, &s, cpu, &err), DLB_E_UNSUPPORTED);
-    }
-    dlb_array_release(&a);
-    dlb_array_release(&b);
-    dlb_array_release(&h);
-    dlb_array_release(&r);
-  }
+  test_without_kernels();
+  ops.kernels = &dev_kernels;
+  CHECK_EQ_INT(dlb_backend_create(&ops, &calls, &dev, &err), DLB_OK);
+  test_elementwise(dev);
+  test_reduce_matmul_cast_fill(dev);
   dlb_backend_release(dev);
   cpu_close();
   return check_done("test_device_kernels");

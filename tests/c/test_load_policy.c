@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/cpu/cpu.h"
 #include "core/array.h"
 #include "core/copy.h"
 #include "files/load_policy.h"
@@ -399,7 +400,7 @@ static void test_writer_respects_the_limit(void) {
   int64_t shape[] = {1024, 1024}; /* 8 MiB of float64 */
   int perm[] = {1, 0};
   dlb_file_writer w;
-  CHECK_EQ_INT(dlb_backend_create(dlb_cpu_backend_ops(), NULL, &capped, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_cpu_backend_create(&capped, &err), DLB_OK);
   dlb_backend_set_budget(capped, budget);
   atomic_store(&budget->limit, (size_t)12 << 20);
   CHECK_EQ_INT(dlb_array_allocate(&a, capped, 0, DLB_FLOAT64, 2, shape, 1, &err), DLB_OK);

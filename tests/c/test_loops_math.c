@@ -15,6 +15,7 @@
 #include <string.h>
 #include "check.h"
 #include "backends/cpu/loops.h"
+#include "compute/elementwise.h"
 #include "core/dtype.h"
 #include "fixtures.h"
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backends/cpu/cpu.h"
 #include "core/array.h"
 #include "core/backend.h"
 #include "core/copy.h"
@@ -95,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dlb_array copy, view;
   dlb_buffer *buf;
   unsigned char *block;
-  if (!host && dlb_backend_create(dlb_cpu_backend_ops(), NULL, &host, &err) != DLB_OK) abort();
+  if (!host && dlb_cpu_backend_create(&host, &err) != DLB_OK) abort();
   block = malloc(size ? size : 1);
   if (!block) return 0;
   memcpy(block, data, size);

@@ -1,4 +1,4 @@
-/* backend_cpu.c -- host memory, 64-byte aligned, behind the same vtable as
+/* backend.c -- the cpu backend: host memory, 64-byte aligned, behind the same vtable as
  * every other backend.
  *
  * Memory comes from the C library's malloc/calloc, over-allocated by one
@@ -37,7 +37,8 @@
 #include <malloc.h>
 #define CPU_BLOCK_CACHE 1 /* needs malloc_usable_size */
 #endif
-#include "../../core/backend.h"
+#include "../../core/buffer.h"
+#include "cpu.h"
 
 #define CPU_ALIGNMENT 64
 #define CPU_PAGE 4096
@@ -176,7 +177,7 @@ static dlb_status cpu_export_pointer(void *ctx, int device_id, void *handle, voi
 }
 
 static const dlb_backend_ops cpu_ops = {
-    .version = DLB_BACKEND_OPS_VERSION,
+    .version = DLB_BACKEND_OPS_VERSION_2,
     .name = "cpu",
     .device_type = kDLCPU,
     .device_count = cpu_device_count,
@@ -187,6 +188,38 @@ static const dlb_backend_ops cpu_ops = {
     .copy_within = cpu_copy_within,
     .host_pointer = cpu_host_pointer,
     .export_pointer = cpu_export_pointer,
+    .kernels = &dlb_cpu_kernels,
 };
 
 const dlb_backend_ops *dlb_cpu_backend_ops(void) { return &cpu_ops; }
+
+dlb_status dlb_cpu_backend_create(dlb_backend **out, dlb_error *err) {
+  dlb_status st = dlb_backend_create(&cpu_ops, NULL, out, err);
+  if (st == DLB_OK) {
+    (*out)->inline_bytes = DLB_INLINE_BUFFER_BYTES;
+    (*out)->ctx = *out; /* the kernels allocate their temporaries here (the state's budget) */
+  }
+  return st;
+}
+
+/* Made once (the first host kernel that needs a temporary elsewhere); lives
+ * until the library is unloaded (its temporaries live within one call). */
+static dlb_backend *scratch;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void make_scratch(void) {
+  dlb_error err;
+  if (dlb_cpu_backend_create(&scratch, &err) != DLB_OK) scratch = NULL;
+}
+
+dlb_backend *dlb_cpu_scratch_backend(void) {
+  pthread_once(&scratch_once, make_scratch);
+  return scratch;
+}
+
+/* At unload (lua_close of the module, or exit): LeakSanitizer would
+ * otherwise find the backend behind a pointer of unmapped code. */
+__attribute__((destructor)) static void release_scratch(void) {
+  if (scratch) dlb_backend_release(scratch);
+  scratch = NULL;
+}

@@ -648,98 +648,46 @@ static int simd_level(void) {
 /* ------------------------------------------------------------------------ */
 /* Selection */
 
-/* The identity kernel for an element of type's size. */
-static dlb_loop copy_loop(dlb_dtype type) {
-  switch (dlb_dtype_get(type)->itemsize) {
-  case 1: return copy_loop_1;
-  case 2: return copy_loop_2;
-  case 4: return copy_loop_4;
-  default: return copy_loop_8;
-  }
-}
-
-/* Picks the kernel of a plain op from its float32, float64, complex64 and
- * complex128 variants (NULL: none for that kind). */
-static dlb_loop by_float_type(dlb_dtype type, dlb_loop f32, dlb_loop f64, dlb_loop c64,
-                              dlb_loop c128) {
-  switch (type) {
-  case DLB_FLOAT32: return f32;
-  case DLB_FLOAT64: return f64;
-  case DLB_COMPLEX64: return c64;
-  case DLB_COMPLEX128: return c128;
-  default: return NULL;
-  }
-}
-
-/* The complex kernel of a float function. */
-static dlb_loop complex_function(dlb_op op, int is128) {
-#define COMPLEX_CASE(OP, f, ...)                                                        \
-  case DLB_OP_##OP: return is128 ? f##_c128 : f##_c64;
-  switch (op) {
-    SLEEF_FUNCTIONS(COMPLEX_CASE)
-    COMPLEX_CASE(SQRT, sqrt)
-  default: return NULL;
-  }
-#undef COMPLEX_CASE
-}
-
-/* abs and sign of bool and integers. */
-static dlb_loop integer_abs_sign(dlb_op op, dlb_dtype type) {
-  const int is_abs = op == DLB_OP_ABS;
-  switch (type) {
-  case DLB_BOOL: return is_abs ? copy_loop_1 : NULL;
-  case DLB_INT8: return is_abs ? abs_i8 : sign_i8;
-  case DLB_INT16: return is_abs ? abs_i16 : sign_i16;
-  case DLB_INT32: return is_abs ? abs_i32 : sign_i32;
-  case DLB_INT64: return is_abs ? abs_i64 : sign_i64;
-  case DLB_UINT8: return is_abs ? copy_loop_1 : sign_u8;
-  case DLB_UINT16: return is_abs ? copy_loop_2 : sign_u16;
-  case DLB_UINT32: return is_abs ? copy_loop_4 : sign_u32;
-  case DLB_UINT64: return is_abs ? copy_loop_8 : sign_u64;
-  default: return NULL;
-  }
-}
+/* The kernels by operation and loop dtype, but for the float32 and float64
+ * ones of SLEEF's functions (sleef_loops, by vector unit): what
+ * DLB_ELEMENTWISE_OPS declares for the operations of this file, and no
+ * more (tests/c/test_ops.c checks both tables). Integers round to
+ * themselves (an element copy) and are never NaN or infinite (a fill). */
+#define COPY_SIGNED                                                               \
+  [DLB_INT8] = copy_loop_1, [DLB_INT16] = copy_loop_2, [DLB_INT32] = copy_loop_4, \
+  [DLB_INT64] = copy_loop_8
+#define COPY_UNSIGNED                                                                \
+  [DLB_UINT8] = copy_loop_1, [DLB_UINT16] = copy_loop_2, [DLB_UINT32] = copy_loop_4, \
+  [DLB_UINT64] = copy_loop_8
+#define COPY_INTEGRAL [DLB_BOOL] = copy_loop_1, COPY_SIGNED, COPY_UNSIGNED
+#define FILL_INTEGRAL(k)                                                             \
+  [DLB_BOOL] = k, [DLB_INT8] = k, [DLB_INT16] = k, [DLB_INT32] = k, [DLB_INT64] = k, \
+  [DLB_UINT8] = k, [DLB_UINT16] = k, [DLB_UINT32] = k, [DLB_UINT64] = k
+#define COMPLEX_ROW(OP, f, ...) [DLB_OP_##OP] = {DLB_ROW_C(f)},
+static const dlb_loop kernels[DLB_OP_COUNT][DLB_DTYPE_COUNT] = {
+    SLEEF_FUNCTIONS(COMPLEX_ROW)
+    [DLB_OP_SQRT] = {DLB_ROW_F(sqrt), DLB_ROW_C(sqrt)},
+    [DLB_OP_FLOOR] = {COPY_INTEGRAL, DLB_ROW_F(floor)},
+    [DLB_OP_CEIL] = {COPY_INTEGRAL, DLB_ROW_F(ceil)},
+    [DLB_OP_TRUNC] = {COPY_INTEGRAL, DLB_ROW_F(trunc)},
+    [DLB_OP_ROUND] = {COPY_INTEGRAL, DLB_ROW_F(round), DLB_ROW_C(round)},
+    [DLB_OP_ABS] = {[DLB_BOOL] = copy_loop_1, [DLB_INT8] = abs_i8, [DLB_INT16] = abs_i16,
+                    [DLB_INT32] = abs_i32, [DLB_INT64] = abs_i64, COPY_UNSIGNED,
+                    DLB_ROW_F(abs), DLB_ROW_C(abs)},
+    [DLB_OP_SIGN] = {DLB_ROW_I(sign), DLB_ROW_F(sign), DLB_ROW_C(sign)},
+    [DLB_OP_ISNAN] = {FILL_INTEGRAL(fill_false), DLB_ROW_F(isnan), DLB_ROW_C(isnan)},
+    [DLB_OP_ISINF] = {FILL_INTEGRAL(fill_false), DLB_ROW_F(isinf), DLB_ROW_C(isinf)},
+    [DLB_OP_ISFINITE] = {FILL_INTEGRAL(fill_true), DLB_ROW_F(isfinite), DLB_ROW_C(isfinite)},
+};
+#undef COMPLEX_ROW
+#undef FILL_INTEGRAL
+#undef COPY_INTEGRAL
+#undef COPY_UNSIGNED
+#undef COPY_SIGNED
 
 dlb_loop dlb_math_loop(dlb_op op, dlb_dtype type) {
-  if ((unsigned)type >= DLB_DTYPE_COUNT || type == DLB_FLOAT16 || type == DLB_BFLOAT16) return NULL;
-  const dlb_kind kind = dlb_dtype_get(type)->kind;
-  const int is_real = type == DLB_FLOAT32 || type == DLB_FLOAT64;
-  const int is_integral = kind == DLB_KIND_BOOL || kind == DLB_KIND_INT || kind == DLB_KIND_UINT;
-  switch (op) {
-  case DLB_OP_EXP: case DLB_OP_EXP2: case DLB_OP_EXPM1: case DLB_OP_LOG: case DLB_OP_LOG2:
-  case DLB_OP_LOG10: case DLB_OP_LOG1P: case DLB_OP_SIN: case DLB_OP_COS: case DLB_OP_TAN:
-  case DLB_OP_ASIN: case DLB_OP_ACOS: case DLB_OP_ATAN: case DLB_OP_SINH: case DLB_OP_COSH:
-  case DLB_OP_TANH:
-    if (is_real) return sleef_loops[simd_level()][op][type == DLB_FLOAT64];
-    return kind == DLB_KIND_COMPLEX ? complex_function(op, type == DLB_COMPLEX128) : NULL;
-  case DLB_OP_ATAN2:
-    return is_real ? sleef_loops[simd_level()][op][type == DLB_FLOAT64] : NULL;
-  case DLB_OP_SQRT: return by_float_type(type, sqrt_f32, sqrt_f64, sqrt_c64, sqrt_c128);
-  case DLB_OP_FLOOR:
-    return is_integral ? copy_loop(type) : by_float_type(type, floor_f32, floor_f64, NULL, NULL);
-  case DLB_OP_CEIL:
-    return is_integral ? copy_loop(type) : by_float_type(type, ceil_f32, ceil_f64, NULL, NULL);
-  case DLB_OP_TRUNC:
-    return is_integral ? copy_loop(type) : by_float_type(type, trunc_f32, trunc_f64, NULL, NULL);
-  case DLB_OP_ROUND:
-    return is_integral ? copy_loop(type)
-                       : by_float_type(type, round_f32, round_f64, round_c64, round_c128);
-  case DLB_OP_ABS:
-    return is_integral ? integer_abs_sign(op, type)
-                       : by_float_type(type, abs_f32, abs_f64, abs_c64, abs_c128);
-  case DLB_OP_SIGN:
-    return is_integral ? integer_abs_sign(op, type)
-                       : by_float_type(type, sign_f32, sign_f64, sign_c64, sign_c128);
-  case DLB_OP_ISNAN:
-    return is_integral ? fill_false
-                       : by_float_type(type, isnan_f32, isnan_f64, isnan_c64, isnan_c128);
-  case DLB_OP_ISINF:
-    return is_integral ? fill_false
-                       : by_float_type(type, isinf_f32, isinf_f64, isinf_c64, isinf_c128);
-  case DLB_OP_ISFINITE:
-    return is_integral ? fill_true
-                       : by_float_type(type, isfinite_f32, isfinite_f64, isfinite_c64,
-                                       isfinite_c128);
-  default: return NULL;
-  }
+  if ((unsigned)op >= DLB_OP_COUNT || (unsigned)type >= DLB_DTYPE_COUNT) return NULL;
+  if ((type == DLB_FLOAT32 || type == DLB_FLOAT64) && sleef_loops[LEVEL_SCALAR][op][0])
+    return sleef_loops[simd_level()][op][type == DLB_FLOAT64];
+  return kernels[op][type];
 }

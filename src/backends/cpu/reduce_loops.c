@@ -539,67 +539,172 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
 
 /* --- argmin, argmax -------------------------------------------------------- */
 
-/* Elements per block of a contiguous search: a vectorised fold tells
- * whether the block holds anything better than the best so far (or a
- * NaN); only such blocks are walked element by element. */
+/* A search goes by blocks of ARG_BLOCK elements (a block stays in L1 while
+ * it is looked at again), a strided one by blocks of ARG_COPY_BYTES copied
+ * into a buffer on the stack; within a block, NaNs and matches are looked
+ * for ARG_CHUNK elements at a time; runs shorter than ARG_SHORT_INT or
+ * ARG_SHORT_FLOAT elements are walked instead (there the passes cost more
+ * than they save). ARG_BLOCK fits the block's indices in 16 bits. */
 #define ARG_BLOCK 4096
+#define ARG_COPY_BYTES 8192
+#define ARG_CHUNK 64
+#define ARG_SHORT_INT 64
+#define ARG_SHORT_FLOAT 128
 
 /*
- * name(p, n, stride): the first index of the extreme (BEATS(x, best): x
- * strictly better) of n > 0 elements, or of the first NaN (ISNAN). FOLD is
- * the NaN-keeping extreme of two values.
+ * name(p, n, stride): the first index of the extreme of n > 0 elements of T
+ * stride bytes apart, or of the first NaN (dlb_reduce_arg_search).
+ * BEATS(x, b): x strictly better than b; CANDIDATE(x, b): x beats b or is a
+ * NaN; ISNAN(x); U: an unsigned integer as wide as T; KIND: INT or FLOAT.
+ * Each block (a strided one copied into a buffer first) is looked at
+ * branch-free for a candidate against the best so far; only a block that
+ * has one is searched, in one pass that keeps each lane's extreme and the
+ * index where it was first seen (T of one byte: its extreme, then the first
+ * element equal to it). After a block that beat the best, the next one is
+ * searched straight away (ascending data beat it block after block). Every
+ * loop but the walk vectorises.
  */
-#define ARG_SEARCH(name, T, BEATS, FOLD, ISNAN)                                                  \
-  /* The walk of n elements from index first: updates *best and *at; 1 at a NaN. */            \
-  static inline int name##_walk(const char *p, int64_t first, int64_t n, int64_t stride,        \
-                                T *best, int64_t *at) {                                          \
-    for (int64_t i = first; i < n; i++) {                                                        \
-      T v = *(const T *)(p + i * stride);                                                        \
-      if (ISNAN(v)) {                                                                            \
-        *at = i;                                                                                 \
-        return 1;                                                                                \
-      }                                                                                          \
-      if (BEATS(v, *best)) {                                                                     \
-        *best = v;                                                                               \
-        *at = i;                                                                                 \
-      }                                                                                          \
-    }                                                                                            \
-    return 0;                                                                                    \
-  }                                                                                              \
-  DLB_KERNEL_CLONES static int64_t name(const char *p, int64_t n, int64_t stride) {               \
-    T best = *(const T *)p;                                                                      \
-    int64_t at = 0;                                                                              \
-    if (ISNAN(best)) return 0;                                                                   \
-    if (stride != (int64_t)sizeof(T)) {                                                          \
-      name##_walk(p, 1, n, stride, &best, &at);                                                  \
-      return at;                                                                                 \
-    }                                                                                            \
-    for (int64_t b = 0; b < n; b += ARG_BLOCK) {                                                 \
-      const T *y = (const T *)p + b;                                                             \
-      int64_t len = n - b < ARG_BLOCK ? n - b : ARG_BLOCK, i = 0;                                \
-      int better = 0;                                                                            \
-      if (len >= 2 * LANES) {                                                                    \
-        T m[LANES];                                                                              \
-        for (int l = 0; l < LANES; l++) m[l] = y[l];                                             \
-        for (i = LANES; i + LANES <= len; i += LANES) {                                          \
-          const T *z = y + i;                                                                    \
-          for (int l = 0; l < LANES; l++) m[l] = FOLD(m[l], z[l]);                               \
-        }                                                                                        \
-        for (int l = 0; l < LANES; l++) better |= BEATS(m[l], best) | ISNAN(m[l]);               \
-      }                                                                                          \
-      for (; i < len; i++) better |= BEATS(y[i], best) | ISNAN(y[i]);                            \
-      if (better) {                                                                              \
-        int64_t in_block = 0;                                                                    \
-        T block_best = best;                                                                     \
-        if (name##_walk((const char *)y, 0, len, (int64_t)sizeof(T), &block_best, &in_block))    \
-          return b + in_block;                                                                   \
-        if (BEATS(block_best, best)) {                                                           \
-          best = block_best;                                                                     \
-          at = b + in_block;                                                                     \
-        }                                                                                        \
-      }                                                                                          \
-    }                                                                                            \
-    return at;                                                                                   \
+#define ARG_MATCH(ISNAN, x, v, nan_only) (ISNAN(x) | (!(nan_only) & ((x) == (v))))
+#define ARG_SEARCH(name, T, U, BEATS, CANDIDATE, ISNAN, KIND)                                      \
+  /* The search element by element. */                                                             \
+  static inline int64_t name##_walk(const char *p, int64_t n, int64_t stride) {                    \
+    T best = *(const T *)p;                                                                        \
+    int64_t at = 0;                                                                                \
+    if (ISNAN(best)) return 0;                                                                     \
+    for (int64_t i = 1; i < n; i++) {                                                              \
+      T v = *(const T *)(p + i * stride);                                                          \
+      if (ISNAN(v)) return i;                                                                      \
+      if (BEATS(v, best)) {                                                                        \
+        best = v;                                                                                  \
+        at = i;                                                                                    \
+      }                                                                                            \
+    }                                                                                              \
+    return at;                                                                                     \
+  }                                                                                                \
+  /* Whether any of the n elements at x is a candidate against best. */                            \
+  static inline int name##_candidate(const T *x, int64_t n, T best) {                              \
+    U any = 0;                                                                                     \
+    for (int64_t i = 0; i < n; i++) any |= (U)CANDIDATE(x[i], best);                               \
+    return any != 0;                                                                               \
+  }                                                                                                \
+  /* T of two bytes or more: the first index of the extreme of the                                 \
+   * 0 < n <= ARG_BLOCK elements at x, the extreme into *e, and whether one                        \
+   * is a NaN into *nan (then *e and the index mean nothing). L lanes (two                         \
+   * 512-bit vectors) keep each its extreme and the index of its first.                            \
+   */                                                                                              \
+  static inline int64_t name##_index(const T *x, int64_t n, T *e, int *nan) {                      \
+    enum { L = 128 / sizeof(T) };                                                                  \
+    T m[L], v = x[0];                                                                              \
+    U id[L], bad = (U)ISNAN(x[0]);                                                                 \
+    int64_t i = 1, at = 0;                                                                         \
+    if (n >= L) {                                                                                  \
+      for (int l = 0; l < L; l++) {                                                                \
+        m[l] = x[l];                                                                               \
+        id[l] = (U)l;                                                                              \
+        bad |= (U)ISNAN(x[l]);                                                                     \
+      }                                                                                            \
+      for (i = L; i + L <= n; i += L)                                                              \
+        for (int l = 0; l < L; l++) {                                                              \
+          T y = x[i + l];                                                                          \
+          int u = BEATS(y, m[l]);                                                                  \
+          m[l] = u ? y : m[l];                                                                     \
+          id[l] = u ? (U)(i + l) : id[l];                                                          \
+          bad |= (U)ISNAN(y);                                                                      \
+        }                                                                                          \
+      v = m[0];                                                                                    \
+      at = (int64_t)id[0];                                                                         \
+      for (int l = 1; l < L; l++) /* the best lane; of equal ones, the first index */              \
+        if (BEATS(m[l], v) || (m[l] == v && (int64_t)id[l] < at)) {                                \
+          v = m[l];                                                                                \
+          at = (int64_t)id[l];                                                                     \
+        }                                                                                          \
+    }                                                                                              \
+    for (; i < n; i++) { /* the rest: indices after every lane's */                                \
+      bad |= (U)ISNAN(x[i]);                                                                       \
+      if (BEATS(x[i], v)) {                                                                        \
+        v = x[i];                                                                                  \
+        at = i;                                                                                    \
+      }                                                                                            \
+    }                                                                                              \
+    *e = v;                                                                                        \
+    *nan = bad != 0;                                                                               \
+    return at;                                                                                     \
+  }                                                                                                \
+  /* T of one byte: whether the n > 0 elements at x hold one that beats                            \
+   * best, and then *e, their extreme: LANES lanes fold a row of LANES                             \
+   * elements at a time, and only lanes that beat best are folded into one. */                     \
+  static inline int name##_beats(const T *x, int64_t n, T best, T *e) {                            \
+    T m[LANES], r = x[0];                                                                          \
+    int64_t i = 1;                                                                                 \
+    if (n >= LANES) {                                                                              \
+      U any = 0;                                                                                   \
+      for (int l = 0; l < LANES; l++) m[l] = x[l];                                                 \
+      for (i = LANES; i + LANES <= n; i += LANES)                                                  \
+        for (int l = 0; l < LANES; l++) m[l] = BEATS(x[i + l], m[l]) ? x[i + l] : m[l];            \
+      for (int l = 0; i + l < n; l++) m[l] = BEATS(x[i + l], m[l]) ? x[i + l] : m[l];              \
+      for (int l = 0; l < LANES; l++) any |= (U)BEATS(m[l], best);                                 \
+      if (!any) return 0;                                                                          \
+      r = m[0];                                                                                    \
+      for (int l = 1; l < LANES; l++) r = BEATS(m[l], r) ? m[l] : r;                               \
+      *e = r;                                                                                      \
+      return 1;                                                                                    \
+    }                                                                                              \
+    for (; i < n; i++) r = BEATS(x[i], r) ? x[i] : r;                                              \
+    *e = r;                                                                                        \
+    return BEATS(r, best);                                                                         \
+  }                                                                                                \
+  /* The first index of the n elements at x that is a NaN or (unless nan_only)                     \
+   * equal to v; n when there is none. */                                                          \
+  static inline int64_t name##_find(const T *x, int64_t n, T v, int nan_only) {                    \
+    for (int64_t c = 0; c < n;) {                                                                  \
+      int64_t len = n - c < ARG_CHUNK ? n - c : ARG_CHUNK;                                         \
+      U hit = 0;                                                                                   \
+      for (int64_t l = 0; l < len; l++) hit |= (U)ARG_MATCH(ISNAN, x[c + l], v, nan_only);         \
+      if (hit) {                                                                                   \
+        while (!ARG_MATCH(ISNAN, x[c], v, nan_only)) c++;                                          \
+        return c;                                                                                  \
+      }                                                                                            \
+      c += len;                                                                                    \
+    }                                                                                              \
+    return n;                                                                                      \
+  }                                                                                                \
+  /* The block of len elements at y, index b of the search, against *best at                       \
+   * *at: 1 when it beat *best (updated), 0 when not, -1 - i for a NaN at i. */                    \
+  static inline int64_t name##_block(const T *y, int64_t len, int64_t b, T *best, int64_t *at) {   \
+    T e;                                                                                           \
+    int64_t i;                                                                                     \
+    if (sizeof(T) > 1) {                                                                           \
+      int nan;                                                                                     \
+      i = name##_index(y, len, &e, &nan);                                                          \
+      if (nan) return -1 - name##_find(y, len, e, 1);                                              \
+      if (!BEATS(e, *best)) return 0;                                                              \
+    } else {                                                                                       \
+      if (!name##_beats(y, len, *best, &e)) return 0;                                              \
+      i = name##_find(y, len, e, 0);                                                               \
+    }                                                                                              \
+    *best = e;                                                                                     \
+    *at = b + i;                                                                                   \
+    return 1;                                                                                      \
+  }                                                                                                \
+  DLB_KERNEL_CLONES static int64_t name(const char *p, int64_t n, int64_t stride) {                \
+    T best = *(const T *)p, copy[ARG_COPY_BYTES / sizeof(T)];                                      \
+    const int64_t whole = stride == (int64_t)sizeof(T);                                            \
+    const int64_t block = whole ? ARG_BLOCK : (int64_t)(sizeof copy / sizeof(T));                  \
+    int64_t at = 0, hot = 0;                                                                       \
+    if (stride == 0) return 0; /* n times the same element */                                      \
+    if (n < ARG_SHORT_##KIND || ISNAN(best)) return name##_walk(p, n, stride);                     \
+    for (int64_t b = 0; b < n; b += block) {                                                       \
+      int64_t len = n - b < block ? n - b : block;                                                 \
+      const T *y = copy;                                                                           \
+      if (whole)                                                                                   \
+        y = (const T *)p + b;                                                                      \
+      else                                                                                         \
+        for (int64_t i = 0; i < len; i++) copy[i] = *(const T *)(p + (b + i) * stride);           \
+      if (!hot && !name##_candidate(y, len, best)) continue;                                       \
+      hot = name##_block(y, len, b, &best, &at);                                                   \
+      if (hot < 0) return b - 1 - hot;                                                             \
+    }                                                                                              \
+    return at;                                                                                     \
   }
 
 /* name(best, index, x): rows of argmin/argmax (reduce_loops.h). */
@@ -633,27 +738,32 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
 #define LESS(x, best) ((x) < (best))
 #define NEVER_NAN(x) ((void)(x), 0)
 #define IS_NAN(x) ((x) != (x))
+/* Whether x beats b or is a NaN (b is not). */
+#define CANDIDATE_MAX_INT(x, b) ((x) > (b))
+#define CANDIDATE_MIN_INT(x, b) ((x) < (b))
+#define CANDIDATE_MAX_FLOAT(x, b) (!((x) <= (b)))
+#define CANDIDATE_MIN_FLOAT(x, b) (!((x) >= (b)))
 /* Whether v replaces b: v beats b, or v is a NaN and b is not. */
 #define UPDATES_MAX_INT(b, v) ((v) > (b))
 #define UPDATES_MIN_INT(b, v) ((v) < (b))
 #define UPDATES_MAX_FLOAT(b, v) (((b) == (b)) & !((b) >= (v)))
 #define UPDATES_MIN_FLOAT(b, v) (((b) == (b)) & !((b) <= (v)))
 
-#define ARG_KERNELS(T, NAME, KIND, ISNAN)                                                   \
-  ARG_SEARCH(argmax_##NAME, T, GREATER, MAX_##KIND, ISNAN)                                  \
-  ARG_SEARCH(argmin_##NAME, T, LESS, MIN_##KIND, ISNAN)                                     \
-  ARG_UPDATE(argmax_rows_##NAME, T, UPDATES_MAX_##KIND)                                     \
+#define ARG_KERNELS(T, U, NAME, KIND, ISNAN)                                                    \
+  ARG_SEARCH(argmax_##NAME, T, U, GREATER, CANDIDATE_MAX_##KIND, ISNAN, KIND)       \
+  ARG_SEARCH(argmin_##NAME, T, U, LESS, CANDIDATE_MIN_##KIND, ISNAN, KIND)          \
+  ARG_UPDATE(argmax_rows_##NAME, T, UPDATES_MAX_##KIND)                                         \
   ARG_UPDATE(argmin_rows_##NAME, T, UPDATES_MIN_##KIND)
-ARG_KERNELS(int8_t, int8, INT, NEVER_NAN)
-ARG_KERNELS(int16_t, int16, INT, NEVER_NAN)
-ARG_KERNELS(int32_t, int32, INT, NEVER_NAN)
-ARG_KERNELS(int64_t, int64, INT, NEVER_NAN)
-ARG_KERNELS(uint8_t, uint8, INT, NEVER_NAN)
-ARG_KERNELS(uint16_t, uint16, INT, NEVER_NAN)
-ARG_KERNELS(uint32_t, uint32, INT, NEVER_NAN)
-ARG_KERNELS(uint64_t, uint64, INT, NEVER_NAN)
-ARG_KERNELS(float, float32, FLOAT, IS_NAN)
-ARG_KERNELS(double, float64, FLOAT, IS_NAN)
+ARG_KERNELS(int8_t, uint8_t, int8, INT, NEVER_NAN)
+ARG_KERNELS(int16_t, uint16_t, int16, INT, NEVER_NAN)
+ARG_KERNELS(int32_t, uint32_t, int32, INT, NEVER_NAN)
+ARG_KERNELS(int64_t, uint64_t, int64, INT, NEVER_NAN)
+ARG_KERNELS(uint8_t, uint8_t, uint8, INT, NEVER_NAN)
+ARG_KERNELS(uint16_t, uint16_t, uint16, INT, NEVER_NAN)
+ARG_KERNELS(uint32_t, uint32_t, uint32, INT, NEVER_NAN)
+ARG_KERNELS(uint64_t, uint64_t, uint64, INT, NEVER_NAN)
+ARG_KERNELS(float, uint32_t, float32, FLOAT, IS_NAN)
+ARG_KERNELS(double, uint64_t, float64, FLOAT, IS_NAN)
 #undef ARG_KERNELS
 
 /* Row of the arg tables: the integer rows, then float32, float64. */

@@ -56,8 +56,9 @@ dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in);
 dlb_loop dlb_reduce_deviation_loop(dlb_dtype t);
 
 /* The 0-based index of the first largest (is_max) or smallest of n > 0
- * elements of dtype t at p, stride bytes apart; the first NaN's when there
- * is one. t: integers, float32, float64. */
+ * elements of dtype t at p, stride bytes apart (any stride: negative, or 0
+ * for one element n times); the first NaN's when there is one; -0.0 and
+ * +0.0 are equal. t: integers, bool (as uint8), float32, float64. */
 int64_t dlb_reduce_arg_search(int is_max, dlb_dtype t, const char *p, int64_t n, int64_t stride);
 
 /* The kernel of argmin/argmax along an outer dim, over (best of t, index

@@ -1,0 +1,48 @@
+/* cpu.h -- the host-memory backend as the rest of the library sees it: its
+ * vtable, the host's kernels (which compute on any memory the host can
+ * address), and the strided host copy they and the staging fallback share. */
+#ifndef DLB_BACKENDS_CPU_H
+#define DLB_BACKENDS_CPU_H
+
+#include "../../core/backend.h"
+#include "../../core/dtype.h"
+#include "../../core/iter.h"
+
+/* The host-memory backend: 64-byte aligned blocks, kept for reuse. */
+const dlb_backend_ops *dlb_cpu_backend_ops(void);
+/* A cpu backend object, with small buffers in one block with their header
+ * (dlb_backend.inline_bytes). */
+dlb_status dlb_cpu_backend_create(dlb_backend **out, dlb_error *err);
+
+/* The host's kernels: the cpu backend's table, and the one that computes on
+ * any other backend's memory the host can address (host_pointer) when that
+ * backend brings none of its own. */
+const dlb_kernels *dlb_host_kernels(void);
+extern const dlb_kernels dlb_cpu_kernels; /* the same table, for the cpu backend's vtable */
+
+/* dst[i...] = cast(src[i...]) (as dlb_cast) for every index of shape, in host
+ * memory; strides in bytes, 0 for a repeated source. The walk may be
+ * reordered and reversed: dst must not overlap src. Same dtypes whose
+ * source runs across the destination's rows are copied in tiles. */
+dlb_status dlb_cpu_cast_strided(dlb_dtype dst_type, char *dst, const int64_t *dst_strides,
+                                dlb_dtype src_type, const char *src, const int64_t *src_strides,
+                                int ndim, const int64_t *shape, dlb_error *err);
+
+/* The kernels' element-wise entry (elementwise.c); ctx unused. */
+dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call);
+/* The host's 1-D loop of op for inputs of loop dtype type, or NULL: the
+ * dtypes an operation is defined for (core/iter.h's dlb_loop). */
+dlb_loop dlb_cpu_loop(dlb_op op, dlb_dtype type);
+
+/* The kernels' reduce entry (reduce.c): ctx is the state's cpu backend
+ * (temporaries are allocated there) or NULL. */
+dlb_status dlb_cpu_reduce(void *ctx, dlb_reduce_call *call);
+
+/* The kernels' matmul entry (matmul.c); ctx as dlb_cpu_reduce's. */
+dlb_status dlb_cpu_matmul(void *ctx, dlb_matmul_call *call);
+
+/* A cpu backend of the process for the temporaries of host kernels that run
+ * on other backends' host memory (charged to no state). */
+dlb_backend *dlb_cpu_scratch_backend(void);
+
+#endif
