@@ -26,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
+#include "backends/cpu/cpu.h"
 #include "dlbridge.h"
 #include "fuzz_common.h"
+#include "queued.h"
 
 #define MAX_STATEMENTS 48
 #define MAX_DEPTH 2
@@ -160,9 +162,11 @@ static void g_dtype(gen *g) {
 }
 
 static void g_device(gen *g) {
+  /* 'gpu' is the device-like queued backend (tests/device/queued.h), 2 devices. */
   static const char *devs[] = {"'cpu'", "'cpu'", "'cpu:0'", "'cpu:1'", "'cpu:-1'", "'gpu'", "''",
                                "'cpu:99999999999999999999'", "1", "'cuda:0'", "'cpu:'", "'CPU'",
-                               "nil", "'cpu:0x0'", "'cpu: 0'", "'cpu\\0'"};
+                               "nil", "'cpu:0x0'", "'cpu: 0'", "'cpu\\0'", "'gpu:1'", "'gpu'",
+                               "'gpu:2'"};
   put(&g->t, "%s", devs[u8(g) % COUNT(devs)]);
 }
 
@@ -263,7 +267,10 @@ static void g_export_opts(gen *g) {
     put(&g->t, "dl_device = %s, ", dv[u8(g) % COUNT(dv)]);
   }
   if (s & 4) put(&g->t, "copy = %s, ", u8(g) & 1 ? "true" : "false");
-  if (s & 8) put(&g->t, "stream = %s, ", u8(g) & 1 ? "1" : "0");
+  if (s & 8) {
+    static const char *streams[] = {"1", "0", "-1", "2", "3", "-2"};
+    put(&g->t, "stream = %s, ", streams[u8(g) % COUNT(streams)]);
+  }
   if (s & 16) put(&g->t, "fallback = 'cpu', ");
   if (s & 32) {
     static const char *layouts[] = {"'any'", "'nonnegative'", "'contiguous'", "'C'", "1"};
@@ -823,6 +830,37 @@ static int l_keep(lua_State *L) {
   return 0;
 }
 
+/* Registers 'gpu', a device-like backend: worker-thread queues with short
+ * random delays (seeded by the input), poison in queued destinations, the
+ * host's kernels run on its workers (tests/device/queued.h). Its own checks
+ * (bad handles, ranges, queues, host copies racing queued work) are
+ * invariants of the run. */
+static dlb_queued *gpu;
+
+static void register_gpu(lua_State *L, uint8_t seed) {
+  dlb_queued_config c = {"gpu", 2, 0, seed % 8, seed, dlb_host_kernels(), 0};
+  dlb_backend_ops ops;
+  if (seed & 0x80) c.omit = DLB_QUEUED_NO_MATMUL | DLB_QUEUED_NO_CAST; /* UNSUPPORTED paths */
+  if (!(gpu = dlb_queued_new(&c))) fuzz_fail("no memory for the queued backend");
+  dlb_queued_retain(gpu); /* the registration's, dropped by its release */
+  dlb_queued_ops(gpu, &ops);
+  if (dlb_register_backend(L, &ops, gpu) != DLB_OK) {
+    lua_pop(L, 1); /* out of memory (the heap may fail): no gpu this run */
+    dlb_queued_unref(gpu);
+  }
+}
+
+/* After lua_close: every buffer is gone, and the backend saw nothing wrong. */
+static void check_gpu(void) {
+  dlb_queued_stats s;
+  dlb_queued_stats_get(gpu, &s);
+  if (s.violations || s.races || s.live || s.events_live)
+    fuzz_fail("INVARIANT BROKEN: the queued backend saw %ld violations, %ld races, %ld live "
+              "blocks, %ld live events", s.violations, s.races, s.live, s.events_live);
+  dlb_queued_unref(gpu);
+  gpu = NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gen g;
   fuzz_heap heap;
@@ -850,6 +888,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   L = fuzz_new_state(&heap);
   if (!L) fuzz_fail("lua_newstate failed");
+  register_gpu(L, size ? data[0] : 0);
   heap_of_run = &heap;
   if (luaL_loadbuffer(L, g.t.s, g.t.len, "=fuzz") != LUA_OK)
     fuzz_fail("the generated program does not compile: %s\n%s", lua_tostring(L, -1), g.t.s);
@@ -867,6 +906,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st != LUA_OK && fuzz_verbose()) fprintf(stderr, "program: %s\n", luaL_tolstring(L, -1, NULL));
   lua_settop(L, 0);
   lua_close(L); /* with arrays, capsules, coroutines and finalizers outstanding */
+  check_gpu();
   heap_of_run = NULL;
   free(g.t.s);
   return 0;
