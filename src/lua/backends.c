@@ -1,5 +1,6 @@
 /* backends.c -- dlb_register_backend, dl.backends(), dl.device_put and a:to. */
 #include <string.h>
+#include "../core/event.h"
 #include "hostapi.h"
 
 DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops, void *ctx) {
