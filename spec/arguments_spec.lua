@@ -131,6 +131,7 @@ local functions = {
   readonly = function() return {{}} end,
   backends = function() return {} end,
   device_put = function() return {floats(), "cpu", {}} end,
+  synchronize = function() return {"cpu"} end,
   from_dlpack = function() return {floats(), {}} end,
   save = function() return {npy_path, floats()} end,
   load = function() dl.save(npy_path, floats()) return {npy_path, {}} end,

@@ -1,5 +1,6 @@
 /* backends.c -- dlb_register_backend, dl.backends(), dl.device_put and a:to. */
 #include <string.h>
+#include "../backends/cuda/cuda.h"
 #include "../core/event.h"
 #include "hostapi.h"
 
@@ -48,7 +49,14 @@ static int exportable(const dlb_backend *b) {
   return b->ops.export_pointer != NULL || b->ops.host_pointer != NULL;
 }
 
-/* dl.backends(): {name=, device_type=, exportable=, available=, devices=} for each. */
+/* Why a backend has no devices here (dl.backends()'s reason). */
+static const char *unavailable_reason(const dlb_backend *b) {
+  const char *why = dlb_cuda_unavailable_reason(b);
+  return why ? why : "the backend reports no devices here";
+}
+
+/* dl.backends(): {name=, device_type=, exportable=, available=, devices=} for
+ * each, and reason= when it is not available. */
 static int list_unprotected(lua_State *L) {
   const dlb_registry *r = dlbL_state(L)->registry;
   lua_createtable(L, (int)r->count, 0);
@@ -66,6 +74,10 @@ static int list_unprotected(lua_State *L) {
     lua_setfield(L, -2, "available");
     lua_pushinteger(L, devices);
     lua_setfield(L, -2, "devices");
+    if (devices == 0) {
+      lua_pushstring(L, unavailable_reason(b));
+      lua_setfield(L, -2, "reason");
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
@@ -133,8 +145,35 @@ static int transfer(lua_State *L, const char *op) {
 }
 
 static int backends_device_put(lua_State *L) { return transfer(L, "dl.device_put"); }
+
+/* dl.synchronize(device): the host waits until dlbridge's queued work on
+ * the device is done (an event after it, waited for). A backend that works
+ * synchronously has nothing to wait for. */
+static int backends_synchronize(lua_State *L) {
+  dlbL_options where;
+  dlb_event *ev;
+  dlb_error err;
+  dlb_status st;
+  void *queue;
+  dlbL_check_nargs(L, 1, "dl.synchronize");
+  dlbL_check_options(L, 0, &where, "dl.synchronize");
+  dlbL_check_device(L, 1, &where, "dl.synchronize");
+  queue = dlb_backend_queue(where.backend, where.device_id);
+  if ((st = dlb_event_record(where.backend, where.device_id, queue, &ev, &err)) != DLB_OK)
+    dlbL_raise_error(L, &err, "dl.synchronize");
+  if (ev && ev->backend->ops.event_synchronize &&
+      (st = ev->backend->ops.event_synchronize(ev->backend->ctx, ev->device_id, ev->native)) !=
+          DLB_OK) {
+    dlb_event_release(ev);
+    dlb_backend_failed(where.backend, st, "wait for queued work", &err);
+    dlbL_raise_error(L, &err, "dl.synchronize");
+  }
+  dlb_event_release(ev);
+  return 0;
+}
 static int backends_to(lua_State *L) { return transfer(L, "Array:to"); }
 
 const luaL_Reg dlbL_backend_functions[] = {
-    {"backends", backends_list}, {"device_put", backends_device_put}, {NULL, NULL}};
+    {"backends", backends_list}, {"device_put", backends_device_put},
+    {"synchronize", backends_synchronize}, {NULL, NULL}};
 const luaL_Reg dlbL_backend_methods[] = {{"to", backends_to}, {NULL, NULL}};

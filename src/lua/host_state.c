@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "../backends/cpu/cpu.h"
+#include "../backends/cuda/cuda.h"
 #include "hostapi.h"
 
 struct dlb_host_state {
@@ -50,7 +51,18 @@ static void host_free(dlb_host_state *h) {
   free(h);
 }
 
-/* A new host state with the cpu backend registered, or NULL (err filled). */
+/* Registers the cuda backend (it opens the driver on first use only). */
+static dlb_status add_cuda(dlb_host_state *h, dlb_error *err) {
+  dlb_backend *cuda;
+  dlb_status st = dlb_cuda_backend_create(&cuda, err);
+  if (st != DLB_OK) return st;
+  dlb_backend_set_budget(cuda, h->budget);
+  st = dlb_registry_add(h->registry, cuda, err);
+  dlb_backend_release(cuda);
+  return st;
+}
+
+/* A new host state with the cpu and cuda backends registered, or NULL (err filled). */
 static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
   dlb_host_state *h = calloc(1, sizeof *h);
   if (!h || !(h->budget = dlb_budget_new()) || !(h->registry = dlb_registry_new())) {
@@ -67,7 +79,7 @@ static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
   }
   dlb_backend_set_budget(h->cpu, h->budget);
   h->cpu->in_use_derived = 1; /* before any allocation: see backend.h */
-  if (dlb_registry_add(h->registry, h->cpu, err) != DLB_OK) {
+  if (dlb_registry_add(h->registry, h->cpu, err) != DLB_OK || add_cuda(h, err) != DLB_OK) {
     host_free(h);
     return NULL;
   }

@@ -38,6 +38,7 @@ static const usage_line usage_lines[] = {
     {"dl.readonly", "dl.readonly(t): t a table; returns a read-only view of it"},
     {"dl.device_put", "dl.device_put(a, device, opts): device a string such as \"cpu\" or "
                       "\"cpu:0\"; opts = {copy = true, donate = true}"},
+    {"dl.synchronize", "dl.synchronize(device): device a string such as \"cuda:0\""},
     {"Array:to", "a:to(device, opts): device a string such as \"cpu\" or \"cpu:0\"; "
                  "opts = {copy = true, donate = true}"},
     {"Error:is", "err:is(code): code a string such as \"SHAPE\" (dl.E lists them)"},

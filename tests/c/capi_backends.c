@@ -103,8 +103,9 @@ static void test_registry_in_lua(void) {
   dlb_backend_ops ops = counted_ops("engine");
   CHECK_EQ_INT(dlb_register_backend(L, &ops, NULL), DLB_OK);
   CHECK_EQ_INT(luaL_dostring(L, "local b = dl.backends() "
-                                "assert(#b == 2 and b[2].name == 'engine' and b[2].devices == 2 "
-                                "and b[2].exportable and b[2].available and b[2].device_type == 1)"),
+                                "assert(#b == 3 and b[2].name == 'cuda' and b[3].name == 'engine' "
+                                "and b[3].devices == 2 and b[3].exportable and b[3].available "
+                                "and b[3].device_type == 1)"),
                LUA_OK);
   lua_close(L);
 }

@@ -10,8 +10,10 @@ BUILD = os.environ.get("DLBRIDGE_BUILD", os.path.join(HERE, "..", "..", "build")
 
 
 def _find_lua():
+    # A copy in the build's lib/ first: tests/gpu/run runs where no Lua is installed.
+    carried = os.path.join(BUILD, "lib", "liblua5.4.so.0")
     name = ctypes.util.find_library("lua5.4")
-    for cand in (name, "liblua5.4.so.0", "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0"):
+    for cand in (carried, name, "liblua5.4.so.0", "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0"):
         if not cand:
             continue
         try:
