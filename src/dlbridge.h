@@ -140,6 +140,12 @@ DLB_API const char *dlb_status_name(dlb_status status);
  * - kernels: the backend's compute (dlb_kernels). Without an entry, an
  *   operation on memory the host cannot address raises DLB_E_UNSUPPORTED
  *   with a hint to device_put: there are no silent cross-device copies.
+ * - status_name: the name of a native status last_status returned (static
+ *   text, such as "CUDA_ERROR_LAUNCH_FAILED"), or NULL; dlbridge's message
+ *   of a failed hook names it. Any thread.
+ * A hook's failure reaches the caller as DLB_E_OUT_OF_MEMORY or
+ * DLB_E_DEVICE_UNAVAILABLE when it returns those, else as
+ * DLB_E_BACKEND_FAILURE (adopt's DLPACK_INVALID excepted, above).
  *
  * Versions grow by appending fields only. dlb_register_backend reads the
  * fields of the version the caller names and takes the later ones as NULL,
@@ -204,6 +210,7 @@ typedef struct dlb_backend_ops {
                       void **handle);
   void (*forget)(void *ctx, int device_id, void *handle);
   const struct dlb_kernels *kernels;
+  const char *(*status_name)(void *ctx, int64_t status);
 } dlb_backend_ops;
 
 /*

@@ -136,13 +136,23 @@ int dlb_backend_device_count(const dlb_backend *backend) {
 
 dlb_status dlb_backend_failed(const dlb_backend *backend, dlb_status status, const char *what,
                               dlb_error *err) {
-  dlb_status code = status == DLB_E_OUT_OF_MEMORY ? DLB_E_OUT_OF_MEMORY : DLB_E_BACKEND_FAILURE;
-  dlb_fail(err, code, "backend '%s' failed to %s", backend->name, what);
+  dlb_status code = status == DLB_E_OUT_OF_MEMORY || status == DLB_E_DEVICE_UNAVAILABLE
+                        ? status
+                        : DLB_E_BACKEND_FAILURE;
+  int64_t native = backend->ops.last_status ? backend->ops.last_status(backend->ctx) : 0;
+  const char *name = backend->ops.last_status && backend->ops.status_name
+                         ? backend->ops.status_name(backend->ctx, native)
+                         : NULL;
+  if (name)
+    dlb_fail(err, code, "backend '%s' failed to %s: %s (%lld)", backend->name, what, name,
+             (long long)native);
+  else
+    dlb_fail(err, code, "backend '%s' failed to %s", backend->name, what);
   if (err) {
     strcpy(err->backend, backend->name);
     if (backend->ops.last_status) {
       err->has_native = 1;
-      err->native_status = backend->ops.last_status(backend->ctx);
+      err->native_status = native;
     }
   }
   return code;

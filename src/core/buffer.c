@@ -116,9 +116,13 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
       st = dlb_backend_failed(backend, st, "allocate", err);
       if (err) {
         snprintf(err->device, sizeof err->device, "%s:%d", backend->name, device_id);
-        if (st == DLB_E_OUT_OF_MEMORY)
-          snprintf(err->message, sizeof err->message, "cannot allocate %zu bytes on %s:%d",
-                   nbytes, backend->name, device_id);
+        if (st == DLB_E_OUT_OF_MEMORY) {
+          const char *name = err->has_native && backend->ops.status_name
+                                 ? backend->ops.status_name(backend->ctx, err->native_status)
+                                 : NULL;
+          snprintf(err->message, sizeof err->message, "cannot allocate %zu bytes on %s:%d%s%s",
+                   nbytes, backend->name, device_id, name ? ": " : "", name ? name : "");
+        }
       }
       return st;
     }

@@ -263,6 +263,7 @@ static const dlb_backend_ops cuda_ops = {
     .copy_within = cuda_copy_within,
     .export_pointer = cuda_export_pointer,
     .last_status = dlb_cuda_last_status,
+    .status_name = dlb_cuda_status_name,
     .release = cuda_release,
     .copy_strided = dlb_cuda_copy_strided,
     .queue = dlb_cuda_queue,

@@ -45,6 +45,8 @@ typedef struct dlb_cuda {
 dlb_status dlb_cuda_status(CUresult r);
 /* The backend's last_status hook: the CUresult of this thread's last failure. */
 int64_t dlb_cuda_last_status(void *ctx);
+/* Its status_name: the CUDA name of a CUresult (driver.h's dlb_cu_error_name). */
+const char *dlb_cuda_status_name(void *ctx, int64_t status);
 /* Whether r means the driver is gone (shut down at exit, or a forked
  * child's): a free is done. */
 int dlb_cuda_gone(CUresult r);

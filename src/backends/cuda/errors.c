@@ -34,6 +34,11 @@ int64_t dlb_cuda_last_status(void *ctx) {
   return (int64_t)last;
 }
 
+const char *dlb_cuda_status_name(void *ctx, int64_t status) {
+  (void)ctx;
+  return status ? dlb_cu_error_name((CUresult)status) : NULL;
+}
+
 /* DEINITIALIZED and CONTEXT_IS_DESTROYED: the driver shut down at exit;
  * NOT_INITIALIZED: a child forked after cuInit (the driver initialised
  * nothing there; its memory is the parent's). */
