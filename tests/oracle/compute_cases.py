@@ -1506,7 +1506,11 @@ def matmul_reference(x, y, xdt, ydt, r):
                                                           "complex128": "float64"}.get(r, r)
     mag = np.matmul(np.abs(xl).astype(np.float64), np.abs(yl).astype(np.float64))
     err = (2 * k + 4) * EPS[acc] * mag
-    return cast(out, r), bound_for(r, cast(out, r), err, 2 * k)
+    bounds = bound_for(r, cast(out, r), err, 2 * k)
+    # Where the sum of |x||y| passes the accumulator's range, a partial sum
+    # may overflow (NumPy's own float32 loops do too): any result matches.
+    overflow = mag > np.finfo(np.dtype(acc)).max
+    return cast(out, r), np.where(overflow, np.inf, bounds)
 
 
 def matmul_case(xdt, ydt):
@@ -1571,8 +1575,9 @@ def dot_case(xdt, ydt):
     acc = "float32" if r in ("float16", "bfloat16") else {"complex64": "float32",
                                                           "complex128": "float64"}.get(r, r)
     mag = np.dot(np.abs(xl).astype(np.float64), np.abs(yl).astype(np.float64))
-    emit(case, expect_bounded(r, cast(out, r), bound_for(r, cast(out, r),
-                                                        (2 * k + 4) * EPS[acc] * mag, 2 * k)))
+    bounds = bound_for(r, cast(out, r), (2 * k + 4) * EPS[acc] * mag, 2 * k)
+    overflow = mag > np.finfo(np.dtype(acc)).max  # as in matmul_reference
+    emit(case, expect_bounded(r, cast(out, r), np.where(overflow, np.inf, bounds)))
 
 
 def cases_matmul():

@@ -179,13 +179,17 @@ local function outside_bounds(dtype, got, want, bounds)
   local parts = dtype:match("^complex") and 2 or 1
   for i = 0, #want // (width * parts) - 1 do
     local bound = string.unpack("<d", bounds, 8 * i + 1)
-    if bound == math.huge then -- a complex reference with a non-finite part
-      local finite = true
+    if bound == math.huge then
+      -- A complex reference with a non-finite part: any non-finite result.
+      -- A finite reference: the accumulation may overflow, any result.
+      local finite, want_finite = true, true
       for p = 0, parts - 1 do
-        local g = real_at(got, (i * parts + p) * width + 1, dtype)
+        local pos = (i * parts + p) * width + 1
+        local g, w = real_at(got, pos, dtype), real_at(want, pos, dtype)
         finite = finite and g == g and g ~= math.huge and g ~= -math.huge
+        want_finite = want_finite and w == w and w ~= math.huge and w ~= -math.huge
       end
-      if finite then return i + 1 end
+      if finite and not want_finite then return i + 1 end
       goto next
     end
     for p = 0, parts - 1 do
