@@ -151,6 +151,22 @@ local functions = {
   stack = function() return {{floats(), floats()}, 1} end,
   where = function() return {dl.array{true, false}, floats(), floats(), {}} end,
   clip = function() return {floats(), 0, 1, {}} end,
+  -- selecting, sorting, scanning, counting
+  take = function() return {floats(), {1}, {}} end,
+  take_along_dim = function() return {floats(), {1}, 1} end,
+  put_along_dim = function() return {floats(), {1}, 0, 1} end,
+  nonzero = function() return {floats()} end,
+  argwhere = function() return {floats()} end,
+  sort = function() return {floats(), {}} end,
+  argsort = function() return {floats(), {}} end,
+  topk = function() return {floats(), 1, {}} end,
+  unique = function() return {floats(), {}} end,
+  searchsorted = function() return {floats(), 0.3, {}} end,
+  cumsum = function() return {floats(), {}} end,
+  cumprod = function() return {floats(), {}} end,
+  diff = function() return {floats(), {}} end,
+  bincount = function() return {ints(), {}} end,
+  histogram = function() return {floats(), {}} end,
 }
 -- a:NAME(args...): self first.
 local methods = {
@@ -181,6 +197,14 @@ local methods = {
   to_dlpack = function() return {floats(), {}} end,
   __dlpack = function() return {floats(), {}} end,
   __dlpack_device = function() return {floats()} end,
+  take = function() return {floats(), {1}, {}} end,
+  nonzero = function() return {floats()} end,
+  sort = function() return {floats(), {}} end,
+  argsort = function() return {floats(), {}} end,
+  topk = function() return {floats(), 1, {}} end,
+  searchsorted = function() return {floats(), 0.3, {}} end,
+  cumsum = function() return {floats(), {}} end,
+  cumprod = function() return {floats(), {}} end,
 }
 for _, name in ipairs(UNARY) do
   functions[name] = function() return {floats(), {}} end

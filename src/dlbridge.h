@@ -382,6 +382,15 @@ typedef struct dlb_matmul_call {
   dlb_kernel_error error;
 } dlb_matmul_call;
 
+/* The calls of kernel table version 2 (described below it). */
+struct dlb_sort_call;
+struct dlb_search_call;
+struct dlb_take_call;
+struct dlb_mask_call;
+struct dlb_nonzero_call;
+struct dlb_scan_call;
+struct dlb_count_call;
+
 /* A backend's kernel table (dlb_backend_ops.kernels); NULL entries: the
  * operation is UNSUPPORTED on its memory. */
 typedef struct dlb_kernels {
@@ -396,10 +405,135 @@ typedef struct dlb_kernels {
   /* Every element of dst becomes value (one element of dst's dtype). */
   dlb_status (*fill)(void *ctx, const dlb_tensor *dst, const void *value, void *queue,
                      dlb_kernel_error *error);
+  /* --- version 2: selecting, sorting, scanning, counting --- */
+  dlb_status (*sort)(void *ctx, struct dlb_sort_call *call);
+  dlb_status (*search)(void *ctx, struct dlb_search_call *call);
+  dlb_status (*take)(void *ctx, struct dlb_take_call *call);
+  dlb_status (*mask)(void *ctx, struct dlb_mask_call *call);
+  dlb_status (*nonzero)(void *ctx, struct dlb_nonzero_call *call);
+  dlb_status (*scan)(void *ctx, struct dlb_scan_call *call);
+  dlb_status (*count)(void *ctx, struct dlb_count_call *call);
 } dlb_kernels;
 
-/* The kernel table's current version. */
-#define DLB_KERNELS_VERSION 1
+/* The kernel table's current version. A version-1 table (no sort..count)
+ * is read as a prefix: those operations are then UNSUPPORTED there. */
+#define DLB_KERNELS_VERSION 2
+
+/*
+ * The order of sorting (sort, search and count calls), NumPy's: numbers
+ * ascending, -0 equal to +0, NaN after +inf and equal to every NaN;
+ * complex numbers lexicographically (real, then imaginary part) with
+ * those that have a NaN after all others, as NumPy's extended order
+ * (R + Rj, R + nanj, nan + Rj, nan + nanj); false before true.
+ */
+
+/* What a sort call writes (dlb_sort_call.want). */
+#define DLB_SORT_VALUES 1  /* values: the sorted elements */
+#define DLB_SORT_INDICES 2 /* indices: their positions in in (int64) */
+#define DLB_SORT_RUNS 4    /* runs: where a run of equal values starts (bool) */
+
+/* Sorts each lane of in along dim (extent n) in the order above, or its
+ * reverse when descending (NaN first then), and writes the first k
+ * (0 <= k <= n) of each sorted lane to the tensors want names, all of in's
+ * shape with extent k along dim. indices count from index_base. With
+ * stable set, or k < n (a top-k selection), equal elements keep their
+ * order in in. runs (k == n only) marks NumPy's unique runs: the first
+ * element of a lane and each one that differs from the one before it, all
+ * the elements with a NaN forming one run (NumPy's equal_nan). */
+typedef struct dlb_sort_call {
+  dlb_tensor in;
+  int32_t dim;
+  int32_t descending, stable;
+  int32_t want; /* DLB_SORT_* bits */
+  int64_t k;
+  dlb_tensor values, indices, runs;
+  int64_t index_base;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_sort_call;
+
+/* out[i...] = index_base + the number of elements of sorted (1-D, in the
+ * order above) that sort before values[i...] (right = 0: NumPy's side
+ * "left") or that do not sort after it (right = 1). sorted and values have
+ * one dtype; out is int64 of values' shape. */
+typedef struct dlb_search_call {
+  dlb_tensor sorted, values, out;
+  int32_t right;
+  int64_t index_base;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_search_call;
+
+/* Integer indexing along dim. index (an integer dtype) has elements'
+ * shape, strides 0 allowed; data and elements have one dtype and ndim and
+ * the same extents along the other dims (elements may repeat, stride 0,
+ * when scattered). Gather (scatter 0): elements[i..j..] =
+ * data[i..index[i..j..]..]; scatter: data[i..index[i..j..]..] =
+ * elements[i..j..], the last in row-major order winning where several meet.
+ * An index counts from index_base, or back from the end when negative (-1
+ * the last); every index is checked before anything is written, and one out
+ * of range fails the call with DLB_E_INDEX. */
+typedef struct dlb_take_call {
+  int32_t scatter;
+  int32_t dim;
+  dlb_tensor data, index, elements;
+  int64_t index_base;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_take_call;
+
+/* Boolean masks: mask (bool, data's shape, strides 0 allowed) picks
+ * elements of data in row-major order; packed is 1-D with one element per
+ * pick. Read (assign 0): packed[j] = the j-th picked element; assign: the
+ * j-th picked element = packed[j] (stride 0: one value for all). */
+typedef struct dlb_mask_call {
+  int32_t assign;
+  dlb_tensor data, mask, packed;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_mask_call;
+
+/* out (int64, (count, in's ndim)) gets, row by row, the index of each
+ * nonzero element of in in row-major order, each counted from index_base
+ * (NumPy's argwhere); the core counted them (count_nonzero). */
+typedef struct dlb_nonzero_call {
+  dlb_tensor in, out;
+  int64_t index_base;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_nonzero_call;
+
+/* Scans (dlb_scan_call.op). */
+#define DLB_SCAN_SUM 0  /* cumsum */
+#define DLB_SCAN_PROD 1 /* cumprod */
+
+/* out[..j..] = in[..0..] op ... op in[..j..] along dim, in out's dtype: each
+ * element of in is first cast to it, and each partial result is rounded to
+ * it (integers wrap; bool sums are logical or, products logical and), as
+ * NumPy's accumulate. in and out have one shape. */
+typedef struct dlb_scan_call {
+  int32_t op;
+  int32_t dim;
+  dlb_tensor in, out;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_scan_call;
+
+/* Counting into bins: counts (1-D, nbins elements, int64, or float64 with
+ * weights) gets, for each element x of in (weights of in's shape, float64,
+ * when has_weights), 1 or its weight added to the bin of x. Bincount
+ * (edges.ndim == 0): in holds integers below nbins (the core checked the
+ * largest); a negative one fails the call with DLB_E_VALUE. Histogram: edges (1-D, nbins + 1, in's dtype, a float dtype)
+ * ascending; x falls in bin b when edges[b] <= x < edges[b + 1], the last
+ * bin taking its right edge too; NaN and x outside the edges count
+ * nowhere. uniform: the edges are evenly spaced (a linspace), so a bin is
+ * computed, then checked against the edges. */
+typedef struct dlb_count_call {
+  dlb_tensor in, weights, counts, edges;
+  int32_t has_weights, uniform;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_count_call;
 
 /*
  * DLPack exchange. Each function below that can fail pushes a dlbridge.Error

@@ -75,6 +75,14 @@ dlb_status dlb_check_operands_for(int n, const dlb_operand *in, dlb_backend *cpu
   return DLB_OK;
 }
 
+dlb_status dlb_check_arrays_for(int n, const dlb_array *const *arrays, dlb_backend *cpu,
+                                size_t entry, dlb_placement *where, const char *op,
+                                dlb_error *err) {
+  dlb_operand in[4];
+  for (int k = 0; k < n; k++) in[k].array = arrays[k];
+  return dlb_check_operands_for(n, in, cpu, entry, where, op, err);
+}
+
 /* "(2, 3)" into out. */
 static void shape_text(int ndim, const int64_t *shape, char *out, size_t size) {
   size_t len = 0;

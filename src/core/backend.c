@@ -35,6 +35,11 @@ static int valid_name(const char *name) {
 /* The bytes of dlb_backend_ops a table of version fills (0: a version
  * this library does not know). Fields are only appended, so a version's
  * table is a prefix of the newest one. */
+/* The bytes of dlb_kernels a table of version fills (version is valid). */
+static size_t kernels_size(uint32_t version) {
+  return version == 1 ? offsetof(dlb_kernels, sort) : sizeof(dlb_kernels);
+}
+
 static size_t ops_size(uint32_t version) {
   switch (version) {
     case DLB_BACKEND_OPS_VERSION_1: return offsetof(dlb_backend_ops, copy_strided);
@@ -77,6 +82,11 @@ dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend
   b->ctx = ctx;
   strcpy(b->name, ops->name);
   b->ops.name = b->name;
+  if (b->ops.kernels && b->ops.kernels->version < DLB_KERNELS_VERSION) {
+    /* An older table: its fields (only ever appended) copied, the rest NULL. */
+    memcpy(&b->kernels, b->ops.kernels, kernels_size(b->ops.kernels->version));
+    b->ops.kernels = &b->kernels;
+  }
   *out = b;
   return DLB_OK;
 }

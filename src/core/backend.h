@@ -10,7 +10,8 @@
  * the lua_State that registered it while memory it allocated is still out. */
 typedef struct dlb_backend {
   atomic_size_t refs;
-  dlb_backend_ops ops; /* copied at creation; ops.name points into name */
+  dlb_backend_ops ops; /* copied at creation; ops.name points into name, ops.kernels to kernels */
+  dlb_kernels kernels; /* an older version's kernel table, copied (later entries NULL) */
   void *ctx;
   char name[32];
   dlb_budget *budget;    /* retained; the state's budget, NULL outside a state */

@@ -415,3 +415,12 @@ dlb_status dlb_array_write_from(dlb_array *a, const void *src, dlb_dtype dtype, 
   dlb_status st = dlb_work_begin(&w, dlb_array_budget(a), a->numel, "write", err);
   return st != DLB_OK ? st : dlb_work_end(&w, write_from(a, src, dtype, err), "write", err);
 }
+
+dlb_status dlb_array_as_dtype(const dlb_array *a, dlb_dtype dtype, dlb_array *out, dlb_error *err) {
+  out->buffer = NULL;
+  if (a->dtype == dtype) {
+    dlb_array_share(out, a);
+    return DLB_OK;
+  }
+  return dlb_array_clone(out, a, dtype, err);
+}

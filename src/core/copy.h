@@ -14,6 +14,10 @@ dlb_status dlb_array_fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err);
 /* A new contiguous array on src's device with dtype (a cast copy). */
 dlb_status dlb_array_clone(dlb_array *out, const dlb_array *src, dlb_dtype dtype, dlb_error *err);
 
+/* a as dtype into *out: a new reference to a when it has it, else a cast
+ * copy (dlb_array_clone). */
+dlb_status dlb_array_as_dtype(const dlb_array *a, dlb_dtype dtype, dlb_array *out, dlb_error *err);
+
 /* A new contiguous copy of src on (backend, device_id), same dtype. */
 dlb_status dlb_array_clone_to(dlb_array *out, const dlb_array *src, dlb_backend *backend,
                               int device_id, dlb_error *err);

@@ -284,9 +284,10 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
       lua_pushnil(L); /* unknown names read as nil, as for other Lua objects */
       return 1;
     default:
+      if (dlbL_to_array(L, 2)) return dlbL_index_by_array(L); /* a[mask], a[idx] */
       return dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__index",
-                             "a[i] takes an integer (1 the first, -1 the last); a.name reads an "
-                             "attribute such as a.shape",
+                             "a[i] takes an integer (1 the first, -1 the last), a bool mask or "
+                             "an integer array; a.name reads an attribute such as a.shape",
                              "arrays are indexed by integers, not %s", luaL_typename(L, 2));
   }
 }
@@ -324,6 +325,7 @@ static int array_newindex(lua_State *L) {
       return 0;
     }
   }
+  if (dlbL_to_array(L, 2)) return dlbL_assign_by_array(L); /* a[mask] = v, a[idx] = v */
   if (lua_type(L, 2) != LUA_TNUMBER)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__newindex",
                     "write elements with a[i] = v or a:set(i, j, ..., v); attributes such as "
@@ -471,7 +473,8 @@ void dlbL_open_array(lua_State *L) {
   int mt = lua_absindex(L, -3), methods = lua_absindex(L, -1);
   const luaL_Reg *lists[] = {array_methods,        dlbL_view_methods,    dlbL_data_methods,
                             dlbL_dlpack_methods,  dlbL_backend_methods, dlbL_compute_methods,
-                            dlbL_reduce_methods,  dlbL_linalg_methods};
+                            dlbL_reduce_methods,  dlbL_linalg_methods,
+                            dlbL_select_methods,  dlbL_sort_methods,    dlbL_scan_methods};
   for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) set_list(L, methods, mt, methods, lists[k]);
   set_list(L, mt, mt, methods, array_metamethods);
   set_list(L, mt, mt, methods, dlbL_compute_metamethods);

@@ -280,6 +280,26 @@ void dlbL_push_readonly(lua_State *L, int idx, const char *what);
 void dlbL_protect_metatable(lua_State *L, int idx, const char *what);
 extern const luaL_Reg dlbL_protect_functions[]; /* protect.c: dl.readonly */
 
+/* --- options and array arguments shared by select.c, sort.c, scan.c --- */
+/* Checks that the value at idx is nil/none (returns 0) or an options table
+ * whose keys are all in keys (NULL-terminated; returns 1); ARGUMENT otherwise. */
+int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, const char *op);
+/* Option key of the table at idx (nil/none: dflt), checked as a boolean,
+ * an integer (a fraction is VALUE), a dim (1-based, -1 the last; 0-based
+ * result), or an out array (live; NULL when absent). */
+int dlbL_opt_boolean(lua_State *L, int idx, const char *key, int dflt, const char *op);
+int64_t dlbL_opt_integer(lua_State *L, int idx, const char *key, int64_t dflt, const char *op);
+int dlbL_opt_dim(lua_State *L, int idx, const char *key, int ndim, int dflt, const char *op);
+dlb_array *dlbL_opt_out(lua_State *L, int idx, const char *op);
+/* The array at idx (live), or a new cpu array made in its place from a
+ * number, boolean or nested tables (with dtype when has_dtype). */
+dlb_array *dlbL_check_array_like(lua_State *L, int idx, int has_dtype, dlb_dtype dtype,
+                                 const char *op);
+/* a[k] and a[k] = v for an array k: a bool mask, or integer indices along
+ * dim 1 (select.c); Array's __index and __newindex call them. */
+int dlbL_index_by_array(lua_State *L);
+int dlbL_assign_by_array(lua_State *L);
+
 /* --- module parts --- */
 extern const luaL_Reg dlbL_create_functions[]; /* create.c */
 extern const luaL_Reg dlbL_view_methods[]; /* views.c */
@@ -297,6 +317,12 @@ extern const luaL_Reg dlbL_reduce_methods[];   /* reduce.c: a:sum(), ... */
 extern const luaL_Reg dlbL_reduce_functions[]; /* reduce.c: dl.sum(a), ... */
 extern const luaL_Reg dlbL_linalg_methods[];   /* linalg.c: a:matmul(b), ... */
 extern const luaL_Reg dlbL_linalg_functions[]; /* linalg.c: dl.matmul, dl.concat, dl.stack */
+extern const luaL_Reg dlbL_select_methods[];   /* select.c: a:take(i), a:nonzero(), ... */
+extern const luaL_Reg dlbL_select_functions[]; /* select.c: dl.take, dl.nonzero, dl.argwhere, ... */
+extern const luaL_Reg dlbL_sort_methods[];     /* sort.c: a:sort(), a:argsort(), ... */
+extern const luaL_Reg dlbL_sort_functions[];   /* sort.c: dl.sort, dl.topk, dl.unique, ... */
+extern const luaL_Reg dlbL_scan_methods[];     /* scan.c: a:cumsum(), a:cumprod() */
+extern const luaL_Reg dlbL_scan_functions[];   /* scan.c: dl.cumsum, dl.diff, dl.bincount, ... */
 extern const luaL_Reg dlbL_npy_functions[];         /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
 extern const luaL_Reg dlbL_safetensors_functions[]; /* safetensors.c: dl.load_safetensors, ... */
 /* Raises UNSUPPORTED when the host turned file access off (dlb_allow_files):

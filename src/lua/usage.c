@@ -86,6 +86,30 @@ static const usage_line usage_lines[] = {
                   "joined along (default 1)"},
     {"dl.stack", "dl.stack({a, b, ...}, dim): a list of arrays of one shape, then where the "
                  "new dimension goes (default 1)"},
+    /* selecting, sorting, scanning, counting (select.c, sort.c, scan.c) */
+    {"dl.take", "a:take(idx, opts) or dl.take(a, idx, opts): idx integer indices (1-based); "
+                "opts a dim or {dim =, out = array}"},
+    {"dl.take_along_dim", "dl.take_along_dim(a, idx, dim): idx integer indices of a's ndim"},
+    {"dl.put_along_dim", "dl.put_along_dim(a, idx, values, dim): writes a in place, returns it"},
+    {"dl.nonzero", "a:nonzero() or dl.nonzero(a): one index array per dim"},
+    {"dl.argwhere", "dl.argwhere(a): the (count, ndim) indices of the nonzero elements"},
+    {"dl.sort", "a:sort(opts) or dl.sort(a, opts); opts a dim or {dim = -1, descending = "
+                "false, stable = false}"},
+    {"dl.argsort", "a:argsort(opts) or dl.argsort(a, opts); opts a dim or {dim = -1, "
+                   "descending = false, stable = false}"},
+    {"dl.topk", "dl.topk(a, k, opts) or a:topk(k, opts) -> values, indices; opts a dim or "
+                "{dim = -1, largest = true, sorted = true}"},
+    {"dl.unique", "dl.unique(a, {return_inverse = true, return_counts = true}) -> values[, "
+                  "inverse][, counts]"},
+    {"dl.searchsorted", "a:searchsorted(v, opts) or dl.searchsorted(a, v, opts); "
+                        "opts = {side = \"left\" | \"right\"}"},
+    {"dl.cumsum", "a:cumsum(opts) or dl.cumsum(a, opts); opts a dim or {dim =, dtype =, out =}"},
+    {"dl.cumprod", "a:cumprod(opts) or dl.cumprod(a, opts); opts a dim or {dim =, dtype =, "
+                   "out =}"},
+    {"dl.diff", "dl.diff(a, {n = 1, dim = -1})"},
+    {"dl.bincount", "dl.bincount(x, {weights =, minlength = 0}): x 1-D integers >= 0"},
+    {"dl.histogram", "dl.histogram(a, {bins = 10 or edges, range = {lo, hi}, weights =}) -> "
+                     "counts, edges"},
     /* DLPack (dlpack.c) */
     {"Array:to_dlpack", "a:to_dlpack(opts); opts = {copy =, max_version = {1, 1}, dl_device = "
                         "{type, id}, stream =, fallback = \"cpu\", layout =}"},

@@ -10,6 +10,9 @@
 #include "compute/elementwise.h"
 #include "compute/matmul.h"
 #include "compute/reduce.h"
+#include "compute/scan.h"
+#include "compute/select.h"
+#include "compute/sort.h"
 #include "core/copy.h"
 #define FIXTURES_CPU
 #include "fixtures.h"
@@ -69,8 +72,10 @@ static dlb_status dev_fill(void *ctx, const dlb_tensor *dst, const void *value, 
   return dlb_host_kernels()->fill(NULL, &d, value, queue, e);
 }
 
-static const dlb_kernels dev_kernels = {DLB_KERNELS_VERSION, dev_elementwise, dev_reduce,
-                                        dev_matmul,          dev_cast,        dev_fill};
+/* A version-1 table (read as a prefix: sorting and the rest are not its). */
+static const dlb_kernels dev_kernels = {.version = 1,        .elementwise = dev_elementwise,
+                                        .reduce = dev_reduce, .matmul = dev_matmul,
+                                        .cast = dev_cast,     .fill = dev_fill};
 
 /* A float64 array of n values v on backend. */
 static dlb_array on(dlb_backend *backend, int64_t n, const double *v) {
@@ -182,6 +187,30 @@ static void test_reduce_matmul_cast_fill(dlb_backend *dev) {
   dlb_array_release(&a);
 }
 
+/* A version-1 table is read as a prefix: the backend holds a copy with the
+ * version-2 entries NULL, so sorting, indexing by arrays, scans and counts
+ * are UNSUPPORTED there while version 1's operations still run. */
+static void test_version_1_table(dlb_backend *dev) {
+  double x[3] = {3, 1, 2};
+  dlb_array a = on(dev, 3, x), v = {0}, idx = {0}, r = {0};
+  dlb_sort_options so = {0, 0, 0, -1, 1};
+  dlb_scan_options sc = {0, 0, DLB_FLOAT64};
+  int64_t one = 1;
+  CHECK(dev->ops.kernels != &dev_kernels); /* the copy, not the host's struct */
+  CHECK(dev->ops.kernels->elementwise == dev_elementwise);
+  CHECK(dev->ops.kernels->sort == NULL && dev->ops.kernels->count == NULL);
+  CHECK_EQ_INT(dlb_sort(&a, &so, &v, NULL, cpu, &err), DLB_E_UNSUPPORTED);
+  CHECK(strstr(err.hint, "device_put") != NULL);
+  CHECK(v.buffer == NULL);
+  CHECK_EQ_INT(dlb_scan(DLB_SCAN_SUM, &a, &sc, &r, cpu, &err), DLB_E_UNSUPPORTED);
+  CHECK_EQ_INT(dlb_array_allocate(&idx, cpu, 0, DLB_INT64, 1, &one, 1, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_argwhere(&a, 1, &r, cpu, &err), DLB_E_UNSUPPORTED);
+  CHECK_EQ_INT(dlb_bincount(&idx, NULL, 0, &r, cpu, &err), DLB_OK); /* idx is the host's */
+  dlb_array_release(&r);
+  dlb_array_release(&idx);
+  dlb_array_release(&a);
+}
+
 int main(void) {
   dlb_backend_ops ops = opaque_ops("engine");
   dlb_backend *dev;
@@ -191,6 +220,7 @@ int main(void) {
   CHECK_EQ_INT(dlb_backend_create(&ops, &calls, &dev, &err), DLB_OK);
   test_elementwise(dev);
   test_reduce_matmul_cast_fill(dev);
+  test_version_1_table(dev);
   dlb_backend_release(dev);
   cpu_close();
   return check_done("test_device_kernels");

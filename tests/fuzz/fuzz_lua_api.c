@@ -599,7 +599,40 @@ static void st_compute(gen *g) {
                                       "{dim = 2, keepdims = true}", "{dtype = 'float32'}",
                                       "{ddof = 1}", "{dim = 0}", "{dim = {1, 1}}", "{nope = 1}",
                                       "{dim = 33}", "{dim = {}}", "{ddof = MI}", "{dtype = 'int8'}"};
-  uint8_t m = u8(g) % 9;
+  static const char *ordering[] = {"dl.sort", "dl.argsort", "dl.unique", "dl.cumsum", "dl.cumprod",
+                                   "dl.diff", "dl.nonzero", "dl.argwhere", "dl.bincount",
+                                   "dl.histogram"};
+  static const char *ordering_opts[] = {"nil", "1", "-1", "{dim = 1}", "{descending = true}",
+                                        "{stable = true, dim = -1}", "{dim = 33}", "{nope = 1}",
+                                        "{return_inverse = true, return_counts = true}",
+                                        "{n = 2}", "{n = -1}", "{n = MI}", "{bins = 3}",
+                                        "{bins = 0}", "{bins = MI}", "{range = {nan, 1}}",
+                                        "{range = {1, 0}}", "{minlength = MI}", "{weights = S[2]}",
+                                        "{dtype = 'int8'}", "{out = S[1]}", "{bins = S[3]}"};
+  static const char *picks[] = {"dl.take", "dl.take_along_dim", "dl.put_along_dim", "dl.topk",
+                                "dl.searchsorted", "INDEX", "ASSIGN"};
+  uint8_t m = u8(g) % 11;
+  if (m == 9) { /* selecting, sorting, scanning, counting: hostile options */
+    call_head(g, 1, ordering[u8(g) % COUNT(ordering)]);
+    put(&g->t, ", TINY("); g_self(g); put(&g->t, "), %s)\n", ordering_opts[u8(g) % COUNT(ordering_opts)]);
+    return;
+  }
+  if (m == 10) { /* by arrays of indices or masks, k, insertion points */
+    const char *f = picks[u8(g) % COUNT(picks)];
+    call_head(g, 1, f);
+    put(&g->t, ", TINY("); g_self(g); put(&g->t, "), ");
+    if (strcmp(f, "dl.topk") == 0) {
+      g_int(g);
+    } else {
+      g_operand(g);
+    }
+    if (strcmp(f, "dl.put_along_dim") == 0 || strcmp(f, "ASSIGN") == 0) {
+      put(&g->t, ", "); g_operand(g);
+    }
+    if (u8(g) & 1) { put(&g->t, ", "); g_dim(g); }
+    put(&g->t, ")\n");
+    return;
+  }
   switch (m) {
     case 0: case 1: case 2:
       call_head(g, 1, binary[u8(g) % COUNT(binary)]);
@@ -737,7 +770,9 @@ static const char prelude[] =
     "local function ERRIS(e, c) return e:is(c) end\n"
     "local function SAFE(s) return dl.safe.zeros(s) end\n"
     "local function CHAIN(x, i, j) local r = x[i]; r[j] = r[j]; return r end\n"
-    "local function RESUME(co) if type(co) == 'thread' then return coroutine.resume(co) end end\n";
+    "local function RESUME(co) if type(co) == 'thread' then return coroutine.resume(co) end end\n"
+    "local function INDEX(a, k) return a[k] end\n"
+    "local function ASSIGN(a, k, v) a[k] = v; return a end\n";
 
 /* ---- the C side: CALL, KEEP ------------------------------------------------------------ */
 

@@ -41,6 +41,18 @@ dlb_status dlb_cpu_reduce(void *ctx, dlb_reduce_call *call);
 /* The kernels' matmul entry (matmul.c); ctx as dlb_cpu_reduce's. */
 dlb_status dlb_cpu_matmul(void *ctx, dlb_matmul_call *call);
 
+/* The kernels' sorting entries (sort.c): sort (sort, argsort, topk, unique
+ * runs) with temporaries on ctx (as dlb_cpu_reduce's) and search. */
+dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *call);
+dlb_status dlb_cpu_search(void *ctx, dlb_search_call *call);
+/* The indexing entries (select.c): take (gather and scatter), mask, nonzero. */
+dlb_status dlb_cpu_take(void *ctx, dlb_take_call *call);
+dlb_status dlb_cpu_mask(void *ctx, dlb_mask_call *call);
+dlb_status dlb_cpu_nonzero(void *ctx, dlb_nonzero_call *call);
+/* The scan and count entries (scan.c): cumsum/cumprod, bincount/histogram. */
+dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *call);
+dlb_status dlb_cpu_count(void *ctx, dlb_count_call *call);
+
 /* A cpu backend of the process for the temporaries of host kernels that run
  * on other backends' host memory (charged to no state). */
 dlb_backend *dlb_cpu_scratch_backend(void);

@@ -54,6 +54,13 @@ const dlb_kernels dlb_cpu_kernels = {
     .fill = cpu_fill,
     .reduce = dlb_cpu_reduce,
     .matmul = dlb_cpu_matmul,
+    .sort = dlb_cpu_sort,
+    .search = dlb_cpu_search,
+    .take = dlb_cpu_take,
+    .mask = dlb_cpu_mask,
+    .nonzero = dlb_cpu_nonzero,
+    .scan = dlb_cpu_scan,
+    .count = dlb_cpu_count,
 };
 
 const dlb_kernels *dlb_host_kernels(void) { return &dlb_cpu_kernels; }

@@ -1,0 +1,75 @@
+-- Counting: how often each small integer occurs, and histograms.
+--
+-- This file documents:
+--   dl.bincount(x, {weights =, minlength = 0})   counts of 0, 1, 2, ... in a
+--       1-D integer array: max(max + 1, minlength) bins (bin 1 holds the
+--       zeros: the bins are values, not positions); int64, or float64 sums
+--       of the weights
+--   dl.histogram(a, {bins = 10, range = {lo, hi}, weights =})  counts and
+--       edges (two return values): bins evenly spaced over the range (the
+--       data's min and max by default), or the edges given as an array
+-- x falls in bin b when edges[b] <= x < edges[b + 1]; the last bin also
+-- takes its right edge; NaN and values outside the edges count nowhere.
+local dl = require "dlbridge"
+local support = require "support"
+
+local expect_code = support.expect_code
+
+describe("bincount", function()
+  it("counts each value from 0 to the largest", function()
+    assert.same({1, 2, 0, 1}, dl.bincount{0, 1, 1, 3}:totable())
+    assert.same({1, 2, 0, 1, 0, 0}, dl.bincount({0, 1, 1, 3}, {minlength = 6}):totable())
+  end)
+
+  it("sums weights instead of ones", function()
+    assert.same({0.5, 3.0}, dl.bincount({0, 1, 1}, {weights = {0.5, 1, 2}}):totable())
+  end)
+
+  it("of nothing is minlength zeros", function()
+    local c = dl.bincount(dl.zeros({0}, {dtype = "int64"}), {minlength = 2})
+    assert.same({0, 0}, c:totable())
+    assert.equal("int64", c.dtype)
+  end)
+
+  it("takes non-negative integers of a 1-D array", function()
+    expect_code("VALUE", function() return dl.bincount{1, -1} end)
+    expect_code("DTYPE", function() return dl.bincount(dl.array{1.0, 2.0}) end)
+    expect_code("SHAPE", function() return dl.bincount(dl.array{{1, 2}}) end)
+    expect_code("SHAPE", function() return dl.bincount({1, 2}, {weights = {1}}) end)
+    expect_code("VALUE", function() return dl.bincount({1, 2}, {minlength = -1}) end)
+  end)
+end)
+
+describe("histogram", function()
+  it("counts a heightmap into evenly spaced bins in one pass", function()
+    local height = dl.array{{0.0, 0.5, 1.0}, {1.5, 2.0, 2.0}}
+    local counts, edges = dl.histogram(height, {bins = 4})
+    assert.same({1, 1, 1, 3}, counts:totable()) -- the last bin takes 2.0
+    assert.same({0.0, 0.5, 1.0, 1.5, 2.0}, edges:totable())
+  end)
+
+  it("over a range, leaving out what falls outside", function()
+    local counts = dl.histogram({-1, 0, 1, 2, 3}, {bins = 2, range = {0, 2}})
+    assert.same({1, 2}, counts:totable())
+  end)
+
+  it("into the edges given, with weights", function()
+    local counts, edges = dl.histogram({1, 5, 7}, {bins = dl.array{0, 2, 10}, weights = {1, 2, 3}})
+    assert.same({1.0, 5.0}, counts:totable())
+    assert.same({0, 2, 10}, edges:totable())
+  end)
+
+  it("keeps float32 data's dtype in its edges", function()
+    local _, edges = dl.histogram(dl.array({1, 2}, {dtype = "float32"}), {bins = 1})
+    assert.equal("float32", edges.dtype)
+  end)
+
+  it("raises for bins, ranges and data it cannot use", function()
+    expect_code("VALUE", function() return dl.histogram({1, 2}, {bins = 0}) end)
+    expect_code("VALUE", function() return dl.histogram({1, 2}, {range = {3, 1}}) end)
+    expect_code("VALUE", function() return dl.histogram{1, 0 / 0} end) -- no finite range to guess
+    expect_code("VALUE", function() return dl.histogram({1, 2}, {bins = dl.array{0, 3, 2}}) end)
+    expect_code("DTYPE", function() return dl.histogram(dl.array{{re = 1, im = 1}}) end)
+    expect_code("ARGUMENT", function() return dl.histogram({1, 2}, {range = {1}}) end)
+  end)
+end)

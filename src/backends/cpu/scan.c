@@ -1,0 +1,356 @@
+/* scan.c -- the host's scans and counts (the cpu kernels' scan and count
+ * entries): cumsum/cumprod lane by lane in the result's dtype, as NumPy's
+ * accumulate rounds each partial result; bincount and histogram in one
+ * pass, in NumPy's order of addition (histogram weights in NumPy's blocks
+ * of 65536 elements). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../core/array.h"
+#include "../../core/work.h"
+#include "cpu.h"
+#include "lanes.h"
+
+/* --- scans -------------------------------------------------------------------- */
+
+/* acc = acc op x over a lane of n elements of T, stride bytes apart, in place. */
+#define DEFINE_SCAN(NAME, T)                                                   \
+  static void NAME(int prod, char *p, int64_t stride, int64_t n) {             \
+    T acc;                                                                     \
+    memcpy(&acc, p, sizeof acc);                                               \
+    for (int64_t i = 1; i < n; i++) {                                          \
+      T x;                                                                     \
+      memcpy(&x, p + i * stride, sizeof x);                                    \
+      acc = prod ? (T)(acc * x) : (T)(acc + x);                                \
+      memcpy(p + i * stride, &acc, sizeof acc);                                \
+    }                                                                          \
+  }
+
+DEFINE_SCAN(scan_u8, uint8_t)
+DEFINE_SCAN(scan_u16, uint16_t)
+DEFINE_SCAN(scan_u32, uint32_t)
+DEFINE_SCAN(scan_u64, uint64_t)
+DEFINE_SCAN(scan_f32, float)
+DEFINE_SCAN(scan_f64, double)
+
+static void scan_bool(int prod, char *p, int64_t stride, int64_t n) {
+  char acc = p[0] != 0;
+  for (int64_t i = 0; i < n; i++) {
+    char x = p[i * stride] != 0;
+    acc = prod ? (char)(acc && x) : (char)(acc || x);
+    p[i * stride] = acc;
+  }
+}
+
+/* float16 and bfloat16: each step in float32, rounded back (NumPy's half loops). */
+static void scan_half(int prod, int brain, char *p, int64_t stride, int64_t n) {
+  uint16_t acc, x;
+  memcpy(&acc, p, 2);
+  for (int64_t i = 1; i < n; i++) {
+    float a, b, r;
+    memcpy(&x, p + i * stride, 2);
+    a = (float)(brain ? dlb_bfloat16_to_double(acc) : dlb_float16_to_double(acc));
+    b = (float)(brain ? dlb_bfloat16_to_double(x) : dlb_float16_to_double(x));
+    r = prod ? a * b : a + b;
+    acc = brain ? dlb_bfloat16_from_double(r) : dlb_float16_from_double(r);
+    memcpy(p + i * stride, &acc, 2);
+  }
+}
+
+#define DEFINE_SCAN_COMPLEX(NAME, T)                                   \
+  static void NAME(int prod, char *p, int64_t stride, int64_t n) {     \
+    T acc[2];                                                          \
+    memcpy(acc, p, sizeof acc);                                        \
+    for (int64_t i = 1; i < n; i++) {                                  \
+      T x[2];                                                          \
+      memcpy(x, p + i * stride, sizeof x);                             \
+      if (prod) {                                                      \
+        T re = acc[0] * x[0] - acc[1] * x[1];                          \
+        T im = acc[0] * x[1] + acc[1] * x[0];                          \
+        acc[0] = re, acc[1] = im;                                      \
+      } else {                                                         \
+        acc[0] += x[0], acc[1] += x[1];                                \
+      }                                                                \
+      memcpy(p + i * stride, acc, sizeof acc);                         \
+    }                                                                  \
+  }
+
+DEFINE_SCAN_COMPLEX(scan_c64, float)
+DEFINE_SCAN_COMPLEX(scan_c128_plain, double)
+
+/* complex128 products as NumPy's AVX-512F loop forms them where the CPU has
+ * it (NumPy 1.24 dispatches so): each part one fused multiply-add. */
+static void scan_c128(int prod, char *p, int64_t stride, int64_t n) {
+  double acc[2];
+  if (!prod || !__builtin_cpu_supports("avx512f")) {
+    scan_c128_plain(prod, p, stride, n);
+    return;
+  }
+  memcpy(acc, p, sizeof acc);
+  for (int64_t i = 1; i < n; i++) {
+    double x[2], re, im;
+    memcpy(x, p + i * stride, sizeof x);
+    re = fma(acc[0], x[0], -(acc[1] * x[1]));
+    im = fma(acc[0], x[1], acc[1] * x[0]);
+    acc[0] = re, acc[1] = im;
+    memcpy(p + i * stride, acc, sizeof acc);
+  }
+}
+
+static void scan_lane(dlb_dtype t, int prod, char *p, int64_t stride, int64_t n) {
+  if (n == 0) return;
+  switch (t) {
+    case DLB_BOOL: scan_bool(prod, p, stride, n); break;
+    case DLB_INT8:
+    case DLB_UINT8: scan_u8(prod, p, stride, n); break;
+    case DLB_INT16:
+    case DLB_UINT16: scan_u16(prod, p, stride, n); break;
+    case DLB_INT32:
+    case DLB_UINT32: scan_u32(prod, p, stride, n); break;
+    case DLB_INT64:
+    case DLB_UINT64: scan_u64(prod, p, stride, n); break;
+    case DLB_FLOAT16: scan_half(prod, 0, p, stride, n); break;
+    case DLB_BFLOAT16: scan_half(prod, 1, p, stride, n); break;
+    case DLB_FLOAT32: scan_f32(prod, p, stride, n); break;
+    case DLB_FLOAT64: scan_f64(prod, p, stride, n); break;
+    case DLB_COMPLEX64: scan_c64(prod, p, stride, n); break;
+    default: scan_c128(prod, p, stride, n); break;
+  }
+}
+
+static dlb_status report(const dlb_error *err, dlb_kernel_error *ke) {
+  memcpy(ke->message, err->message, sizeof ke->message);
+  ke->message[sizeof ke->message - 1] = 0;
+  ke->hint = err->hint;
+  return err->code;
+}
+
+dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *c) {
+  const dlb_tensor *t[2] = {&c->out, &c->in};
+  dlb_dtype to = dlb_dtype_of_dl(c->out.dtype), from = dlb_dtype_of_dl(c->in.dtype);
+  dlb_lanes lanes;
+  char *at[2];
+  int64_t n = c->in.ndim ? c->in.shape[c->dim] : 1;
+  int64_t os = c->in.ndim ? dlb_tensor_stride(&c->out, c->dim) : 0;
+  int64_t is = c->in.ndim ? dlb_tensor_stride(&c->in, c->dim) : 0;
+  dlb_work *work = dlb_work_current();
+  dlb_error err;
+  (void)ctx;
+  if (c->in.ndim == 0)
+    return dlb_cast(to, c->out.data, 0, from, c->in.data, 0, 1, &err) == DLB_OK
+               ? DLB_OK
+               : report(&err, &c->error);
+  dlb_lanes_init(&lanes, 2, t, c->dim);
+  while (dlb_lanes_next(&lanes, at)) {
+    if (dlb_cast(to, at[0], os, from, at[1], is, (size_t)n, &err) != DLB_OK)
+      return report(&err, &c->error);
+    scan_lane(to, c->op == DLB_SCAN_PROD, at[0], os, n);
+    if (dlb_work_tick(work, n)) break;
+  }
+  return DLB_OK;
+}
+
+/* --- counts ------------------------------------------------------------------- */
+
+/* Element i of a 1-D-walked tensor as a double (a float dtype or an integer). */
+static double load_number(dlb_dtype t, const char *p) {
+  switch (t) {
+    case DLB_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return dlb_float16_to_double(v); }
+    case DLB_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return dlb_bfloat16_to_double(v); }
+    case DLB_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
+    default: { double v; memcpy(&v, p, 8); return v; }
+  }
+}
+
+static int64_t load_integer(dlb_dtype t, const char *p) {
+  switch (t) {
+    case DLB_BOOL: return *p != 0;
+    case DLB_INT8: { int8_t v; memcpy(&v, p, 1); return v; }
+    case DLB_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case DLB_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case DLB_UINT8: { uint8_t v; memcpy(&v, p, 1); return v; }
+    case DLB_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case DLB_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+  }
+}
+
+/* The bin of x among nbins bins between edges, or -1 (NumPy's histogram:
+ * a computed bin, corrected by one against the edges where rounding put it
+ * next door). */
+static int64_t bin_of(const dlb_count_call *c, dlb_dtype et, const char *edges, int64_t es,
+                      int64_t nbins, double first, double last, double norm, double x) {
+  int64_t b, lo, hi;
+  if (!(x >= first && x <= last)) return -1; /* NaN too */
+  if (c->uniform) {
+    double f = (x - first) * norm;
+    b = f >= (double)nbins ? nbins - 1 : (int64_t)f;
+    if (b < 0) b = 0;
+    if (x < load_number(et, edges + b * es))
+      b--;
+    else if (b != nbins - 1 && x >= load_number(et, edges + (b + 1) * es))
+      b++;
+    return b;
+  }
+  /* The last edge e with e <= x; the last bin takes its right edge. */
+  lo = 0, hi = nbins; /* invariant: edges[lo] <= x, and x < edges[hi] unless hi == nbins */
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (load_number(et, edges + mid * es) <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* A bincount's negative element: the data the core could not check cheaply. */
+static dlb_status negative(dlb_count_call *c, int64_t v) {
+  snprintf(c->error.message, sizeof c->error.message,
+           "bincount: x must have no negative elements (found %lld)", (long long)v);
+  c->error.hint = "bins are the values 0, 1, 2, ...: shift the data first";
+  return DLB_E_VALUE;
+}
+
+/* Unweighted counts of 1-D int64 data (bincount) or float data in
+ * evenly spaced bins, with typed loads and the edges as doubles. */
+static dlb_status count_fast(dlb_count_call *c, dlb_dtype it, int64_t total, int64_t nbins,
+                             double first, double last, double norm) {
+  const char *p = c->in.data;
+  int64_t step = dlb_tensor_stride(&c->in, 0), cs = dlb_tensor_stride(&c->counts, 0);
+  int64_t *counts = c->counts.data, *local = NULL;
+  double *edges = NULL;
+  dlb_work *work = dlb_work_current();
+  if (cs != 8 && !(local = calloc((size_t)nbins, sizeof *local))) goto no_memory;
+  if (c->edges.ndim == 1) {
+    int64_t es = dlb_tensor_stride(&c->edges, 0);
+    dlb_dtype et = dlb_dtype_of_dl(c->edges.dtype);
+    if (!(edges = malloc((size_t)(nbins + 1) * sizeof *edges))) goto no_memory;
+    for (int64_t i = 0; i <= nbins; i++)
+      edges[i] = load_number(et, (const char *)c->edges.data + i * es);
+  }
+  if (local) counts = local;
+  for (int64_t k = 0; k < total; k++, p += step) {
+    if (it == DLB_INT64) {
+      int64_t v;
+      memcpy(&v, p, 8);
+      if (v < 0) {
+        free(local);
+        return negative(c, v);
+      }
+      if (v < nbins) counts[v]++;
+    } else {
+      double x, f;
+      int64_t b;
+      if (it == DLB_FLOAT32) {
+        float v;
+        memcpy(&v, p, 4);
+        x = v;
+      } else {
+        memcpy(&x, p, 8);
+      }
+      if (!(x >= first && x <= last)) continue;
+      f = (x - first) * norm;
+      b = f >= (double)nbins ? nbins - 1 : f < 0 ? 0 : (int64_t)f;
+      if (x < edges[b])
+        b--;
+      else if (b != nbins - 1 && x >= edges[b + 1])
+        b++;
+      counts[b]++;
+    }
+    if ((k & 0xFFFF) == 0xFFFF && dlb_work_tick(work, 0x10000)) break;
+  }
+  if (local)
+    for (int64_t i = 0; i < nbins; i++) memcpy((char *)c->counts.data + i * cs, &local[i], 8);
+  free(local);
+  free(edges);
+  return DLB_OK;
+no_memory:
+  free(local);
+  snprintf(c->error.message, sizeof c->error.message, "count: no memory for %lld bins",
+           (long long)nbins);
+  return DLB_E_OUT_OF_MEMORY;
+}
+
+/* NumPy's histogram walks its input in blocks of this many elements. */
+#define HISTOGRAM_BLOCK 65536
+
+dlb_status dlb_cpu_count(void *ctx, dlb_count_call *c) {
+  int nd = c->in.ndim, histogram = c->edges.ndim == 1;
+  dlb_dtype it = dlb_dtype_of_dl(c->in.dtype);
+  dlb_dtype et = histogram ? dlb_dtype_of_dl(c->edges.dtype) : DLB_FLOAT64; /* (unset: bincount) */
+  int64_t index[DLB_MAX_NDIM] = {0}, total = 1, nbins = c->counts.shape[0];
+  int64_t cs = dlb_tensor_stride(&c->counts, 0), es = histogram ? dlb_tensor_stride(&c->edges,
+                                                                                    0) : 0;
+  const char *p = c->in.data, *w = c->has_weights ? c->weights.data : NULL;
+  char *counts = c->counts.data;
+  double first = 0, last = 0, norm = 0, *block = NULL;
+  dlb_work *work = dlb_work_current();
+  (void)ctx;
+  for (int d = 0; d < nd; d++) total *= c->in.shape[d];
+  if (histogram && nbins > 0) {
+    first = load_number(et, c->edges.data);
+    last = load_number(et, (const char *)c->edges.data + nbins * es);
+    norm = (double)nbins / (last - first);
+    if (w && !(block = calloc((size_t)nbins, sizeof *block))) {
+      snprintf(c->error.message, sizeof c->error.message,
+               "histogram: no memory for %lld bins", (long long)nbins);
+      return DLB_E_OUT_OF_MEMORY;
+    }
+  }
+  if (!w && nd == 1 && dlb_tensor_itemsize(&c->counts) == 8 &&
+      ((!histogram && it == DLB_INT64) ||
+       (histogram && c->uniform && (it == DLB_FLOAT32 || it == DLB_FLOAT64)))) {
+    dlb_status st = count_fast(c, it, total, nbins, first, last, norm);
+    free(block);
+    return st;
+  }
+  for (int64_t k = 0; k < total; k++) {
+    int64_t b = histogram ? bin_of(c, et, c->edges.data, es, nbins, first, last, norm,
+                                   load_number(it, p))
+                          : load_integer(it, p);
+    if (!histogram && b < 0) {
+      free(block);
+      return negative(c, b);
+    }
+    if (b >= 0 && b < nbins) {
+      if (!w) {
+        int64_t v;
+        memcpy(&v, counts + b * cs, 8);
+        v++;
+        memcpy(counts + b * cs, &v, 8);
+      } else {
+        double v, x;
+        memcpy(&x, w, 8);
+        if (block) {
+          block[b] += x;
+        } else {
+          memcpy(&v, counts + b * cs, 8);
+          v += x;
+          memcpy(counts + b * cs, &v, 8);
+        }
+      }
+    }
+    if (block && ((k + 1) % HISTOGRAM_BLOCK == 0 || k + 1 == total)) {
+      for (int64_t i = 0; i < nbins; i++) { /* n += bincount(block) */
+        double v;
+        memcpy(&v, counts + i * cs, 8);
+        v += block[i];
+        memcpy(counts + i * cs, &v, 8);
+        block[i] = 0;
+      }
+    }
+    for (int d = nd - 1; d >= 0; d--) { /* odometer step, in and weights alike */
+      p += dlb_tensor_stride(&c->in, d);
+      if (w) w += dlb_tensor_stride(&c->weights, d);
+      if (++index[d] < c->in.shape[d]) break;
+      p -= dlb_tensor_stride(&c->in, d) * c->in.shape[d];
+      if (w) w -= dlb_tensor_stride(&c->weights, d) * c->in.shape[d];
+      index[d] = 0;
+    }
+    if ((k & 0xFFFF) == 0xFFFF && dlb_work_tick(work, 0x10000)) break;
+  }
+  free(block);
+  return DLB_OK;
+}

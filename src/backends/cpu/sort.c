@@ -1,0 +1,815 @@
+/* sort.c -- the host's sorting kernels (the cpu kernels' sort and search
+ * entries): each lane is turned into unsigned keys whose integer order is
+ * NumPy's sort order (dlbridge.h), sorted by an LSD radix sort (linear
+ * time, stable, bytes that all keys share skipped), and written back. Top-k
+ * selections of a few elements keep a heap instead. Complex numbers sort
+ * by three keys (NaN class, first part, second part), one stable pass each.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../core/array.h"
+#include "../../core/work.h"
+#include "cpu.h"
+#include "lanes.h"
+
+/* --- keys ----------------------------------------------------------------- */
+
+/* The key families: real dtypes of 8 or 16 bits, 32, 64, and complex. */
+typedef enum family { FAMILY_16, FAMILY_32, FAMILY_64, FAMILY_COMPLEX } family;
+
+static family family_of(dlb_dtype t) {
+  switch (dlb_dtype_get(t)->itemsize) {
+    case 1:
+    case 2: return FAMILY_16;
+    case 4: return FAMILY_32;
+    case 8: return t == DLB_COMPLEX64 ? FAMILY_COMPLEX : FAMILY_64;
+    default: return FAMILY_COMPLEX;
+  }
+}
+
+/* The raw bits of element i of a lane (unaligned loads are fine). */
+static uint64_t load_bits(const char *p, int64_t size) {
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  switch (size) {
+    case 1: memcpy(&u8, p, 1); return u8;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 4: memcpy(&u32, p, 4); return u32;
+    default: memcpy(&u64, p, 8); return u64;
+  }
+}
+
+static void store_bits(char *p, int64_t size, uint64_t bits) {
+  uint8_t u8 = (uint8_t)bits;
+  uint16_t u16 = (uint16_t)bits;
+  uint32_t u32 = (uint32_t)bits;
+  switch (size) {
+    case 1: memcpy(p, &u8, 1); break;
+    case 2: memcpy(p, &u16, 2); break;
+    case 4: memcpy(p, &u32, 4); break;
+    default: memcpy(p, &bits, 8); break;
+  }
+}
+
+/* The sign bit and the bits of a NaN's exponent of a float dtype's bits. */
+static uint64_t sign_bit(dlb_dtype t) {
+  return UINT64_C(1) << (dlb_dtype_get(t)->itemsize * 8 - 1);
+}
+
+static uint64_t inf_bits(dlb_dtype t) {
+  switch (t) {
+    case DLB_FLOAT16: return 0x7C00;
+    case DLB_BFLOAT16: return 0x7F80;
+    case DLB_FLOAT32: return 0x7F800000;
+    default: return UINT64_C(0x7FF0000000000000);
+  }
+}
+
+static uint64_t all_ones(family f) {
+  return f == FAMILY_16 ? 0xFFFF : f == FAMILY_32 ? 0xFFFFFFFF : UINT64_MAX;
+}
+
+/* How the bits of one real dtype become keys. */
+typedef struct keyer {
+  dlb_dtype dtype;
+  int64_t size;    /* bytes of an element */
+  int fp;          /* a float dtype */
+  uint64_t sign;   /* the sign bit (signed integers and floats) */
+  uint64_t inf;    /* floats: |bits| above it is NaN */
+  uint64_t ones;   /* the family's largest key: a NaN's (canonical keys) */
+  uint64_t flip;   /* ones when descending, else 0: keys xor it */
+} keyer;
+
+static void keyer_init(keyer *k, dlb_dtype t, int descending) {
+  dlb_kind kind = dlb_dtype_get(t)->kind;
+  k->dtype = t;
+  k->size = (int64_t)dlb_dtype_get(t)->itemsize;
+  k->fp = kind == DLB_KIND_FLOAT;
+  k->sign = kind == DLB_KIND_INT || k->fp ? sign_bit(t) : 0;
+  k->inf = k->fp ? inf_bits(t) : 0;
+  k->ones = all_ones(family_of(t));
+  k->flip = descending ? k->ones : 0;
+}
+
+static int bits_nan(const keyer *k, uint64_t bits) { return k->fp && (bits & ~k->sign) > k->inf; }
+
+/* The key of bits whose order is NumPy's, one to one (NaN excluded): floats
+ * flip their magnitude bits when negative, signed integers their sign. */
+static uint64_t exact_key(const keyer *k, uint64_t bits) {
+  if (k->dtype == DLB_BOOL) return bits != 0;
+  if (!k->fp) return bits ^ k->sign;
+  return bits & k->sign ? ~bits & k->ones : bits | k->sign;
+}
+
+/* The key equal elements share: every NaN the largest, -0 as +0. */
+static uint64_t canonical_key(const keyer *k, uint64_t bits) {
+  if (k->fp) {
+    if ((bits & ~k->sign) > k->inf) return k->ones;
+    if ((bits & ~k->sign) == 0) bits = 0;
+  }
+  return exact_key(k, bits);
+}
+
+/* The three keys of a complex number: class (which parts are NaN: 0 none,
+ * 1 the imaginary, 2 the real, 3 both), then the parts that order it. */
+typedef struct complex_key {
+  uint64_t cls, first, second;
+} complex_key;
+
+static uint64_t double_key(double x) {
+  uint64_t bits;
+  if (x == 0) x = 0; /* -0 as +0 */
+  memcpy(&bits, &x, 8);
+  return bits >> 63 ? ~bits : bits | (UINT64_C(1) << 63);
+}
+
+static complex_key complex_key_of(dlb_dtype t, const char *p) {
+  double re, im;
+  complex_key k;
+  if (t == DLB_COMPLEX64) {
+    float f[2];
+    memcpy(f, p, 8);
+    re = f[0], im = f[1];
+  } else {
+    double d[2];
+    memcpy(d, p, 16);
+    re = d[0], im = d[1];
+  }
+  k.cls = (uint64_t)(isnan(re) ? 2 : 0) | (isnan(im) ? 1 : 0);
+  k.first = k.cls == 0 || k.cls == 1 ? double_key(re) : k.cls == 2 ? double_key(im) : 0;
+  k.second = k.cls == 0 ? double_key(im) : 0;
+  return k;
+}
+
+/* --- the radix sort --------------------------------------------------------- */
+
+/* Radix sorts of n keys (and their payloads, when pay is given): ascending,
+ * stable, BITS bits a digit, through buffers tk and tp of n elements; the
+ * result ends in key and pay. count is scratch of RADIX_COUNTS int64.
+ *
+ * NAME_lsd sorts by the low `bits` bits, one pass a digit from the lowest
+ * (digits all keys share skipped). NAME sorts by the bits up to the highest
+ * one where keys differ: more than RADIX_SPLIT keys are scattered by their
+ * top digit first (NAME_msd), each bucket then sorted the same way, so that
+ * the passes of each digit run in cache. */
+#define RADIX_LSD_LEVELS 6 /* digit counts of the LSD passes (64 bits / 11) */
+#define RADIX_MSD_LEVELS 6 /* and of the MSD levels below them */
+#define RADIX_COUNTS ((RADIX_LSD_LEVELS + RADIX_MSD_LEVELS) * 2048)
+#define RADIX_SPLIT ((int64_t)1 << 16)
+#define RADIX_MSD_BITS 8 /* 256 buckets a level: their write streams stay in L1 and the TLB */
+#define DEFINE_RADIX(NAME, KT, PT, BITS)                                                    \
+  static void NAME##_lsd(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits,            \
+                         int64_t *count) {                                                  \
+    enum { RADIX = 1 << BITS };                                                             \
+    const int passes = (bits + BITS - 1) / BITS;                                            \
+    KT *src = key, *dst = tk;                                                               \
+    PT *ps = pay, *pd = tp;                                                                 \
+    memset(count, 0, sizeof(int64_t) * RADIX * (size_t)passes);                             \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+      KT k = key[i];                                                                        \
+      for (int b = 0; b < passes; b++) count[b * RADIX + ((k >> (BITS * b)) & (RADIX - 1))]++; \
+    }                                                                                       \
+    for (int b = 0; b < passes; b++) {                                                      \
+      int64_t *offset = count + b * RADIX, sum = 0;                                         \
+      int shared = 0;                                                                       \
+      const int shift = BITS * b;                                                           \
+      for (int d = 0; d < RADIX; d++) {                                                     \
+        int64_t c = offset[d];                                                              \
+        if (c == n) shared = 1;                                                             \
+        offset[d] = sum;                                                                    \
+        sum += c;                                                                           \
+      }                                                                                     \
+      if (shared) continue;                                                                 \
+      if (pay) {                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+          int64_t at = offset[(src[i] >> shift) & (RADIX - 1)]++;                           \
+          dst[at] = src[i];                                                                 \
+          pd[at] = ps[i];                                                                   \
+        }                                                                                   \
+      } else {                                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+          KT k = src[i];                                                                    \
+          dst[offset[(k >> shift) & (RADIX - 1)]++] = k;                                    \
+        }                                                                                   \
+      }                                                                                     \
+      KT *t = src;                                                                          \
+      src = dst, dst = t;                                                                   \
+      PT *u = ps;                                                                           \
+      ps = pd, pd = u;                                                                      \
+    }                                                                                       \
+    if (src != key) {                                                                       \
+      memcpy(key, src, (size_t)n * sizeof(KT));                                             \
+      if (pay) memcpy(pay, ps, (size_t)n * sizeof(PT));                                     \
+    }                                                                                       \
+  }                                                                                         \
+  /* By the low `bits` bits: scattered by the top digit first while the keys \
+   * would not fit a cache, each bucket then sorted the same way (its digit \
+   * counts one level further into count). */                                \
+  static void NAME##_msd(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits, int level, \
+                         int64_t *count) {                                                  \
+    enum { RADIX = 1 << RADIX_MSD_BITS };                                                   \
+    int64_t *offset = count + RADIX_LSD_LEVELS * 2048 + level * RADIX, sum = 0;             \
+    int shift = bits - RADIX_MSD_BITS;                                                      \
+    if (n <= RADIX_SPLIT || bits <= 2 * BITS || level >= RADIX_MSD_LEVELS) {                \
+      NAME##_lsd(key, pay, tk, tp, n, bits, count);                                         \
+      return;                                                                               \
+    }                                                                                       \
+    memset(offset, 0, sizeof(int64_t) * RADIX);                                             \
+    for (int64_t i = 0; i < n; i++) offset[(key[i] >> shift) & (RADIX - 1)]++;              \
+    for (int d = 0; d < RADIX; d++) {                                                       \
+      int64_t c = offset[d];                                                                \
+      offset[d] = sum;                                                                      \
+      sum += c;                                                                             \
+    }                                                                                       \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+      int64_t at = offset[(key[i] >> shift) & (RADIX - 1)]++;                               \
+      tk[at] = key[i];                                                                      \
+      if (pay) tp[at] = pay[i];                                                             \
+    }                                                                                       \
+    for (int64_t d = 0, lo = 0; d < RADIX; d++) { /* offset[d]: the end of bucket d */      \
+      int64_t hi = offset[d], m = hi - lo;                                                  \
+      if (m > 1) NAME##_msd(tk + lo, pay ? tp + lo : NULL, key + lo, pay ? pay + lo : NULL,  \
+                            m, shift, level + 1, count);                                    \
+      memcpy(key + lo, tk + lo, (size_t)m * sizeof(KT));                                    \
+      if (pay) memcpy(pay + lo, tp + lo, (size_t)m * sizeof(PT));                           \
+      lo = hi;                                                                              \
+    }                                                                                       \
+  }                                                                                         \
+  static void NAME(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int64_t *count) {           \
+    KT all_and = (KT)~(KT)0, all_or = 0;                                                    \
+    for (int64_t i = 0; i < n; i++) all_and &= key[i], all_or |= key[i];                   \
+    if (all_and == all_or) return; /* all equal (or none) */                                \
+    NAME##_msd(key, pay, tk, tp, n, 64 - __builtin_clzll((uint64_t)(all_and ^ all_or)), 0,  \
+               count);                                                                      \
+  }
+
+DEFINE_RADIX(radix16, uint16_t, uint32_t, 8)
+DEFINE_RADIX(radix32, uint32_t, uint32_t, 11)
+DEFINE_RADIX(radix64, uint64_t, uint32_t, 11)
+DEFINE_RADIX(radix16_wide, uint16_t, uint64_t, 8)
+DEFINE_RADIX(radix32_wide, uint32_t, uint64_t, 11)
+DEFINE_RADIX(radix64_wide, uint64_t, uint64_t, 11)
+
+/* --- one lane --------------------------------------------------------------- */
+
+/* The scratch of one kernel call, sized for its longest lane. */
+typedef struct scratch {
+  dlb_array mem;
+  uint64_t *keys, *keys_tmp; /* as wide as the family needs */
+  uint64_t *pay, *pay_tmp;   /* positions: uint32 or uint64 */
+  int64_t *count;            /* the radix sort's digit counts (RADIX_COUNTS) */
+} scratch;
+
+/* A lane of n elements at data, stride bytes apart. */
+typedef struct lane {
+  const char *data;
+  int64_t stride, n;
+} lane;
+
+typedef struct sort_job {
+  const dlb_sort_call *call;
+  dlb_dtype dtype;
+  family fam;
+  keyer k;
+  int wide; /* positions need 64 bits */
+  int64_t out_stride[3]; /* bytes along dim: values, indices, runs */
+} sort_job;
+
+static const char *lane_at(const lane *l, int64_t i) { return l->data + i * l->stride; }
+
+static void key_set(family f, void *keys, int64_t i, uint64_t v) {
+  switch (f) {
+    case FAMILY_16: ((uint16_t *)keys)[i] = (uint16_t)v; break;
+    case FAMILY_32: ((uint32_t *)keys)[i] = (uint32_t)v; break;
+    default: ((uint64_t *)keys)[i] = v; break;
+  }
+}
+
+static uint64_t pay_get(int wide, const void *pay, int64_t i) {
+  return wide ? ((const uint64_t *)pay)[i] : ((const uint32_t *)pay)[i];
+}
+
+static void pay_set(int wide, void *pay, int64_t i, uint64_t v) {
+  if (wide)
+    ((uint64_t *)pay)[i] = v;
+  else
+    ((uint32_t *)pay)[i] = (uint32_t)v;
+}
+
+/* Radix-sorts n keys of family f, with positions when pay is given. */
+static void radix(family f, int wide, void *keys, void *pay, void *tk, void *tp, int64_t n,
+                  int64_t *count) {
+  switch (f) {
+    case FAMILY_16:
+      if (wide) radix16_wide(keys, pay, tk, tp, n, count); else radix16(keys, pay, tk, tp, n,
+                                                                        count);
+      break;
+    case FAMILY_32:
+      if (wide) radix32_wide(keys, pay, tk, tp, n, count); else radix32(keys, pay, tk, tp, n,
+                                                                        count);
+      break;
+    default:
+      if (wide) radix64_wide(keys, pay, tk, tp, n, count); else radix64(keys, pay, tk, tp, n,
+                                                                        count);
+      break;
+  }
+}
+
+/* The typed loops of one real element type ET with keys KT (FP: a float
+ * dtype): gathering keys (exact ones without NaN for the values alone,
+ * canonical ones with positions) and writing sorted values back. */
+#define DEFINE_TYPED(SUFFIX, ET, KT, FP)                                                     \
+  /* Exact keys of the lane's non-NaN elements into keys from the front; NaN \
+   * bits, in order, from the back; counts zeros by sign; returns the keys. */ \
+  static int64_t exact_keys_##SUFFIX(const keyer *k, const lane *in, KT *keys,            \
+                                     int64_t *nans, int64_t zeros[2], int *ordered) {       \
+    const KT sign = (KT)k->sign, inf = (KT)k->inf, flip = (KT)k->flip;                     \
+    const int is_bool = k->dtype == DLB_BOOL;                                               \
+    int64_t m = 0, nn = 0, z_neg = 0, z_pos = 0;                                            \
+    int ord = 1;                                                                            \
+    KT prev = 0;                                                                            \
+    for (int64_t i = 0; i < in->n; i++) {                                                   \
+      ET bits;                                                                              \
+      KT key;                                                                               \
+      memcpy(&bits, in->data + i * in->stride, sizeof bits);                                \
+      if (FP) {                                                                             \
+        KT mag = (KT)(bits & (KT)~sign);                                                    \
+        if (mag > inf) {                                                                    \
+          keys[in->n - 1 - nn++] = (KT)bits;                                                \
+          continue;                                                                         \
+        }                                                                                   \
+        if (mag == 0) {                                                                     \
+          if (bits) z_neg++;                                                                \
+          else z_pos++;                                                                     \
+        }                                                                                   \
+        key = (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));                            \
+      } else {                                                                              \
+        key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                                \
+      }                                                                                     \
+      key ^= flip;                                                                          \
+      if (key < prev) ord = 0;                                                              \
+      prev = key;                                                                           \
+      keys[m++] = key;                                                                      \
+    }                                                                                       \
+    *nans = nn;                                                                             \
+    zeros[0] = z_neg, zeros[1] = z_pos;                                                     \
+    *ordered = ord;                                                                         \
+    return m;                                                                               \
+  }                                                                                         \
+  /* The m values of sorted exact keys, to out (step bytes apart) from slot at. */         \
+  static void write_values_##SUFFIX(const keyer *k, const KT *keys, int64_t m, char *out,  \
+                                    int64_t step, int64_t at) {                             \
+    const KT sign = (KT)k->sign, flip = (KT)k->flip;                                        \
+    for (int64_t i = m; i-- > 0;) { /* backwards: keys may be out itself, at <= 0 ahead */  \
+      KT key = keys[i] ^ flip;                                                              \
+      ET bits = FP ? (ET)(key & sign ? (KT)(key & (KT)~sign) : (KT)~key) : (ET)(key ^ sign); \
+      memcpy(out + (at + i) * step, &bits, sizeof bits);                                    \
+    }                                                                                       \
+  }                                                                                         \
+  /* Canonical keys of the whole lane with their positions; returns whether \
+   * they were in order already. */                                          \
+  static int canonical_keys_##SUFFIX(const keyer *k, const lane *in, KT *keys, void *pay,  \
+                                     int wide) {                                            \
+    const KT sign = (KT)k->sign, inf = (KT)k->inf, ones = (KT)k->ones, flip = (KT)k->flip; \
+    const int is_bool = k->dtype == DLB_BOOL;                                               \
+    int ord = 1;                                                                            \
+    KT prev = 0;                                                                            \
+    for (int64_t i = 0; i < in->n; i++) {                                                   \
+      ET bits;                                                                              \
+      KT key;                                                                               \
+      memcpy(&bits, in->data + i * in->stride, sizeof bits);                                \
+      if (FP) {                                                                             \
+        KT mag = (KT)(bits & (KT)~sign);                                                    \
+        key = mag > inf    ? ones                                                            \
+              : mag == 0   ? sign                                                            \
+                           : (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));              \
+      } else {                                                                              \
+        key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                                \
+      }                                                                                     \
+      key ^= flip;                                                                          \
+      if (key < prev) ord = 0;                                                              \
+      prev = key;                                                                           \
+      keys[i] = key;                                                                        \
+      if (wide)                                                                             \
+        ((uint64_t *)pay)[i] = (uint64_t)i;                                                 \
+      else                                                                                  \
+        ((uint32_t *)pay)[i] = (uint32_t)i;                                                 \
+    }                                                                                       \
+    return ord;                                                                             \
+  }
+
+DEFINE_TYPED(u8, uint8_t, uint16_t, 0)
+DEFINE_TYPED(u16, uint16_t, uint16_t, 0)
+DEFINE_TYPED(f16, uint16_t, uint16_t, 1)
+DEFINE_TYPED(u32, uint32_t, uint32_t, 0)
+DEFINE_TYPED(f32, uint32_t, uint32_t, 1)
+DEFINE_TYPED(u64, uint64_t, uint64_t, 0)
+DEFINE_TYPED(f64, uint64_t, uint64_t, 1)
+
+/* Which typed loops a real dtype takes: 0 u8, 1 u16, 2 f16, 3 u32, 4 f32, 5 u64, 6 f64. */
+static int typed_of(const keyer *k) {
+  switch (k->size) {
+    case 1: return 0;
+    case 2: return k->fp ? 2 : 1;
+    case 4: return k->fp ? 4 : 3;
+    default: return k->fp ? 6 : 5;
+  }
+}
+
+static int64_t exact_keys(const keyer *k, const lane *in, void *keys, int64_t *nans,
+                          int64_t zeros[2], int *ordered) {
+  switch (typed_of(k)) {
+    case 0: return exact_keys_u8(k, in, keys, nans, zeros, ordered);
+    case 1: return exact_keys_u16(k, in, keys, nans, zeros, ordered);
+    case 2: return exact_keys_f16(k, in, keys, nans, zeros, ordered);
+    case 3: return exact_keys_u32(k, in, keys, nans, zeros, ordered);
+    case 4: return exact_keys_f32(k, in, keys, nans, zeros, ordered);
+    case 5: return exact_keys_u64(k, in, keys, nans, zeros, ordered);
+    default: return exact_keys_f64(k, in, keys, nans, zeros, ordered);
+  }
+}
+
+static void write_values(const keyer *k, const void *keys, int64_t m, char *out, int64_t step,
+                         int64_t at) {
+  switch (typed_of(k)) {
+    case 0: write_values_u8(k, keys, m, out, step, at); break;
+    case 1: write_values_u16(k, keys, m, out, step, at); break;
+    case 2: write_values_f16(k, keys, m, out, step, at); break;
+    case 3: write_values_u32(k, keys, m, out, step, at); break;
+    case 4: write_values_f32(k, keys, m, out, step, at); break;
+    case 5: write_values_u64(k, keys, m, out, step, at); break;
+    default: write_values_f64(k, keys, m, out, step, at); break;
+  }
+}
+
+static int canonical_keys(const keyer *k, const lane *in, void *keys, void *pay, int wide) {
+  switch (typed_of(k)) {
+    case 0: return canonical_keys_u8(k, in, keys, pay, wide);
+    case 1: return canonical_keys_u16(k, in, keys, pay, wide);
+    case 2: return canonical_keys_f16(k, in, keys, pay, wide);
+    case 3: return canonical_keys_u32(k, in, keys, pay, wide);
+    case 4: return canonical_keys_f32(k, in, keys, pay, wide);
+    case 5: return canonical_keys_u64(k, in, keys, pay, wide);
+    default: return canonical_keys_f64(k, in, keys, pay, wide);
+  }
+}
+
+/* Runs over sorted values (step bytes apart): each element that starts a
+ * run of equal ones (-0 as +0; the NaN, all last, one run). */
+static void runs_of_values(const keyer *k, const char *values, int64_t step, int64_t n,
+                           char *runs, int64_t rstep) {
+  uint64_t prev = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t key = canonical_key(k, load_bits(values + i * step, k->size));
+    runs[i * rstep] = (char)(i == 0 || key != prev);
+    prev = key;
+  }
+}
+
+#ifdef DLB_HAVE_VQSORT
+int dlb_vqsort_keys(void *keys, int64_t n, int bytes); /* vqsort.cc */
+#endif
+
+/* Lanes from this long on sort their values by Highway's vectorised
+ * quicksort where it was built in (3.5x the radix sort's speed on 1e7
+ * float32 here; not stable, so only for keys whose equals are equal). */
+#define VQSORT_MIN 4096
+
+/* Sorts n keys of family f by it; 0 when it is not there (or n is short). */
+static int vectorised_sort(family f, void *keys, int64_t n) {
+#ifdef DLB_HAVE_VQSORT
+  if (n >= VQSORT_MIN) return dlb_vqsort_keys(keys, n, f == FAMILY_16 ? 2 : f == FAMILY_32 ? 4 : 8);
+#endif
+  (void)f, (void)keys, (void)n;
+  return 0;
+}
+
+/* The bits of the i-th NaN of a lane of n, kept at the back of keys. */
+static uint64_t nan_at(family f, const void *keys, int64_t n, int64_t i) {
+  switch (f) {
+    case FAMILY_16: return ((const uint16_t *)keys)[n - 1 - i];
+    case FAMILY_32: return ((const uint32_t *)keys)[n - 1 - i];
+    default: return ((const uint64_t *)keys)[n - 1 - i];
+  }
+}
+
+/* Sorts the values of a real lane alone: NaN set aside in order, the rest
+ * by exact keys (so the bits come back as they were), then -0 and +0 put
+ * back in their order where stable and both occur. */
+static void sort_values(const sort_job *j, const lane *in, char *out, char *runs, scratch *s) {
+  const keyer *k = &j->k;
+  int64_t n = in->n, m, nans, zeros[2], size = k->size, step = j->out_stride[0];
+  int ordered;
+  /* Keys as wide as the elements go straight into a contiguous out. */
+  void *keys = s->keys ? (void *)s->keys : out;
+  void *nan_bits = s->keys_tmp; /* free again once the keys are sorted (as wide as keys) */
+  m = exact_keys(k, in, keys, &nans, zeros, &ordered);
+  if (!ordered && !vectorised_sort(j->fam, keys, m))
+    radix(j->fam, 0, keys, NULL, s->keys_tmp, NULL, m, s->count);
+  for (int64_t i = 0; i < nans; i++) key_set(j->fam, nan_bits, i, nan_at(j->fam, keys, n, i));
+  write_values(k, keys, m, out, step, k->flip ? nans : 0); /* descending: NaN first */
+  for (int64_t i = 0; i < nans; i++)
+    store_bits(out + (k->flip ? i : m + i) * step, size, nan_at(j->fam, nan_bits, nans,
+                                                                nans - 1 - i));
+  if (j->call->stable && zeros[0] && zeros[1]) {
+    /* The zeros lie together: give them the signs they had, in order. */
+    int64_t first = 0, z = 0;
+    while ((load_bits(out + first * step, size) & ~k->sign) != 0) first++;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t bits = load_bits(lane_at(in, i), size);
+      if ((bits & ~k->sign) == 0) store_bits(out + (first + z++) * step, size, bits);
+    }
+  }
+  if (runs) runs_of_values(k, out, step, n, runs, j->out_stride[2]);
+}
+
+/* A max-heap entry of the top-k selection: the worst kept element at the top. */
+typedef struct pick {
+  uint64_t key;
+  int64_t pos;
+} pick;
+
+static int pick_before(pick a,
+                       pick b) { return a.key < b.key || (a.key == b.key && a.pos < b.pos); }
+
+static void sift_down(pick *h, int64_t k, int64_t i) {
+  for (;;) {
+    int64_t l = 2 * i + 1, r = l + 1, worst = i;
+    if (l < k && pick_before(h[worst], h[l])) worst = l;
+    if (r < k && pick_before(h[worst], h[r])) worst = r;
+    if (worst == i) return;
+    pick t = h[i];
+    h[i] = h[worst], h[worst] = t;
+    i = worst;
+  }
+}
+
+static int pick_compare(const void *a, const void *b) {
+  pick x = *(const pick *)a, y = *(const pick *)b;
+  return pick_before(x, y) ? -1 : pick_before(y, x) ? 1 : 0;
+}
+
+/* The first k of a lane by (key, position), in order, into keys and pay:
+ * one pass keeping the k best in a heap. */
+static void select_few(const sort_job *j, const lane *in, int64_t k, scratch *s) {
+  pick *h = (pick *)s->pay_tmp; /* 16 bytes a pick: k <= n / 8 of them fit */
+  for (int64_t i = 0; i < in->n; i++) {
+    pick p = {canonical_key(&j->k, load_bits(lane_at(in, i), j->k.size)) ^ j->k.flip, i};
+    if (i < k) {
+      h[i] = p;
+      if (i == k - 1)
+        for (int64_t r = k / 2; r-- > 0;) sift_down(h, k, r);
+    } else if (p.key < h[0].key) { /* a tie keeps the earlier */
+      h[0] = p;
+      sift_down(h, k, 0);
+    }
+  }
+  qsort(h, (size_t)k, sizeof *h, pick_compare);
+  for (int64_t i = 0; i < k; i++) {
+    key_set(FAMILY_64, s->keys, i, h[i].key);
+    pay_set(1, s->pay, i, (uint64_t)h[i].pos);
+  }
+}
+
+/* Gathers key of family f from complex keys by position (for the next pass). */
+static void complex_pass(const sort_job *j, const lane *in, int which, int64_t n, scratch *s) {
+  for (int64_t i = 0; i < n; i++) {
+    complex_key ck = complex_key_of(j->dtype, lane_at(in, (int64_t)pay_get(j->wide, s->pay, i)));
+    uint64_t v = which == 0 ? ck.second : which == 1 ? ck.first : ck.cls;
+    ((uint64_t *)s->keys)[i] = j->call->descending ? ~v : v;
+  }
+  radix(FAMILY_64, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count);
+}
+
+/* Whether sorted elements a and b (positions in the lane) have equal keys,
+ * and whether the one at a holds a NaN. */
+static int keys_equal(const sort_job *j, const lane *in, uint64_t a, uint64_t b) {
+  if (j->fam == FAMILY_COMPLEX) {
+    complex_key x = complex_key_of(j->dtype, lane_at(in, (int64_t)a));
+    complex_key y = complex_key_of(j->dtype, lane_at(in, (int64_t)b));
+    return x.cls == y.cls && x.first == y.first && x.second == y.second;
+  }
+  return canonical_key(&j->k, load_bits(lane_at(in, (int64_t)a), j->k.size)) ==
+         canonical_key(&j->k, load_bits(lane_at(in, (int64_t)b), j->k.size));
+}
+
+static int has_nan(const sort_job *j, const lane *in, uint64_t a) {
+  if (j->fam == FAMILY_COMPLEX) return complex_key_of(j->dtype, lane_at(in, (int64_t)a)).cls != 0;
+  return bits_nan(&j->k, load_bits(lane_at(in, (int64_t)a), j->k.size));
+}
+
+/* NumPy's unique runs over the sorted positions of a lane (see dlbridge.h). */
+static void write_runs(const sort_job *j, const lane *in, const scratch *s, int wide, char *out) {
+  int64_t n = in->n, step = j->out_stride[2], first_last;
+  uint64_t last;
+  if (n == 0) return;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t here = pay_get(wide, s->pay, i);
+    int starts = i == 0;
+    if (!starts) {
+      uint64_t before = pay_get(wide, s->pay, i - 1);
+      starts = !keys_equal(j, in, here, before) || has_nan(j, in, here) || has_nan(j, in, before);
+    }
+    out[i * step] = (char)starts;
+  }
+  last = pay_get(wide, s->pay, n - 1);
+  if (!has_nan(j, in, last)) return;
+  first_last = n - 1; /* the first element with a NaN: they sort together, last */
+  while (first_last > 0 && has_nan(j, in, pay_get(wide, s->pay, first_last - 1))) first_last--;
+  out[first_last * step] = 1;
+  for (int64_t i = first_last + 1; i < n; i++) out[i * step] = 0;
+}
+
+/* Sorts (or selects from) one lane by position: keys and positions end in
+ * s->keys and s->pay (the first k at least); returns whether positions are
+ * 64-bit there. */
+static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) {
+  int64_t n = in->n;
+  if (j->fam != FAMILY_COMPLEX && k < n && k <= n / 8) {
+    select_few(j, in, k, s);
+    return 1;
+  }
+  if (j->fam == FAMILY_COMPLEX) {
+    for (int64_t i = 0; i < n; i++) pay_set(j->wide, s->pay, i, (uint64_t)i);
+    for (int which = 0; which < 3; which++) complex_pass(j, in, which, n, s);
+    return j->wide;
+  }
+  if (!canonical_keys(&j->k, in, s->keys, s->pay, j->wide))
+    radix(j->fam, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count);
+  return j->wide;
+}
+
+static void sort_lane(const sort_job *j, const lane *in, char **out, scratch *s) {
+  const dlb_sort_call *c = j->call;
+  int64_t k = c->k, size = (int64_t)dlb_dtype_get(j->dtype)->itemsize;
+  int wide;
+  if ((c->want & ~DLB_SORT_RUNS) == DLB_SORT_VALUES && k == in->n && j->fam != FAMILY_COMPLEX) {
+    sort_values(j, in, out[0], c->want & DLB_SORT_RUNS ? out[2] : NULL, s);
+    return;
+  }
+  wide = order_lane(j, in, k, s);
+  for (int64_t i = 0; i < k; i++) {
+    uint64_t pos = pay_get(wide, s->pay, i);
+    if (c->want & DLB_SORT_VALUES)
+      memcpy(out[0] + i * j->out_stride[0], lane_at(in, (int64_t)pos), (size_t)size);
+    if (c->want & DLB_SORT_INDICES) {
+      int64_t index = (int64_t)pos + c->index_base;
+      memcpy(out[1] + i * j->out_stride[1], &index, 8);
+    }
+  }
+  if (c->want & DLB_SORT_RUNS) write_runs(j, in, s, wide, out[2]);
+}
+
+/* The scratch for lanes of up to n elements: keys (key_bytes each) and
+ * positions (pay_bytes each; 0: none) twice, but keys once where they go
+ * into the output (keys_in_out: s->keys NULL); on the call's cpu backend
+ * (the budget counts it). */
+static dlb_status scratch_open(scratch *s, dlb_backend *cpu, int64_t n, int64_t key_bytes,
+                               int64_t pay_bytes, int keys_in_out, dlb_error *err) {
+  int64_t each = n < 1 ? 1 : n, kb, pb, bytes;
+  dlb_status st;
+  if (each > INT64_MAX / 64)
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "sort: a lane of %lld elements is too long",
+                    (long long)n);
+  kb = (each * key_bytes + 63) / 64 * 64; /* 64-byte aligned parts */
+  pb = (each * pay_bytes + 63) / 64 * 64;
+  bytes = (keys_in_out ? 1 : 2) * kb + 2 * pb + RADIX_COUNTS * 8;
+  if ((st = dlb_array_allocate(&s->mem, cpu, 0, DLB_UINT8, 1, &bytes, 0, err)) != DLB_OK)
+    return st;
+  s->keys_tmp = (uint64_t *)dlb_array_host_data(&s->mem);
+  s->keys = keys_in_out ? NULL : (uint64_t *)((char *)s->keys_tmp + kb);
+  s->pay = (uint64_t *)((char *)s->keys_tmp + (keys_in_out ? 1 : 2) * kb);
+  s->pay_tmp = (uint64_t *)((char *)s->pay + pb);
+  s->count = (int64_t *)((char *)s->pay_tmp + pb);
+  return DLB_OK;
+}
+
+/* Copies a kernel-side error into the call. */
+static dlb_status report(const dlb_error *err, dlb_kernel_error *ke) {
+  memcpy(ke->message, err->message, sizeof ke->message);
+  ke->message[sizeof ke->message - 1] = 0;
+  ke->hint = err->hint;
+  return err->code;
+}
+
+dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
+  sort_job j;
+  scratch s;
+  dlb_error err;
+  dlb_lanes lanes;
+  const dlb_tensor *t[4] = {&c->in, &c->values, &c->indices, &c->runs};
+  char *at[4];
+  int64_t n = c->in.shape[c->dim];
+  dlb_work *work = dlb_work_current();
+  dlb_status st;
+  j.call = c;
+  j.dtype = dlb_dtype_of_dl(c->in.dtype);
+  j.fam = family_of(j.dtype);
+  j.wide = n > (int64_t)UINT32_MAX;
+  if (j.fam != FAMILY_COMPLEX) keyer_init(&j.k, j.dtype, c->descending);
+  /* Tensors not wanted are walked as the input (nothing is written to them). */
+  for (int w = 0; w < 3; w++)
+    if (!(c->want & (1 << w))) t[w + 1] = &c->in;
+  for (int w = 0; w < 3; w++)
+    j.out_stride[w] = t[w + 1]->shape[c->dim] == 1 ? 0 : dlb_tensor_stride(t[w + 1], c->dim);
+  if (c->k == 0) return DLB_OK;
+  {
+    /* Keys as wide as the elements (complex: 8 bytes; 1-byte elements: 2),
+     * positions when the lanes are sorted by them (a top-k heap: 8). */
+    int64_t size = (int64_t)dlb_dtype_get(j.dtype)->itemsize;
+    int64_t key_bytes = j.fam == FAMILY_COMPLEX ? 8 : size < 2 ? 2 : size;
+    int values_only = (c->want & ~DLB_SORT_RUNS) == DLB_SORT_VALUES && c->k == n &&
+                      j.fam != FAMILY_COMPLEX;
+    int64_t pay_bytes = values_only ? 0 : j.wide || c->k < n ? 8 : 4;
+    if (c->k < n && key_bytes < 8) key_bytes = 8; /* (the heap's picks hold 64-bit keys) */
+    int in_out = values_only && size >= 2 && j.out_stride[0] == size &&
+                 ((uintptr_t)c->values.data & (uintptr_t)(size - 1)) == 0;
+    st = scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, key_bytes,
+                      pay_bytes, in_out, &err);
+  }
+  if (st != DLB_OK)
+    return report(&err, &c->error);
+  dlb_lanes_init(&lanes, 4, t, c->dim);
+  while (dlb_lanes_next(&lanes, at)) {
+    lane in = {at[0], dlb_tensor_stride(&c->in, c->dim), n};
+    sort_lane(&j, &in, at + 1, &s);
+    if (dlb_work_tick(work, n)) break;
+  }
+  dlb_array_release(&s.mem);
+  return DLB_OK;
+}
+
+/* --- searchsorted ------------------------------------------------------------ */
+
+/* A key of any dtype as three words, compared in order. */
+static complex_key any_key(dlb_dtype t, const keyer *k, const char *p) {
+  complex_key r = {0, 0, 0};
+  if (family_of(t) == FAMILY_COMPLEX) return complex_key_of(t, p);
+  r.first = canonical_key(k, load_bits(p, k->size));
+  return r;
+}
+
+static int key_less(complex_key a, complex_key b) {
+  if (a.cls != b.cls) return a.cls < b.cls;
+  if (a.first != b.first) return a.first < b.first;
+  return a.second < b.second;
+}
+
+typedef struct search_job {
+  const dlb_search_call *call;
+  dlb_dtype dtype;
+  keyer k;
+  int64_t n, stride;
+} search_job;
+
+/* The insertion point of v in the sorted array (binary search). */
+static int64_t search_one(const search_job *s, complex_key v) {
+  const char *base = s->call->sorted.data;
+  int64_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    complex_key m = any_key(s->dtype, &s->k, base + mid * s->stride);
+    int go_right = s->call->right ? !key_less(v, m) : key_less(m, v);
+    if (go_right)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+dlb_status dlb_cpu_search(void *ctx, dlb_search_call *c) {
+  search_job s;
+  dlb_lanes lanes;
+  const dlb_tensor *t[2] = {&c->values, &c->out};
+  char *at[2];
+  int last = c->values.ndim - 1;
+  int64_t vstep, ostep, m;
+  dlb_work *work = dlb_work_current();
+  (void)ctx;
+  s.call = c;
+  s.dtype = dlb_dtype_of_dl(c->sorted.dtype);
+  if (family_of(s.dtype) != FAMILY_COMPLEX) keyer_init(&s.k, s.dtype, 0);
+  s.n = c->sorted.shape[0];
+  s.stride = dlb_tensor_stride(&c->sorted, 0);
+  if (c->values.ndim == 0) { /* one value */
+    int64_t at0 = search_one(&s, any_key(s.dtype, &s.k, c->values.data)) + c->index_base;
+    memcpy(c->out.data, &at0, 8);
+    return DLB_OK;
+  }
+  vstep = dlb_tensor_stride(&c->values, last);
+  ostep = dlb_tensor_stride(&c->out, last);
+  m = c->values.shape[last];
+  dlb_lanes_init(&lanes, 2, t, last);
+  while (dlb_lanes_next(&lanes, at)) {
+    for (int64_t i = 0; i < m; i++) {
+      int64_t r = search_one(&s, any_key(s.dtype, &s.k, at[0] + i * vstep)) + c->index_base;
+      memcpy(at[1] + i * ostep, &r, 8);
+    }
+    if (dlb_work_tick(work, m)) break;
+  }
+  return DLB_OK;
+}
