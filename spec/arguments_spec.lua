@@ -167,6 +167,23 @@ local functions = {
   diff = function() return {floats(), {}} end,
   bincount = function() return {ints(), {}} end,
   histogram = function() return {floats(), {}} end,
+  -- construction, shape and comparison helpers
+  eye = function() return {3, 3, {}} end,
+  identity = function() return {3, {}} end,
+  zeros_like = function() return {floats(), {}} end,
+  ones_like = function() return {floats(), {}} end,
+  empty_like = function() return {floats(), {}} end,
+  full_like = function() return {floats(), 1, {}} end,
+  logspace = function() return {0, 2, 5, {}} end,
+  tile = function() return {floats(), 2} end,
+  repeat_elements = function() return {floats(), 2, 1} end,
+  roll = function() return {floats(), 1, 1} end,
+  flip = function() return {floats(), 1} end,
+  pad = function() return {floats(), 1, {}} end,
+  convolve = function() return {floats(), floats(), {}} end,
+  isclose = function() return {floats(), floats(), {}} end,
+  allclose = function() return {floats(), floats(), {}} end,
+  array_equal = function() return {floats(), floats(), {}} end,
 }
 -- a:NAME(args...): self first.
 local methods = {
@@ -205,6 +222,9 @@ local methods = {
   searchsorted = function() return {floats(), 0.3, {}} end,
   cumsum = function() return {floats(), {}} end,
   cumprod = function() return {floats(), {}} end,
+  flatten = function() return {floats()} end,
+  ravel = function() return {floats()} end,
+  item = function() return {floats(), 1} end,
 }
 for _, name in ipairs(UNARY) do
   functions[name] = function() return {floats(), {}} end
@@ -236,6 +256,7 @@ local exempt = {
   traceback = "a message handler: xpcall gives it exactly one argument",
   get = "takes one index per dimension: another count is INDEX (tested below)",
   set = "takes one index per dimension and a value: another count is INDEX (tested below)",
+  meshgrid = "takes any number of inputs",
 }
 
 -- The method table behind Array's __index (the upvalue holding "view").

@@ -14,7 +14,12 @@
 --                   function of the Array metatable (operators, __index, ...);
 --   Error:NAME      the names error_index (src/lua/error.c) answers and the functions of dl.Error;
 --   Capsule:NAME    the functions of a capsule's metatable;
---   dl.E fields     every error code.
+--   dl.E fields     every error code;
+--   dl.SUB.NAME     every key of a submodule table (dl.random), and
+--   Type:NAME       for the objects a submodule makes (Generator): every
+--                   function of their metatable (protected: read through
+--                   debug.getmetatable) and every key of its __index table;
+--                   SUBMODULES below lists them.
 -- and, since no Lua code can list them, read from the C sources:
 --   Array.NAME      the attributes that index_attribute (src/lua/array.c) knows;
 --   Capsule.NAME    the fields that index_unprotected (src/lua/dlpack.c) knows;
@@ -23,14 +28,17 @@
 -- The documented names are what LDoc itself parsed (its --filter hook and
 -- docs/tools/ldoc_items.lua): the entries of module dlbridge (dl.NAME) and
 -- of the classes Array, Error and Capsule (Array:NAME for functions,
--- Array.NAME for attributes), plus what three tags add to an entry:
+-- Array.NAME for attributes), the entries of a submodule's @module
+-- dlbridge.SUB (dl.SUB.NAME; the module documents dl.SUB itself) and of the
+-- @type sections in it (Type:NAME), plus what three tags add to an entry:
 --   @aliases n1, n2   other names of the same function in the same table
 --                     (on dl.sub: "subtract"; on Array:delete: "__close, __gc");
 --   @method a:f(...)  the Array method(s) a:f that are this dl function with
 --                     the array as first argument (every a:NAME in the text);
 --   @operator ...     the metamethods that call this dl function (every
 --                     __NAME in the text: "a + b (__add)").
--- Every function entry must also carry an example (@usage).
+-- Every function entry (submodules' and their types' too) must also carry
+-- an example (@usage).
 
 local root = "."
 local ldoc_command = {}
@@ -114,9 +122,54 @@ end
 -- The classes documented with @classmod, by LDoc module name.
 local CLASSES = { Array = true, Error = true, Capsule = true }
 
+-- The submodules, documented with @module dlbridge.SUB, by LDoc module name:
+-- their functions are dl.SUB.f (namespace: the key of dl), and the @type
+-- sections in them are the classes they make (Type:f), each with a function
+-- that makes one object of it (its metatable lists the methods).
+local SUBMODULES = {
+  ["dlbridge.random"] = {
+    namespace = "dl.random",
+    types = { Generator = function(dl) return dl.random.default_rng(0) end },
+  },
+}
+
+-- An entry's namespace in documented (see below) and its full name, for
+-- LDoc's module name and item name: "dl", "dl.f" in module dlbridge;
+-- "dl.SUB", "dl.SUB.f" or "Type", "Type:f" in a submodule; the class and
+-- the item's name in a class.
+local function entry_namespace(module, item)
+  if module == "dlbridge" then return "dl", "dl." .. item end
+  local sub = SUBMODULES[module]
+  if sub then
+    local class = item:match("^([%w_]+)[.:]")
+    if class then return class, item end
+    return sub.namespace, sub.namespace .. "." .. item
+  end
+  return module, item
+end
+
+-- A submodule's entry: dl.SUB.f, or Type:f of one of its @type sections.
+local function document_submodule_item(doc, functions, module, item_type, name)
+  local sub = SUBMODULES[module]
+  doc.dl[sub.namespace:match("^dl%.(.+)$")] = "@module " .. module
+  local class, member = name:match("^([%w_]+)[.:]([%w_]+)$")
+  local namespace, full = entry_namespace(module, name)
+  if class and not sub.types[class] then
+    fail(string.format("docs: %s entry '%s' is in no @type of the module (expected %s)", module,
+                       name, table.concat(sorted_keys(sub.types), ", ")))
+    return
+  elseif not class and name:find("[.:]") then
+    fail(string.format("docs: %s entry '%s' is not named NAME or TYPE:NAME", module, name))
+    return
+  end
+  doc[namespace][member or name] = full
+  if item_type == "function" then functions[full] = true end
+end
+
 -- documented[namespace][name] = where it is documented (for messages).
 -- Namespaces: "dl", "Array", "Error", "Capsule" (functions and values),
--- "Array.", "Error.", "Capsule." (attributes and fields), "dl.E" (codes).
+-- "Array.", "Error.", "Capsule." (attributes and fields), "dl.E" (codes),
+-- and per submodule "dl.SUB" (its functions) and each of its types.
 local function documented_names(facts)
   local doc = setmetatable({}, { __index = function(t, k) t[k] = {} return t[k] end })
   local usage, functions = {}, {}
@@ -127,6 +180,8 @@ local function documented_names(facts)
       if module == "dlbridge" then
         doc.dl[name] = "dl." .. name
         if item_type == "function" then functions["dl." .. name] = true end
+      elseif SUBMODULES[module] then
+        document_submodule_item(doc, functions, module, item_type, name)
       elseif CLASSES[module] then
         local member = name:match("^" .. module .. "[.:]([%w_]+)$")
         if not member then
@@ -139,13 +194,13 @@ local function documented_names(facts)
           if item_type == "function" then functions[name] = true end
         end
       else
-        fail(string.format("docs: unknown module or class '%s' (expected dlbridge, %s)", module,
-                           table.concat(sorted_keys(CLASSES), ", ")))
+        fail(string.format("docs: unknown module or class '%s' (expected dlbridge, %s, %s)",
+                           module, table.concat(sorted_keys(CLASSES), ", "),
+                           table.concat(sorted_keys(SUBMODULES), ", ")))
       end
     elseif kind == "TAG" then
       local item, tag, value = f[3], f[4], f[5]
-      local where = module == "dlbridge" and "dl." .. item or item
-      local namespace = module == "dlbridge" and "dl" or module
+      local namespace, where = entry_namespace(module, item)
       if tag == "usage" then
         usage[where] = true
       elseif tag == "aliases" then
@@ -236,6 +291,29 @@ local function public_names()
 
   api["dl.E"] = {}
   for k in pairs(dl.E) do api["dl.E"][k] = true end
+
+  -- Submodules (read-only stand-ins: pairs goes through) and the objects
+  -- they make, whose metatables are protected: the debug library reaches them.
+  for _, sub in pairs(SUBMODULES) do
+    local t = dl[sub.namespace:match("^dl%.(.+)$")]
+    api[sub.namespace] = {}
+    for k in pairs(type(t) == "table" and t or {}) do api[sub.namespace][k] = true end
+    for class, make in pairs(sub.types) do
+      local ok, object = pcall(make, dl)
+      local mt = ok and debug.getmetatable(object)
+      if type(mt) ~= "table" then
+        io.stderr:write(string.format("check_lua_docs.lua: cannot make a %s to read its methods " ..
+                                      "(%s): update SUBMODULES in the checker\n", class,
+                                      tostring(ok and "no metatable" or object)))
+        os.exit(1)
+      end
+      api[class] = function_keys(mt)
+      if type(mt.__index) == "table" then
+        api[class].__index = nil
+        for k in pairs(mt.__index) do api[class][k] = true end
+      end
+    end
+  end
   return api, dl, array, capsule
 end
 
@@ -263,6 +341,15 @@ local LABEL = {
   ["Capsule."] = "Capsule.%s (field)", ["dl.E"] = "dl.E.%s (error code: a @field of E)",
 }
 local ORDER = { "dl", "dl.E", "Array", "Array.", "Error", "Error.", "Capsule", "Capsule." }
+for _, module in ipairs(sorted_keys(SUBMODULES)) do
+  local sub = SUBMODULES[module]
+  LABEL[sub.namespace] = sub.namespace .. ".%s"
+  ORDER[#ORDER + 1] = sub.namespace
+  for _, class in ipairs(sorted_keys(sub.types)) do
+    LABEL[class] = class .. ":%s"
+    ORDER[#ORDER + 1] = class
+  end
+end
 
 local facts = ldoc_facts()
 local doc = documented_names(facts)

@@ -106,8 +106,10 @@ else
          "run_examples fails on a wrong value and on an example that raises, not on a right one",
          out)
 
-  -- A copy of what the checker reads, with three entries taken out of the
-  -- reference and one that names nothing added.
+  -- A copy of what the checker reads, with entries taken out of the
+  -- reference (dlbridge, Array, and the submodule dl.random with its
+  -- Generator type), an example taken out, and entries that name nothing
+  -- added.
   local _, tmp = run("mktemp -d")
   tmp = tmp:gsub("%s+$", "")
   local copied = run(string.format("mkdir -p %s/src && cp -r config.ld docs lua %s/ && cp -r src/lua %s/src/",
@@ -137,19 +139,42 @@ else
     local b = s:find("\n---", a + 1, true)
     return s:sub(1, a - 1) .. s:sub(b + 1)                               -- Array.itemsize
   end)
+  edit("docs/api/random.luadoc", function(s)
+    local function drop(first_line)
+      local a = assert(s:find(first_line, 1, true), first_line)
+      local b = s:find("\n---", a + 1, true) or #s
+      s = s:sub(1, a - 1) .. s:sub(b + 1)
+    end
+    drop("--- Makes a generator in a state that")                       -- dl.random.from_state
+    drop("--- Makes n independent child generators")                    -- Generator:spawn
+    s = s:gsub("(%-%- @function Generator:state\n.-)%-%- @usage\n", "%1", 1) -- its example
+    s = s:gsub("\n%-%-%- A random number generator", "\n--- Gone.\n-- @function gone\n" ..
+               "-- @usage print(1) --> 1\n%0", 1)                        -- dl.random.gone
+    return s .. "\n--- Gone.\n-- @function Generator:frobnicate\n-- @usage print(1) --> 1\n" ..
+           "\n--- No such type.\n-- @function Other:thing\n-- @usage print(1) --> 1\n"
+  end)
   local words = {}
   for k, w in ipairs(ldoc_command) do words[k] = quote(w) end
   local ok2, out2 = run(string.format("%s docs/tools/check_lua_docs.lua --root %s -- %s", lua,
                                       quote(tmp), table.concat(words, " ")))
   local undocumented = "\n" .. (out2:match("Undocumented[^\n]*\n(.-)\n\n") or "")
-  local stale = "\n" .. (out2:match("Documented but not in the API[^\n]*\n(.*)$") or "")
+  local stale = "\n" .. ((out2 .. "\n\n"):match("Documented but not in the API[^\n]*\n(.-)\n\n")
+                         or "")
+  local other = "\n" .. (out2:match("Other problems:\n(.*)$") or "")
   expect(not ok2, "check_lua_docs fails when entries are missing", out2)
   expect(lists_exactly(undocumented, "\n  (%S+)", {
     "dl.sqrt", "Array:sqrt", "dl.subtract", "dl.E.DLPACK_INVALID", "Array:__gc", "Array.itemsize",
-  }), "check_lua_docs names every missing name (functions, methods, aliases, codes, attributes)",
-     out2)
-  expect(lists_exactly(stale, "\n  (%S+)", { "dl.frobnicate" }),
-         "check_lua_docs names an entry for something the API lacks", out2)
+    "dl.random.from_state", "Generator:spawn",
+  }), "check_lua_docs names every missing name (functions, methods, aliases, codes, attributes, " ..
+     "a submodule's functions and its type's methods)", out2)
+  expect(lists_exactly(stale, "\n  (%S+)",
+                       { "dl.frobnicate", "dl.random.gone", "Generator:frobnicate" }),
+         "check_lua_docs names an entry for something the API lacks (in dlbridge and dl.random)",
+         out2)
+  expect(other:find("\n  docs: Generator:state has no example (@usage)", 1, true)
+         and other:find("'Other:thing' is in no @type", 1, true)
+         and not other:find("unknown module", 1, true),
+         "check_lua_docs wants an example on a Generator method and a known @type", out2)
   run("rm -rf " .. quote(tmp))
 
   local ok3, out3 = run(string.format("%s docs/tools/check_lua_docs.lua -- %s", lua,

@@ -474,7 +474,8 @@ void dlbL_open_array(lua_State *L) {
   const luaL_Reg *lists[] = {array_methods,        dlbL_view_methods,    dlbL_data_methods,
                             dlbL_dlpack_methods,  dlbL_backend_methods, dlbL_compute_methods,
                             dlbL_reduce_methods,  dlbL_linalg_methods,
-                            dlbL_select_methods,  dlbL_sort_methods,    dlbL_scan_methods};
+                            dlbL_select_methods,  dlbL_sort_methods,    dlbL_scan_methods,
+                            dlbL_construct_methods};
   for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) set_list(L, methods, mt, methods, lists[k]);
   set_list(L, mt, mt, methods, array_metamethods);
   set_list(L, mt, mt, methods, dlbL_compute_metamethods);

@@ -323,6 +323,11 @@ extern const luaL_Reg dlbL_sort_methods[];     /* sort.c: a:sort(), a:argsort(),
 extern const luaL_Reg dlbL_sort_functions[];   /* sort.c: dl.sort, dl.topk, dl.unique, ... */
 extern const luaL_Reg dlbL_scan_methods[];     /* scan.c: a:cumsum(), a:cumprod() */
 extern const luaL_Reg dlbL_scan_functions[];   /* scan.c: dl.cumsum, dl.diff, dl.bincount, ... */
+extern const luaL_Reg dlbL_construct_methods[];   /* construct.c: a:flatten(), a:item(), ... */
+extern const luaL_Reg dlbL_construct_functions[]; /* construct.c: dl.eye, dl.tile, dl.pad, ... */
+/* random.c: sets the module's `random` table (dl.random.default_rng, ...)
+ * into the module table at index module. */
+void dlbL_open_random(lua_State *L, int module);
 extern const luaL_Reg dlbL_npy_functions[];         /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
 extern const luaL_Reg dlbL_safetensors_functions[]; /* safetensors.c: dl.load_safetensors, ... */
 /* Raises UNSUPPORTED when the host turned file access off (dlb_allow_files):

@@ -1,0 +1,402 @@
+-- Random numbers: NumPy's Generator, bit for bit.
+--
+--   local rng = dl.random.default_rng(seed)   -- SeedSequence(seed) + PCG64, as NumPy
+--   rng:random(shape, {dtype = "float32"})    -- [0, 1); shape {2, 3} or 2, 3
+--   rng:integers(high) / rng:integers(low, high, shape, {dtype =, endpoint =})
+--   rng:standard_normal(shape, {dtype = "float32"})   -- NumPy's ziggurat
+--   rng:normal(loc, scale, shape)  rng:uniform(low, high, shape)
+--   rng:permutation(n or array)    rng:shuffle(array)   -- along dim 1
+--   rng:state() / dl.random.from_state(t)     -- NumPy's bit_generator.state
+--   rng:spawn(n)                               -- SeedSequence.spawn's children
+--
+-- A seed is an integer >= 0, a hex string "0x..." of any width (a 128-bit
+-- seed: Lua integers stop at 64 bits), or a list of them (NumPy's entropy
+-- sequence); nil takes fresh entropy from the system. Without a shape a
+-- draw returns one Lua number (NumPy returns a scalar); with a shape
+-- (an integer or a table) it returns a new cpu array. The same seed and the
+-- same calls give the same numbers as np.random.default_rng(seed) (NumPy
+-- 1.24): the specs below ask NumPy itself, in the same run, through
+-- /usr/bin/python3 and tests/random/numpy_draws.py.
+local dl = require "dlbridge"
+local support = require "support"
+
+local expect_code = support.expect_code
+
+local N = 10000
+local SEEDS = { 0, 1, 12345, "0x9b4e7a11c2d35f0884e6a7b3c1d2e0f5" }
+
+-- NumPy's bytes for each request {key =, seed =, expr =}: one python3 run
+-- for all of them. A key maps to the hex of the result's bytes, or to
+-- "!Error: message" when NumPy raised.
+local function numpy_results(requests)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  for _, r in ipairs(requests) do
+    local seed = r.seed
+    if type(seed) == "table" then
+      local items = {}
+      for k, v in ipairs(seed) do
+        items[k] = type(v) == "string" and ("'" .. v .. "'") or tostring(v)
+      end
+      seed = "[" .. table.concat(items, ", ") .. "]"
+    end
+    f:write(r.key, "\t", tostring(seed), "\t", (r.expr:gsub("%f[%w_]N%f[^%w_]", tostring(N))), "\n")
+  end
+  f:close()
+  -- LD_PRELOAD is cleared: a sanitizer build preloads its runtime for lua5.4 only.
+  local pipe = assert(io.popen("LD_PRELOAD= /usr/bin/python3 tests/random/numpy_draws.py " .. path))
+  local out = pipe:read("a")
+  local ok = pipe:close()
+  os.remove(path)
+  assert(ok, "tests/random/numpy_draws.py failed (is Debian's python3-numpy installed?)\n" .. out)
+  local results = {}
+  for key, value in out:gmatch("([^\t\n]+)\t([^\n]*)") do results[key] = value end
+  return results
+end
+
+local function from_hex(hex)
+  return (hex:gsub("%x%x", function(b) return string.char(tonumber(b, 16)) end))
+end
+
+-- The bytes of a draw's result: an array's, or a Lua number's as NumPy's
+-- scalar (float64, int64, bool).
+local function bytes_of(v)
+  if dl.is_array(v) then return v:tobytes() end
+  if type(v) == "boolean" then return v and "\1" or "\0" end
+  if math.type(v) == "integer" then return string.pack("<i8", v) end
+  return string.pack("<d", v)
+end
+
+-- Asserts that the Lua result has NumPy's bytes; names the first element
+-- that differs.
+local function assert_same_bytes(expected_hex, v, what)
+  assert(expected_hex, what .. ": NumPy gave no result")
+  assert(expected_hex:sub(1, 1) ~= "!", what .. ": NumPy raised " .. expected_hex)
+  local expected, got = from_hex(expected_hex), bytes_of(v)
+  if expected == got then return end
+  local item = dl.is_array(v) and v.itemsize or 8
+  local first = 1
+  while expected:byte(first) == got:byte(first) do first = first + 1 end
+  error(string.format("%s: %d bytes from NumPy, %d here; element %d differs", what, #expected,
+                      #got, (first - 1) // item + 1), 2)
+end
+
+-- Each case: a name, the Lua call on a fresh generator, and NumPy's call
+-- with the same seed (N = 10,000 outputs each).
+local CASES = {
+  { "random", function(rng) return rng:random(N) end, "rng.random(N)" },
+  { "random float32", function(rng) return rng:random(N, { dtype = "float32" }) end,
+    "rng.random(N, dtype=np.float32)" },
+  { "integers(high), the 32-bit path", function(rng) return rng:integers(10, nil, N) end,
+    "rng.integers(10, size=N)" },
+  { "integers(low, high), negative low", function(rng) return rng:integers(-5, 100, N) end,
+    "rng.integers(-5, 100, size=N)" },
+  { "integers, a 64-bit range", function(rng) return rng:integers(-(1 << 40), 1 << 50, N) end,
+    "rng.integers(-(1 << 40), 1 << 50, size=N)" },
+  { "integers, the whole int64 range", function(rng)
+      return rng:integers(math.mininteger, math.maxinteger, N, { endpoint = true })
+    end, "rng.integers(-2**63, 2**63 - 1, size=N, endpoint=True)" },
+  { "integers, a range of exactly 2^32", function(rng)
+      return rng:integers(0, 0xffffffff, N, { endpoint = true })
+    end, "rng.integers(0, 2**32 - 1, size=N, endpoint=True)" },
+  { "integers int32", function(rng) return rng:integers(-100, 100, N, { dtype = "int32" }) end,
+    "rng.integers(-100, 100, size=N, dtype=np.int32)" },
+  { "integers int32, the whole range", function(rng)
+      return rng:integers(-(1 << 31), (1 << 31) - 1, N, { dtype = "int32", endpoint = true })
+    end, "rng.integers(-2**31, 2**31 - 1, size=N, dtype=np.int32, endpoint=True)" },
+  { "integers int16", function(rng) return rng:integers(-300, 3000, N, { dtype = "int16" }) end,
+    "rng.integers(-300, 3000, size=N, dtype=np.int16)" },
+  { "integers int8", function(rng) return rng:integers(-7, 20, N, { dtype = "int8" }) end,
+    "rng.integers(-7, 20, size=N, dtype=np.int8)" },
+  { "integers uint8, the whole range", function(rng)
+      return rng:integers(0, 256, N, { dtype = "uint8" })
+    end, "rng.integers(0, 256, size=N, dtype=np.uint8)" },
+  { "integers uint16", function(rng) return rng:integers(5, 40000, N, { dtype = "uint16" }) end,
+    "rng.integers(5, 40000, size=N, dtype=np.uint16)" },
+  { "integers uint32", function(rng)
+      return rng:integers(0, 3000000000, N, { dtype = "uint32" })
+    end,
+    "rng.integers(0, 3000000000, size=N, dtype=np.uint32)" },
+  { "integers uint64", function(rng) return rng:integers(0, 1 << 62, N, { dtype = "uint64" }) end,
+    "rng.integers(0, 2**62, size=N, dtype=np.uint64)" },
+  { "integers bool", function(rng) return rng:integers(0, 2, N, { dtype = "bool" }) end,
+    "rng.integers(0, 2, size=N, dtype=np.bool_)" },
+  { "standard_normal", function(rng) return rng:standard_normal(N) end,
+    "rng.standard_normal(N)" },
+  { "standard_normal float32", function(rng)
+      return rng:standard_normal(N, { dtype = "float32" })
+    end, "rng.standard_normal(N, dtype=np.float32)" },
+  { "normal", function(rng) return rng:normal(3, 2.5, N) end, "rng.normal(3, 2.5, N)" },
+  { "uniform", function(rng) return rng:uniform(-3, 7, N) end, "rng.uniform(-3, 7, N)" },
+  { "permutation", function(rng) return rng:permutation(N) end, "rng.permutation(N)" },
+  { "shuffle of a 2-d array (rows)", function(rng)
+      local a = dl.arange(3 * N):view(N, 3)
+      rng:shuffle(a)
+      return a
+    end, "(lambda a: (rng.shuffle(a), a)[1])(np.arange(3 * N).reshape(N, 3))" },
+  { "shuffle of float32", function(rng)
+      local a = dl.arange(N, { dtype = "float32" })
+      rng:shuffle(a)
+      return a
+    end, "(lambda a: (rng.shuffle(a), a)[1])(np.arange(N, dtype=np.float32))" },
+}
+
+describe("dl.random.default_rng", function()
+  local expected
+  setup(function()
+    local requests = {}
+    for s, seed in ipairs(SEEDS) do
+      for c, case in ipairs(CASES) do
+        requests[#requests + 1] = { key = s .. ":" .. c, seed = seed, expr = case[3] }
+      end
+    end
+    expected = numpy_results(requests)
+  end)
+
+  for c, case in ipairs(CASES) do
+    it("draws NumPy's numbers: " .. case[1], function()
+      for s, seed in ipairs(SEEDS) do
+        local got = case[2](dl.random.default_rng(seed))
+        assert_same_bytes(expected[s .. ":" .. c], got, case[1] .. ", seed " .. tostring(seed))
+      end
+    end)
+  end
+
+  it("returns one Lua number without a shape, as NumPy returns a scalar", function()
+    local rng = dl.random.default_rng(42)
+    assert.equal("float", math.type(rng:random()))
+    assert.equal("integer", math.type(rng:integers(10)))
+    assert.equal("float", math.type(rng:standard_normal()))
+    assert.equal("float", math.type(rng:normal()))
+    assert.equal("float", math.type(rng:uniform()))
+    local a = rng:random{ 2, 3 }
+    assert.same({ 2, 3 }, a.shape)
+    assert.equal("float64", a.dtype)
+    assert.same({}, rng:random{}.shape) -- {} is a 0-d array
+  end)
+
+  it("takes the shape as an integer or a table, and 1e7 is an integer", function()
+    local rng = dl.random.default_rng(1)
+    assert.same({ 3 }, rng:random(3).shape)
+    -- random and standard_normal end with their shape: integers will do, as for dl.zeros
+    assert.same({ 2, 3 }, rng:random(2, 3).shape)
+    assert.same("float32", rng:standard_normal(2, 3, { dtype = "float32" }).dtype)
+    assert.same({ 2, 2 }, rng:integers(0, 5, { 2, 2 }).shape)
+    assert.same({ 4 }, rng:standard_normal(4.0).shape)
+  end)
+
+  it("mixes 32-bit and 64-bit draws as NumPy does (a 64-bit draw keeps the half buffered)",
+    function()
+      local expr = "np.concatenate([rng.random(3, dtype=np.float32), rng.random(2), " ..
+                   "rng.random(1, dtype=np.float32), rng.standard_normal(1), " ..
+                   "[rng.random(dtype=np.float32)], rng.integers(0, 7, 5)]).astype(np.float32)"
+      local ref = numpy_results{ { key = "mix", seed = 7, expr = expr } }.mix
+      local rng = dl.random.default_rng(7)
+      local parts = {
+        rng:random(3, { dtype = "float32" }), rng:random(2):astype("float32"),
+        rng:random(1, { dtype = "float32" }), rng:standard_normal(1):astype("float32"),
+        dl.array({ rng:random(nil, { dtype = "float32" }) }, { dtype = "float32" }),
+        rng:integers(0, 7, 5):astype("float32"),
+      }
+      assert_same_bytes(ref, dl.concat(parts), "mixed draws")
+    end)
+
+  it("seeds as NumPy does from a list of integers and hex strings (an entropy sequence)", function()
+    local seed = { 1, 2, "0xffffffffffffffffff", 3 }
+    local ref = numpy_results{ { key = "s", seed = seed, expr = "rng.random(5)" } }.s
+    assert_same_bytes(ref, dl.random.default_rng(seed):random(5), "a list seed")
+  end)
+
+  it("mixes in entropy longer than its pool, as NumPy does", function()
+    local long = {}
+    for i = 1, 1500 do long[i] = (i * 2654435761) % (1 << 40) end
+    local hex = "0x" .. string.rep("9e3779b97f4a7c15", 40)
+    local r = numpy_results{ { key = "list", seed = long, expr = "rng.random(3)" },
+                             { key = "hex", seed = hex, expr = "rng.random(3)" } }
+    assert_same_bytes(r.list, dl.random.default_rng(long):random(3), "a seed of 1500 integers")
+    assert_same_bytes(r.hex, dl.random.default_rng(hex):random(3), "a 2560-bit seed")
+  end)
+
+  it("takes a 128-bit seed as a hex string; a list of its 32-bit words, low first, is the same",
+    function()
+      local a = dl.random.default_rng("0x00000004000000030000000200000001"):random(4)
+      local b = dl.random.default_rng{ 1, 2, 3, 4 }:random(4)
+      assert.same(a:totable(), b:totable())
+    end)
+
+  it("draws fresh entropy without a seed", function()
+    local a, b = dl.random.default_rng(), dl.random.default_rng()
+    assert.are_not.equal(a:integers(math.mininteger, math.maxinteger),
+                         b:integers(math.mininteger, math.maxinteger))
+  end)
+
+  it("passes a generator through, as NumPy does", function()
+    local rng = dl.random.default_rng(3)
+    assert.equal(rng, dl.random.default_rng(rng))
+  end)
+
+  it("prints as a Generator", function()
+    assert.equal("dlbridge.Generator(PCG64)", tostring(dl.random.default_rng(0)))
+  end)
+end)
+
+describe("generator state", function()
+  it("is NumPy's bit_generator.state, 128-bit values as hex strings", function()
+    local rng = dl.random.default_rng(12345)
+    rng:random(3, { dtype = "float32" }) -- leaves a 32-bit half buffered
+    local expr = "(lambda s: ('%032x %032x %d %d' % (s['state']['state'], s['state']['inc'], " ..
+                 "s['has_uint32'], s['uinteger'])))((rng.random(3, dtype=np.float32), " ..
+                 "rng.bit_generator.state)[1])"
+    local ref = from_hex(numpy_results{ { key = "st", seed = 12345, expr = expr } }.st)
+    local s = rng:state()
+    assert.equal("PCG64", s.bit_generator)
+    assert.equal(1, s.has_uint32)
+    assert.equal(ref, string.format("%s %s %d %d", s.state.state:sub(3), s.state.inc:sub(3),
+                                    s.has_uint32, s.uinteger))
+  end)
+
+  it("round-trips: from_state(rng:state()) continues where rng is", function()
+    local rng = dl.random.default_rng(99)
+    rng:random(5, { dtype = "float32" })
+    local copy = dl.random.from_state(rng:state())
+    assert.same(rng:random(7, { dtype = "float32" }):totable(),
+                copy:random(7, { dtype = "float32" }):totable())
+    assert.same(rng:standard_normal(100):totable(), copy:standard_normal(100):totable())
+  end)
+
+  it("accepts a state NumPy printed, and continues as NumPy does", function()
+    local expr = "'%032x %032x' % (rng.bit_generator.state['state']['state'], " ..
+                 "rng.bit_generator.state['state']['inc'])"
+    local r = numpy_results{ { key = "s", seed = 5, expr = expr },
+                             { key = "next", seed = 5, expr = "rng.random(4)" } }
+    local st, inc = from_hex(r.s):match("(%x+) (%x+)")
+    local rng = dl.random.from_state{ bit_generator = "PCG64",
+                                      state = { state = "0x" .. st, inc = "0x" .. inc },
+                                      has_uint32 = 0, uinteger = 0 }
+    assert_same_bytes(r.next, rng:random(4), "random after from_state")
+  end)
+
+  it("rejects a state that is not PCG64's", function()
+    local good = dl.random.default_rng(1):state()
+    expect_code("ARGUMENT", dl.random.from_state, "PCG64")
+    expect_code("VALUE", dl.random.from_state, { bit_generator = "MT19937", state = good.state,
+                                                 has_uint32 = 0, uinteger = 0 })
+    expect_code("VALUE", dl.random.from_state, { bit_generator = "PCG64",
+                                                 state = { state = "0xzz", inc = "0x1" },
+                                                 has_uint32 = 0, uinteger = 0 })
+    expect_code("VALUE", dl.random.from_state, { bit_generator = "PCG64", state = good.state,
+                                                 has_uint32 = 2, uinteger = 0 })
+    expect_code("ARGUMENT", dl.random.from_state, { bit_generator = "PCG64", state = good.state,
+                                                    has_uint32 = 0, uinteger = 0, extra = 1 })
+  end)
+end)
+
+describe("rng:spawn", function()
+  it("gives the children of NumPy's SeedSequence.spawn, and grandchildren", function()
+    local expr = "np.concatenate([np.random.default_rng(c).random(3) for c in " ..
+                 "rng.bit_generator._seed_seq.spawn(3)] + [np.random.default_rng(g).random(3) " ..
+                 "for g in rng.bit_generator._seed_seq.spawn(1)[0].spawn(2)])"
+    for _, seed in ipairs(SEEDS) do
+      local ref = numpy_results{ { key = "k", seed = seed, expr = expr } }.k
+      local rng = dl.random.default_rng(seed)
+      local parts = {}
+      for _, child in ipairs(rng:spawn(3)) do parts[#parts + 1] = child:random(3) end
+      for _, grandchild in ipairs(rng:spawn(1)[1]:spawn(2)) do
+        parts[#parts + 1] = grandchild:random(3)
+      end
+      assert_same_bytes(ref, dl.concat(parts), "spawn, seed " .. tostring(seed))
+    end
+  end)
+
+  it("needs a seed sequence: a generator made from a state cannot spawn", function()
+    local rng = dl.random.from_state(dl.random.default_rng(1):state())
+    expect_code("VALUE", rng.spawn, rng, 2)
+    expect_code("ARGUMENT", dl.random.default_rng(1).spawn, dl.random.default_rng(1), -1)
+  end)
+end)
+
+describe("rng:shuffle and rng:permutation", function()
+  it("shuffle reorders in place along dim 1; permutation copies", function()
+    local rng = dl.random.default_rng(8)
+    local a = dl.arange(12):view(4, 3)
+    local p = rng:permutation(a)
+    assert.same({ 4, 3 }, p.shape)
+    assert.same({ 0, 1, 2 }, a:totable()[1]) -- a is unchanged
+    for _, row in ipairs(p:totable()) do assert.equal(row[1] + 1, row[2]) end
+    rng:shuffle(a)
+    for _, row in ipairs(a:totable()) do assert.equal(row[1] + 2, row[3]) end
+  end)
+
+  it("shuffles a strided view in place", function()
+    local ref = numpy_results{ { key = "v", seed = 4,
+      expr = "(lambda b: (rng.shuffle(b[::2]), b)[1])(np.arange(20))" } }.v
+    local b = dl.arange(20)
+    dl.random.default_rng(4):shuffle(b:slice(1, 1, 20, 2))
+    assert_same_bytes(ref, b, "shuffle of b[::2]")
+  end)
+
+  it("refuses read-only, deleted and 0-d arrays, and a negative n", function()
+    local rng = dl.random.default_rng(0)
+    expect_code("READ_ONLY", rng.shuffle, rng, support.readonly_array())
+    local gone = dl.zeros(3)
+    gone:delete()
+    expect_code("DELETED", rng.shuffle, rng, gone)
+    expect_code("SHAPE", rng.shuffle, rng, dl.array(1))
+    expect_code("VALUE", rng.permutation, rng, -1)
+    assert.same({}, rng:permutation(0):totable())
+  end)
+end)
+
+describe("dl.random and the generators' metatable", function()
+  it("are read-only: no script can change them for the others", function()
+    local rng = dl.random.default_rng(0)
+    expect_code("READ_ONLY", function() dl.random.default_rng = print end)
+    expect_code("READ_ONLY", function() getmetatable(rng).__index = nil end)
+    expect_code("READ_ONLY", function() getmetatable(rng).__index.random = print end)
+    assert.is_false(pcall(setmetatable, rng, nil))
+    assert.equal("float", math.type(rng:random()))
+    local names = {}
+    for k in pairs(dl.random) do names[#names + 1] = k end
+    table.sort(names)
+    assert.same({ "default_rng", "from_state" }, names)
+  end)
+end)
+
+describe("bad arguments", function()
+  it("raise a dlbridge.Error with a code and a hint", function()
+    local rng = dl.random.default_rng(0)
+    local function check(code, f, ...)
+      local err = expect_code(code, f, ...)
+      assert.is_string(err.hint)
+      assert.is_true(#err.hint > 0)
+    end
+    check("VALUE", dl.random.default_rng, -1)           -- a negative seed
+    check("ARGUMENT", dl.random.default_rng, 1.5)       -- a float seed
+    check("ARGUMENT", dl.random.default_rng, "12")      -- a string must be hex
+    check("ARGUMENT", dl.random.default_rng, { 1, { 2 } })
+    check("VALUE", rng.integers, rng, 5, 5)             -- hi <= lo
+    check("VALUE", rng.integers, rng, 5, 4, nil, { endpoint = true })
+    check("VALUE", rng.integers, rng, 0, 300, 3, { dtype = "uint8" }) -- out of the dtype
+    check("VALUE", rng.integers, rng, -1, 3, 3, { dtype = "uint8" })
+    check("DTYPE", rng.integers, rng, 0, 3, 3, { dtype = "float64" })
+    check("DTYPE", rng.random, rng, 3, { dtype = "int32" })
+    check("DTYPE", rng.standard_normal, rng, 3, { dtype = "float16" })
+    check("DTYPE", rng.random, rng, 3, { dtype = "nope" })
+    check("ARGUMENT", rng.random, rng, 3, { dtype = "float32", device = "cpu" })
+    check("ARGUMENT", rng.integers, rng, 1.5, 3)
+    check("SHAPE", rng.random, rng, -3)
+    check("SHAPE", rng.random, rng, { 2, -1 })
+    check("ARGUMENT", rng.random, rng, "3")
+    check("VALUE", rng.normal, rng, 0, -1, 3)           -- a negative scale
+    check("VALUE", rng.uniform, rng, -math.huge, 0, 3)
+    check("ARGUMENT", rng.random, {}, 3)                 -- not a generator
+    check("ARGUMENT", rng.random, rng, 3, {}, 4)         -- one argument too many
+    check("ARGUMENT", rng.integers, rng, 0, 3, 3, {}, 1)
+  end)
+
+  it("keeps the generator as it was when a call fails", function()
+    local a, b = dl.random.default_rng(3), dl.random.default_rng(3)
+    pcall(a.integers, a, 5, 5, 10)
+    assert.equal(b:random(), a:random())
+  end)
+end)

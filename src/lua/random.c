@@ -1,0 +1,870 @@
+/* random.c -- dl.random: NumPy's Generator (SeedSequence + PCG64) from Lua,
+ * bit for bit (the core: src/random/). A generator is a userdata
+ * (dlbridge.Generator) holding the PCG64 state and, when it was made from a
+ * seed, the seed sequence's words (its user value, a string of 32-bit
+ * words: the entropy, then the spawn key) for spawn. Draws without a shape
+ * return a Lua number, as NumPy returns a scalar; with a shape, a new cpu
+ * array. Every draw runs inside the host's work bounds (work.h); an
+ * interrupted draw leaves the generator as it was before the call. */
+#define _DEFAULT_SOURCE /* getentropy */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include "../core/shape.h"
+#include "../core/work.h"
+#include "../random/distributions.h"
+#include "../random/seed_sequence.h"
+#include "internal.h"
+
+#define RNG_MT "dlbridge.Generator"
+#define RNG_TAG UINT64_C(0x646c622d726e6730) /* "dlb-rng0" */
+/* Draws between two looks at the interrupt (and work ticks). */
+#define CHUNK DLB_WORK_CHECK_EVERY
+
+typedef struct lua_rng {
+  uint64_t tag;
+  /* the dlb_pcg64, 16-byte aligned inside (a userdata is aligned to 8 only) */
+  unsigned char storage[sizeof(dlb_pcg64) + 16];
+  int seeded;          /* made from a seed sequence: spawn works */
+  size_t n_entropy;    /* words of entropy in the user value */
+  size_t n_spawn;      /* then words of the spawn key */
+  uint64_t n_spawned;  /* children spawned so far */
+} lua_rng;
+
+#define SEED_HINT                                                                                \
+  "a seed is an integer >= 0, a hex string \"0x...\" (any width: a 128-bit seed), or a list of " \
+  "them (NumPy's entropy sequence); nil draws fresh entropy from the system"
+
+/* The bit generator of r. */
+static dlb_pcg64 *gen_of(lua_rng *r) {
+  return (dlb_pcg64 *)(void *)(((uintptr_t)r->storage + 15) & ~(uintptr_t)15);
+}
+
+/* The generator at idx, or NULL. */
+static lua_rng *to_rng(lua_State *L, int idx) {
+  lua_rng *r = (lua_rng *)lua_touserdata(L, idx);
+  return r && lua_rawlen(L, idx) == sizeof *r && r->tag == RNG_TAG ? r : NULL;
+}
+
+static lua_rng *check_rng(lua_State *L, int idx, const char *op) {
+  lua_rng *r = to_rng(L, idx);
+  if (!r)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "call it as a method of a generator: local rng = dl.random.default_rng(42); "
+                    "rng:random(3)",
+                    "argument #%d: a dlbridge.Generator expected, got %s", idx,
+                    luaL_typename(L, idx));
+  return r;
+}
+
+/* --- seeds --- */
+
+/* Appends the 32-bit words of the hex string s ("0x..."), least significant
+ * first, high zero words dropped ([0] for zero). */
+static void add_hex_words(lua_State *L, luaL_Buffer *b, const char *s, size_t len, const char *op) {
+  size_t start = 2, end = len;
+  if (len < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SEED_HINT,
+                    "a seed string must be hexadecimal, \"0x\" then digits, got \"%.40s\"", s);
+  while (start < end - 1 && s[start] == '0') start++; /* leading zeros add no words */
+  for (size_t pos = end; pos > start;) {
+    uint32_t w = 0;
+    size_t first = pos >= start + 8 ? pos - 8 : start;
+    for (size_t k = first; k < pos; k++) {
+      int c = (unsigned char)s[k], d;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      else
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SEED_HINT,
+                        "a seed string must be hexadecimal, \"0x\" then digits, got \"%.40s\"", s);
+      w = w << 4 | (uint32_t)d;
+    }
+    luaL_addlstring(b, (const char *)&w, sizeof w);
+    pos = first;
+  }
+}
+
+/* Appends the words of one seed item at idx (an integer >= 0 or a hex
+ * string). pop: the item is on top of the stack, above the buffer, and is
+ * popped before anything is added (lauxlib grows a buffer only at the top;
+ * a string item stays alive in its list). */
+static void add_seed_item(lua_State *L, luaL_Buffer *b, int idx, int pop, const char *op) {
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    size_t len;
+    const char *s = lua_tolstring(L, idx, &len);
+    if (pop) lua_pop(L, 1);
+    add_hex_words(L, b, s, len, op);
+  } else if (lua_isinteger(L, idx)) {
+    lua_Integer v = lua_tointeger(L, idx);
+    uint32_t w[2];
+    size_t n;
+    if (v < 0)
+      dlbL_raise_hint(L, DLB_E_VALUE, op, SEED_HINT, "a seed must be >= 0, got %lld",
+                      (long long)v);
+    if (pop) lua_pop(L, 1);
+    n = dlb_seed_words_of((uint64_t)v, w);
+    luaL_addlstring(b, (const char *)w, n * sizeof w[0]);
+  } else {
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SEED_HINT,
+                    "a seed must be an integer, a hex string or a list of them, got %s",
+                    lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
+  }
+}
+
+/* Pushes the entropy words of the seed at idx as a string. */
+static void push_seed_words(lua_State *L, int idx, const char *op) {
+  luaL_Buffer b;
+  idx = lua_absindex(L, idx);
+  luaL_buffinit(L, &b);
+  if (lua_isnoneornil(L, idx)) {
+    uint32_t w[4];
+    size_t n = 4;
+    if (getentropy(w, sizeof w) != 0)
+      dlbL_raise_hint(L, DLB_E_UNSUPPORTED, op, "pass a seed: dl.random.default_rng(12345)",
+                      "the system gave no entropy for a fresh seed");
+    while (n > 1 && w[n - 1] == 0) n--; /* NumPy's randbits(128) as an integer */
+    luaL_addlstring(&b, (const char *)w, n * sizeof w[0]);
+  } else if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_Integer len = (lua_Integer)lua_rawlen(L, idx), keys = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+      lua_pop(L, 1);
+      if (++keys > len)
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SEED_HINT,
+                        "a seed list must be a sequence (keys 1..n)");
+    }
+    for (lua_Integer i = 1; i <= len; i++) {
+      lua_rawgeti(L, idx, i);
+      if (lua_type(L, -1) == LUA_TTABLE)
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SEED_HINT, "seed list entry %lld is a table",
+                        (long long)i);
+      add_seed_item(L, &b, lua_gettop(L), 1, op);
+    }
+  } else {
+    add_seed_item(L, &b, idx, 0, op);
+  }
+  luaL_pushresult(&b);
+}
+
+/* Pushes a new generator seeded by SeedSequence(entropy, spawn_key): words
+ * is the string of entropy words then spawn-key words. */
+static lua_rng *push_seeded(lua_State *L, const char *words, size_t n_entropy, size_t n_spawn) {
+  const uint32_t *w = (const uint32_t *)(const void *)words;
+  uint32_t pool[DLB_SEED_POOL_SIZE];
+  uint64_t state[4];
+  lua_rng *r = lua_newuserdatauv(L, sizeof *r, 1);
+  memset(r, 0, sizeof *r);
+  r->tag = RNG_TAG;
+  r->seeded = 1;
+  r->n_entropy = n_entropy;
+  r->n_spawn = n_spawn;
+  lua_pushlstring(L, words, (n_entropy + n_spawn) * sizeof(uint32_t));
+  lua_setiuservalue(L, -2, 1);
+  luaL_setmetatable(L, RNG_MT);
+  dlb_seed_pool(w, n_entropy, w + n_entropy, n_spawn, pool);
+  dlb_seed_generate64(pool, state, 4);
+  dlb_pcg64_seed(gen_of(r), state);
+  return r;
+}
+
+/* dl.random.default_rng(seed): protected (the seed's words are a Lua string). */
+static int default_rng_unprotected(lua_State *L) {
+  const char *words;
+  size_t len;
+  if (to_rng(L, 1)) { /* NumPy: a Generator passes through */
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_settop(L, 1); /* a nil seed stays at 1 (luaL_buffinit pushes above it) */
+  push_seed_words(L, 1, "dl.random.default_rng");
+  words = lua_tolstring(L, -1, &len);
+  push_seeded(L, words, len / sizeof(uint32_t), 0);
+  return 1;
+}
+
+static int random_default_rng(lua_State *L) {
+  if (lua_gettop(L) > 1) dlbL_extra_argument(L, 1, "dl.random.default_rng", SEED_HINT);
+  return dlbL_call_protected(L, default_rng_unprotected, "dl.random.default_rng") ? 1 : 0;
+}
+
+/* --- state --- */
+
+/* Pushes the 128-bit v as "0x" and 32 hex digits. */
+static void push_hex128(lua_State *L, dlb_u128 v) {
+  char s[40];
+  static const char digits[] = "0123456789abcdef";
+  s[0] = '0';
+  s[1] = 'x';
+  for (int k = 0; k < 32; k++) s[2 + k] = digits[(unsigned)(v >> (4 * (31 - k))) & 15];
+  lua_pushlstring(L, s, 34);
+}
+
+#define STATE_HINT                                                                          \
+  "a state is what rng:state() returns: {bit_generator = \"PCG64\", state = {state = "       \
+  "\"0x...\", inc = \"0x...\"}, has_uint32 = 0, uinteger = 0} (128-bit values as hex strings " \
+  "or integers >= 0)"
+
+/* rng:state(): NumPy's bit_generator.state as a table. */
+static int state_unprotected(lua_State *L) {
+  lua_rng *r = to_rng(L, 1);
+  lua_createtable(L, 0, 4);
+  lua_pushliteral(L, "PCG64");
+  lua_setfield(L, -2, "bit_generator");
+  lua_createtable(L, 0, 2);
+  push_hex128(L, gen_of(r)->state);
+  lua_setfield(L, -2, "state");
+  push_hex128(L, gen_of(r)->inc);
+  lua_setfield(L, -2, "inc");
+  lua_setfield(L, -2, "state");
+  lua_pushinteger(L, gen_of(r)->has_uint32);
+  lua_setfield(L, -2, "has_uint32");
+  lua_pushinteger(L, (lua_Integer)gen_of(r)->uinteger);
+  lua_setfield(L, -2, "uinteger");
+  return 1;
+}
+
+static int rng_state(lua_State *L) {
+  check_rng(L, 1, "Generator:state");
+  if (lua_gettop(L) > 1)
+    dlbL_extra_argument(L, 1, "Generator:state",
+                        "rng:state() takes no argument; dl.random.from_state(t) makes a "
+                        "generator in state t");
+  return dlbL_call_protected(L, state_unprotected, "Generator:state");
+}
+
+/* A 128-bit value of a state table: a hex string or an integer >= 0. */
+static dlb_u128 check_u128(lua_State *L, int idx, const char *what, const char *op) {
+  dlb_u128 v = 0;
+  if (lua_isinteger(L, idx) && lua_tointeger(L, idx) >= 0) return (dlb_u128)lua_tointeger(L, idx);
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    size_t len, k = 2;
+    const char *s = lua_tolstring(L, idx, &len);
+    int ok = len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    while (ok && k < len && s[k] == '0') k++;
+    ok = ok && len - k <= 32;
+    for (; ok && k < len; k++) {
+      int c = (unsigned char)s[k], d = c >= '0' && c <= '9'   ? c - '0'
+                                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                              : -1;
+      if (d < 0) ok = 0;
+      v = v << 4 | (unsigned)d;
+    }
+    if (ok) return v;
+  }
+  dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT,
+                  "%s must be a hex string \"0x...\" of at most 128 bits or an integer >= 0", what);
+}
+
+/* Reads the state table at 1 into g. */
+static void check_state_table(lua_State *L, dlb_pcg64 *g, const char *op) {
+  lua_Integer v;
+  int isint;
+  if (lua_type(L, 1) != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, STATE_HINT,
+                    "argument #1: a state table expected, got %s", luaL_typename(L, 1));
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "bit_generator") && strcmp(key, "state") && strcmp(key, "has_uint32") &&
+        strcmp(key, "uinteger"))
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, STATE_HINT,
+                      "unknown state key '%.40s' (expected bit_generator, state, has_uint32, "
+                      "uinteger)", dlbL_key_name(L, -2));
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, 1, "bit_generator");
+  if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "PCG64") != 0)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT,
+                    "state.bit_generator must be \"PCG64\" (the only bit generator here)");
+  if (lua_getfield(L, 1, "state") != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT, "state.state must be a table {state =, inc =}");
+  lua_getfield(L, -1, "state");
+  g->state = check_u128(L, -1, "state.state.state", op);
+  lua_getfield(L, -2, "inc");
+  g->inc = check_u128(L, -1, "state.state.inc", op);
+  lua_getfield(L, 1, "has_uint32");
+  if (lua_isboolean(L, -1)) {
+    g->has_uint32 = lua_toboolean(L, -1);
+  } else {
+    v = lua_tointegerx(L, -1, &isint);
+    if (!isint || (v != 0 && v != 1))
+      dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT, "state.has_uint32 must be 0 or 1");
+    g->has_uint32 = (int)v;
+  }
+  lua_getfield(L, 1, "uinteger");
+  v = lua_tointegerx(L, -1, &isint);
+  if (!isint || v < 0 || v > (lua_Integer)UINT32_MAX)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT,
+                    "state.uinteger must be an integer in [0, 2^32)");
+  g->uinteger = (uint32_t)v;
+  lua_settop(L, 1);
+}
+
+/* dl.random.from_state(t): a generator in state t (it cannot spawn: NumPy's
+ * state holds no seed sequence). */
+static int from_state_unprotected(lua_State *L) {
+  dlb_pcg64 g;
+  lua_rng *r;
+  check_state_table(L, &g, "dl.random.from_state");
+  r = lua_newuserdatauv(L, sizeof *r, 1);
+  memset(r, 0, sizeof *r);
+  r->tag = RNG_TAG;
+  *gen_of(r) = g;
+  luaL_setmetatable(L, RNG_MT);
+  return 1;
+}
+
+static int random_from_state(lua_State *L) {
+  if (lua_gettop(L) > 1) dlbL_extra_argument(L, 1, "dl.random.from_state", STATE_HINT);
+  return dlbL_call_protected(L, from_state_unprotected, "dl.random.from_state");
+}
+
+#define SPAWN_USAGE "rng:spawn(n) gives a list of n new generators, 0 <= n <= 1e6"
+
+/* rng:spawn(n): n children, as SeedSequence.spawn (spawn key + (i,)). */
+static int spawn_unprotected(lua_State *L) {
+  lua_rng *r = to_rng(L, 1);
+  lua_Integer n = lua_tointeger(L, 2);
+  size_t len, nw = r->n_entropy + r->n_spawn;
+  const char *words;
+  lua_getiuservalue(L, 1, 1);
+  words = lua_tolstring(L, -1, &len);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer k = 0; k < n; k++) {
+    uint32_t key[2];
+    size_t nk = dlb_seed_words_of(r->n_spawned + (uint64_t)k, key);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, words, nw * sizeof(uint32_t));
+    luaL_addlstring(&b, (const char *)key, nk * sizeof key[0]);
+    luaL_pushresult(&b);
+    push_seeded(L, lua_tostring(L, -1), r->n_entropy, r->n_spawn + nk);
+    lua_rawseti(L, -3, k + 1);
+    lua_pop(L, 1);
+  }
+  r->n_spawned += (uint64_t)n;
+  return 1;
+}
+
+static int rng_spawn(lua_State *L) {
+  lua_rng *r = check_rng(L, 1, "Generator:spawn");
+  int isint;
+  lua_Integer n = lua_tointegerx(L, 2, &isint);
+  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, "Generator:spawn", SPAWN_USAGE);
+  if (!isint || n < 0 || n > 1000000)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Generator:spawn", SPAWN_USAGE,
+                    "n must be an integer in [0, 1e6]");
+  if (!r->seeded)
+    dlbL_raise_hint(L, DLB_E_VALUE, "Generator:spawn",
+                    "only a generator made by dl.random.default_rng (or spawned) has a seed "
+                    "sequence to spawn from; a state table holds none",
+                    "this generator was made from a state and has no seed sequence");
+  return dlbL_call_protected(L, spawn_unprotected, "Generator:spawn");
+}
+
+/* --- draws --- */
+
+typedef enum draw_kind {
+  DRAW_RANDOM,
+  DRAW_NORMAL, /* standard_normal, or normal with a, b = loc, scale */
+  DRAW_UNIFORM, /* a = low, b = high - low */
+  DRAW_INTEGERS
+} draw_kind;
+
+typedef struct draw {
+  draw_kind kind;
+  dlb_dtype dtype;
+  int standard;    /* standard_normal (no loc + scale *) */
+  double a, b;
+  uint64_t off, rng; /* integers: the closed range [off, off + rng] */
+  dlb_bits bits;
+} draw;
+
+/* Fills the n elements at p with the next draws of d. */
+static void fill_chunk(dlb_pcg64 *g, draw *d, void *p, int64_t n) {
+  switch (d->kind) {
+    case DRAW_RANDOM:
+      if (d->dtype == DLB_FLOAT32) dlb_random_fill_f(g, p, n);
+      else dlb_random_fill(g, p, n);
+      break;
+    case DRAW_NORMAL:
+      if (d->dtype == DLB_FLOAT32) dlb_standard_normal_fill_f(g, p, n);
+      else if (d->standard) dlb_standard_normal_fill(g, p, n);
+      else dlb_normal_fill(g, d->a, d->b, p, n);
+      break;
+    case DRAW_UNIFORM: dlb_uniform_fill(g, d->a, d->b, p, n); break;
+    case DRAW_INTEGERS:
+      switch (dlb_dtype_get(d->dtype)->itemsize) {
+        case 8: dlb_bounded64_fill(g, d->off, d->rng, p, n); break;
+        case 4: dlb_bounded32_fill(g, (uint32_t)d->off, (uint32_t)d->rng, p, n); break;
+        case 2: dlb_bounded16_fill(g, (uint16_t)d->off, (uint16_t)d->rng, p, n, &d->bits); break;
+        default:
+          if (d->dtype == DLB_BOOL)
+            dlb_bounded_bool_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
+          else
+            dlb_bounded8_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
+      }
+      break;
+  }
+}
+
+/* Fills numel elements at p inside the host's work bounds; on an
+ * interrupt the generator goes back to its state before the call. */
+static void fill_bounded(lua_State *L, lua_rng *r, draw *d, char *p, int64_t numel,
+                         const char *op) {
+  dlb_work w;
+  dlb_error err;
+  dlb_pcg64 saved = *gen_of(r);
+  size_t item = dlb_dtype_get(d->dtype)->itemsize;
+  dlb_status st = dlb_work_begin(&w, dlbL_state(L)->budget, numel, op, &err);
+  if (st != DLB_OK) dlbL_raise_error(L, &err, op);
+  for (int64_t done = 0; done < numel; done += CHUNK) {
+    int64_t n = numel - done < CHUNK ? numel - done : CHUNK;
+    fill_chunk(gen_of(r), d, p + done * (int64_t)item, n);
+    if (dlb_work_tick(&w, n)) break;
+  }
+  if (dlb_work_end(&w, DLB_OK, op, &err) != DLB_OK) {
+    *gen_of(r) = saved;
+    dlbL_raise_error(L, &err, op);
+  }
+}
+
+/* Pushes the result of d: a Lua number without a shape (has_shape 0), else
+ * a new cpu array of shape. */
+static int push_draw(lua_State *L, lua_rng *r, draw *d, int has_shape, int ndim,
+                     const int64_t *shape, const char *op) {
+  dlb_array *a;
+  dlb_error err;
+  int64_t numel;
+  if (!has_shape) {
+    union {
+      double f64;
+      float f32;
+      uint64_t u64;
+      uint32_t u32;
+      uint16_t u16;
+      uint8_t u8;
+    } v;
+    dlb_scalar s;
+    fill_chunk(gen_of(r), d, &v, 1);
+    dlb_scalar_load(d->dtype, &v, &s);
+    dlbL_push_scalar(L, &s);
+    return 1;
+  }
+  if (dlb_shape_numel(ndim, shape, &numel, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+  a = dlbL_push_empty(L, op);
+  dlbL_reserve(L, numel, dlb_dtype_get(d->dtype)->itemsize);
+  if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, d->dtype, ndim, shape, 0, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  fill_bounded(L, r, d, dlb_array_host_data(a), numel, op);
+  return 1;
+}
+
+/* The shape argument at idx: nil (no shape: a scalar), an integer or a table. */
+static int check_shape_arg(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op) {
+  if (lua_isnoneornil(L, idx)) return 0;
+  *ndim = dlbL_check_shape(L, idx, shape, 0, op);
+  return 1;
+}
+
+/* Reads {dtype =} (and, for integers, {endpoint =}) at idx. */
+static void check_draw_options(lua_State *L, int idx, draw *d, int *endpoint, const char *op,
+                               const char *usage) {
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "argument #%d: an options table expected, got %s",
+                    idx, luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "dtype") == 0) {
+      d->dtype = dlbL_check_dtype(L, -1, op);
+    } else if (endpoint && strcmp(key, "endpoint") == 0) {
+      if (!lua_isboolean(L, -1))
+        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "endpoint must be a boolean, got %s",
+                        luaL_typename(L, -1));
+      *endpoint = lua_toboolean(L, -1);
+    } else {
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "unknown option '%.40s' (expected dtype%s)",
+                      dlbL_key_name(L, -2), endpoint ? ", endpoint" : "");
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* A float dtype for random / standard_normal: float64 or float32. */
+static void check_float_dtype(lua_State *L, const draw *d, const char *op) {
+  if (d->dtype != DLB_FLOAT64 && d->dtype != DLB_FLOAT32)
+    dlbL_raise_hint(L, DLB_E_DTYPE, op, "dtype is \"float64\" (the default) or \"float32\"",
+                    "%s draws float64 or float32, not %s", op, dlb_dtype_get(d->dtype)->name);
+}
+
+#define RANDOM_USAGE \
+  "rng:random() is one number; rng:random(shape, opts) an array: rng:random{2, 3} or " \
+  "rng:random(2, 3), rng:random(5, {dtype = \"float32\"})"
+#define NORMAL_USAGE \
+  "rng:standard_normal() is one number; rng:standard_normal(shape, {dtype = \"float32\"}) an " \
+  "array (the shape a table or integers: rng:standard_normal(2, 3))"
+
+/* rng:random(shape, opts) and rng:standard_normal(shape, opts). */
+static int draw_float(lua_State *L, draw_kind kind, const char *op, const char *usage) {
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  draw d = {.kind = kind, .dtype = DLB_FLOAT64, .standard = 1};
+  int next = 3;
+  has_shape = !lua_isnoneornil(L, 2);
+  if (has_shape) /* one table, or integers: rng:random(2, 3) is rng:random{2, 3} */
+    ndim = dlbL_check_shape_args(L, 2, shape, 0, &next, op);
+  if (lua_gettop(L) > next) dlbL_extra_argument(L, next, op, usage);
+  check_draw_options(L, next, &d, NULL, op, usage);
+  check_float_dtype(L, &d, op);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+static int rng_random(lua_State *L) {
+  return draw_float(L, DRAW_RANDOM, "Generator:random", RANDOM_USAGE);
+}
+static int rng_standard_normal(lua_State *L) {
+  return draw_float(L, DRAW_NORMAL, "Generator:standard_normal", NORMAL_USAGE);
+}
+
+/* A finite number argument at idx (default def when nil). */
+static double number_arg(lua_State *L, int idx, double def, const char *name, const char *op,
+                         const char *usage) {
+  if (lua_isnoneornil(L, idx)) return def;
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "%s must be a number, got %s", name,
+                    luaL_typename(L, idx));
+  return (double)lua_tonumber(L, idx);
+}
+
+#define UNIFORM_USAGE "rng:uniform(low = 0, high = 1, shape): rng:uniform(-1, 1, {2, 3})"
+#define GAUSS_USAGE "rng:normal(loc = 0, scale = 1, shape): rng:normal(10, 2, 1000)"
+
+/* rng:uniform(low, high, shape): low + (high - low) * random(). */
+static int rng_uniform(lua_State *L) {
+  const char *op = "Generator:uniform";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  double lo, hi;
+  draw d = {.kind = DRAW_UNIFORM, .dtype = DLB_FLOAT64};
+  if (lua_gettop(L) > 4) dlbL_extra_argument(L, 4, op, UNIFORM_USAGE);
+  lo = number_arg(L, 2, 0.0, "low", op, UNIFORM_USAGE);
+  hi = number_arg(L, 3, 1.0, "high", op, UNIFORM_USAGE);
+  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
+  d.a = lo;
+  d.b = hi - lo;
+  if (!isfinite(d.b))
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "low and high are finite and high - low is too",
+                    "high - low (%g - %g) is not finite", hi, lo);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* rng:normal(loc, scale, shape): loc + scale * standard_normal(). */
+static int rng_normal(lua_State *L) {
+  const char *op = "Generator:normal";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  draw d = {.kind = DRAW_NORMAL, .dtype = DLB_FLOAT64};
+  if (lua_gettop(L) > 4) dlbL_extra_argument(L, 4, op, GAUSS_USAGE);
+  d.a = number_arg(L, 2, 0.0, "loc", op, GAUSS_USAGE);
+  d.b = number_arg(L, 3, 1.0, "scale", op, GAUSS_USAGE);
+  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
+  if (!(d.b >= 0))
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "scale is the standard deviation: a number >= 0",
+                    "scale must be >= 0, got %g", d.b);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+#define INTEGERS_USAGE                                                                          \
+  "rng:integers(high) or rng:integers(low, high, shape, opts): [low, high) (opts.endpoint = "   \
+  "true: [low, high]), opts.dtype an integer dtype (int64 default) or bool: rng:integers(0, 10, " \
+  "{5})"
+
+/* The bounds of an integer dtype (int8..uint64, bool); 0 for others. */
+static int dtype_bounds(dlb_dtype dtype, int64_t *lo, int64_t *hi) {
+  switch (dtype) {
+    case DLB_BOOL: *lo = 0; *hi = 1; return 1;
+    case DLB_INT8: *lo = INT8_MIN; *hi = INT8_MAX; return 1;
+    case DLB_INT16: *lo = INT16_MIN; *hi = INT16_MAX; return 1;
+    case DLB_INT32: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
+    case DLB_INT64: *lo = INT64_MIN; *hi = INT64_MAX; return 1;
+    case DLB_UINT8: *lo = 0; *hi = UINT8_MAX; return 1;
+    case DLB_UINT16: *lo = 0; *hi = UINT16_MAX; return 1;
+    case DLB_UINT32: *lo = 0; *hi = UINT32_MAX; return 1;
+    case DLB_UINT64: *lo = 0; *hi = INT64_MAX; return 1; /* Lua integers stop there */
+    default: return 0;
+  }
+}
+
+/* An integer bound argument at idx. */
+static int64_t integer_arg(lua_State *L, int idx, const char *name, const char *op) {
+  if (!lua_isinteger(L, idx))
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, INTEGERS_USAGE, "%s must be an integer, got %s", name,
+                    lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
+  return (int64_t)lua_tointeger(L, idx);
+}
+
+/* rng:integers(low, high, shape, opts): NumPy's Generator.integers. */
+static int rng_integers(lua_State *L) {
+  const char *op = "Generator:integers";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM], lo, hi, lb, ub;
+  int ndim = 0, has_shape, endpoint = 0;
+  draw d = {.kind = DRAW_INTEGERS, .dtype = DLB_INT64};
+  if (lua_gettop(L) > 5) dlbL_extra_argument(L, 5, op, INTEGERS_USAGE);
+  if (lua_isnoneornil(L, 3)) { /* integers(high): [0, high) */
+    lo = 0;
+    hi = integer_arg(L, 2, "high", op);
+  } else {
+    lo = integer_arg(L, 2, "low", op);
+    hi = integer_arg(L, 3, "high", op);
+  }
+  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
+  check_draw_options(L, 5, &d, &endpoint, op, INTEGERS_USAGE);
+  if (!dtype_bounds(d.dtype, &lb, &ub))
+    dlbL_raise_hint(L, DLB_E_DTYPE, op, "dtype is an integer dtype (int8 .. uint64) or bool",
+                    "integers draws integers, not %s", dlb_dtype_get(d.dtype)->name);
+  if (!endpoint) {
+    if (hi == INT64_MIN)
+      dlbL_raise_hint(L, DLB_E_VALUE, op, "low < high, or low <= high with {endpoint = true}",
+                      "low >= high");
+    hi -= 1; /* the closed interval [low, high - 1] */
+  }
+  if (lo < lb)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "low and high must fit the dtype",
+                    "low (%lld) is out of bounds for %s", (long long)lo,
+                    dlb_dtype_get(d.dtype)->name);
+  if (hi > ub)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "low and high must fit the dtype",
+                    "high (%lld) is out of bounds for %s", (long long)(endpoint ? hi : hi + 1),
+                    dlb_dtype_get(d.dtype)->name);
+  if (lo > hi)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "low < high, or low <= high with {endpoint = true}",
+                    endpoint ? "low > high" : "low >= high");
+  d.rng = (uint64_t)hi - (uint64_t)lo;
+  d.off = (uint64_t)lo;
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* --- permutations --- */
+
+/* Swaps the elements at p and q of size item (1, 2, 4, 8 or 16 bytes). */
+static inline void swap_items(char *p, char *q, size_t item) {
+  char tmp[16];
+  memcpy(tmp, p, item);
+  memcpy(p, q, item);
+  memcpy(q, tmp, item);
+}
+
+/* Swaps rows i and j (along dim 1) of the host array a, element by element
+ * over the other dims (any strides). */
+static void swap_rows(const dlb_array *a, char *base, int64_t i, int64_t j, size_t item) {
+  int64_t idx[DLB_MAX_NDIM];
+  int64_t rest = a->numel / a->shape[0];
+  char *pi = base + i * a->strides[0] * (int64_t)item;
+  char *pj = base + j * a->strides[0] * (int64_t)item;
+  for (int k = 1; k < a->ndim; k++) idx[k] = 0;
+  for (int64_t e = 0; e < rest; e++) {
+    int64_t off = 0;
+    for (int k = 1; k < a->ndim; k++) off += idx[k] * a->strides[k];
+    swap_items(pi + off * (int64_t)item, pj + off * (int64_t)item, item);
+    for (int k = a->ndim - 1; k >= 1; k--) {
+      if (++idx[k] < a->shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+/* The 1-d loop of shuffle, one element type at a time (the swap inlined). */
+#define SHUFFLE_1D(T)                                                               \
+  static int64_t shuffle_1d_##T(dlb_pcg64 *g, char *base, int64_t stride, int64_t n, \
+                                int64_t stop) {                                     \
+    int64_t i = n - 1;                                                              \
+    for (; i >= stop && i >= 1; i--) {                                              \
+      int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i);                    \
+      T *pi = (T *)(void *)(base + i * stride), *pj = (T *)(void *)(base + j * stride); \
+      T t = *pi;                                                                    \
+      *pi = *pj;                                                                    \
+      *pj = t;                                                                      \
+    }                                                                               \
+    return i;                                                                       \
+  }
+SHUFFLE_1D(uint8_t)
+SHUFFLE_1D(uint16_t)
+SHUFFLE_1D(uint32_t)
+SHUFFLE_1D(uint64_t)
+#undef SHUFFLE_1D
+
+#define SHUFFLE_USAGE "rng:shuffle(a) reorders the rows of the array a (along dim 1) in place"
+#define PERMUTATION_USAGE \
+  "rng:permutation(n) is a shuffled dl.arange(n); rng:permutation(a) a shuffled copy of a"
+
+/* NumPy's shuffle of a (host, writable, ndim >= 1): for i = n-1 .. 1, swap
+ * row i with row random_interval(i). */
+static void shuffle_array(lua_State *L, lua_rng *r, const dlb_array *a, const char *op) {
+  dlb_work w;
+  dlb_error err;
+  dlb_pcg64 saved = *gen_of(r), *g = gen_of(r);
+  size_t item = dlb_array_itemsize(a);
+  char *base = dlb_array_host_data(a);
+  int64_t n = a->shape[0], row = n ? a->numel / n : 0, stride = a->strides[0] * (int64_t)item;
+  if (a->numel == 0) return;
+  if (dlb_work_begin(&w, dlbL_state(L)->budget, a->numel, op, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  if (a->ndim == 1 && item <= 8) { /* the common case, in chunks between looks at the interrupt */
+    for (int64_t i = n - 1; i >= 1;) {
+      int64_t stop = i - CHUNK > 1 ? i - CHUNK : 1;
+      switch (item) {
+        case 1: i = shuffle_1d_uint8_t(g, base, stride, i + 1, stop); break;
+        case 2: i = shuffle_1d_uint16_t(g, base, stride, i + 1, stop); break;
+        case 4: i = shuffle_1d_uint32_t(g, base, stride, i + 1, stop); break;
+        default: i = shuffle_1d_uint64_t(g, base, stride, i + 1, stop); break;
+      }
+      if (dlb_work_tick(&w, CHUNK)) break;
+    }
+  } else {
+    for (int64_t i = n - 1; i >= 1; i--) {
+      int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i);
+      if (i != j) {
+        if (a->ndim == 1) swap_items(base + i * stride, base + j * stride, item);
+        else swap_rows(a, base, i, j, item);
+      }
+      if (dlb_work_tick(&w, row)) break;
+    }
+  }
+  if (dlb_work_end(&w, DLB_OK, op, &err) != DLB_OK) {
+    *gen_of(r) = saved;
+    dlbL_raise_error(L, &err, op);
+  }
+}
+
+/* Checks that the array at idx can be shuffled in place; returns a private
+ * view of it (pushed). */
+static dlb_array *check_shufflable(lua_State *L, int idx, const char *op) {
+  dlb_array *a = dlbL_check_live(L, idx, op);
+  if (a->ndim == 0)
+    dlbL_raise_hint(L, DLB_E_SHAPE, op, "shuffle and permutation reorder along dim 1: a 0-d "
+                                        "array has none", "cannot shuffle a 0-d array");
+  if (a->readonly || a->buffer->readonly)
+    dlbL_raise_hint(L, DLB_E_READ_ONLY, op, "shuffle a copy: local b = dl.array(a); rng:shuffle(b)",
+                    "the array is read-only");
+  if (!dlb_array_host_data(a))
+    dlbL_raise_hint(L, DLB_E_UNSUPPORTED, op, "bring it to the cpu first: a:to(\"cpu\")",
+                    "shuffle works on cpu arrays");
+  return dlbL_pin(L, idx, op);
+}
+
+/* rng:shuffle(a): reorders a in place along dim 1 (NumPy's axis 0). */
+static int rng_shuffle(lua_State *L) {
+  const char *op = "Generator:shuffle";
+  lua_rng *r = check_rng(L, 1, op);
+  dlb_array *v;
+  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, op, SHUFFLE_USAGE);
+  if (!dlbL_to_array(L, 2))
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SHUFFLE_USAGE, "argument #2: an array expected, got %s",
+                    luaL_typename(L, 2));
+  v = check_shufflable(L, 2, op);
+  shuffle_array(L, r, v, op);
+  dlb_array_release(v);
+  return 0;
+}
+
+/* rng:permutation(n): a shuffled dl.arange(n) (int64); rng:permutation(a):
+ * a shuffled copy of a along dim 1. */
+static int rng_permutation(lua_State *L) {
+  const char *op = "Generator:permutation";
+  lua_rng *r = check_rng(L, 1, op);
+  dlb_array *a;
+  dlb_error err;
+  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, op, PERMUTATION_USAGE);
+  if (lua_type(L, 2) != LUA_TNUMBER && !dlbL_to_array(L, 2))
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PERMUTATION_USAGE,
+                    "argument #2: an integer or an array expected, got %s", luaL_typename(L, 2));
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    int isint;
+    lua_Integer n = lua_tointegerx(L, 2, &isint);
+    int64_t shape[1];
+    if (!isint || n < 0)
+      dlbL_raise_hint(L, DLB_E_VALUE, op, "rng:permutation(n) shuffles 0 .. n-1: n >= 0",
+                      "n must be an integer >= 0");
+    shape[0] = (int64_t)n;
+    a = dlbL_push_empty(L, op);
+    dlbL_reserve(L, shape[0], sizeof(int64_t));
+    if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, DLB_INT64, 1, shape, 0, &err) != DLB_OK)
+      dlbL_raise_error(L, &err, op);
+    {
+      int64_t *p = (int64_t *)(void *)dlb_array_host_data(a);
+      for (int64_t i = 0; i < shape[0]; i++) p[i] = i;
+    }
+  } else {
+    dlb_array *src = dlbL_check_live(L, 2, op);
+    if (src->ndim == 0)
+      dlbL_raise_hint(L, DLB_E_SHAPE, op, "permutation reorders along dim 1: a 0-d array has none",
+                      "cannot permute a 0-d array");
+    a = dlbL_push_empty(L, op);
+    dlbL_reserve(L, src->numel, dlb_array_itemsize(src));
+    src = dlbL_check_live(L, 2, op); /* finalizers may have run */
+    if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, src->dtype, src->ndim, src->shape, 0,
+                           &err) != DLB_OK ||
+        dlb_array_copy_into(a, src, &err) != DLB_OK)
+      dlbL_raise_error(L, &err, op);
+  }
+  shuffle_array(L, r, a, op);
+  return 1;
+}
+
+/* tostring(rng) */
+static int rng_tostring(lua_State *L) {
+  check_rng(L, 1, "Generator:__tostring");
+  lua_pushliteral(L, "dlbridge.Generator(PCG64)");
+  return 1;
+}
+
+static const luaL_Reg rng_methods[] = {
+    {"random", rng_random},       {"standard_normal", rng_standard_normal},
+    {"normal", rng_normal},       {"uniform", rng_uniform},
+    {"integers", rng_integers},   {"permutation", rng_permutation},
+    {"shuffle", rng_shuffle},     {"state", rng_state},
+    {"spawn", rng_spawn},         {NULL, NULL}};
+
+static const luaL_Reg random_functions[] = {
+    {"default_rng", random_default_rng}, {"from_state", random_from_state}, {NULL, NULL}};
+
+/* Pushes the module's upvalues (mt, state, methods) and sets funcs into the
+ * table at -4 with them. */
+static void set_with_upvalues(lua_State *L, int module, const luaL_Reg *funcs) {
+  lua_pushvalue(L, module + 1);
+  lua_pushvalue(L, module + 2);
+  lua_pushvalue(L, module + 3);
+  luaL_setfuncs(L, funcs, DLB_NUPVALUES);
+}
+
+/* Sets the Generator metatable and dl.random. Both are shared by every
+ * script of the state, so both are read-only (see sandbox_spec.lua): the
+ * metatable is protected, its __index is a read-only stand-in of the
+ * methods, and dl.random is one of the module table. */
+void dlbL_open_random(lua_State *L, int module) {
+  int mt;
+  luaL_newmetatable(L, RNG_MT);
+  mt = lua_gettop(L);
+  lua_createtable(L, 0, 10);
+  set_with_upvalues(L, module, rng_methods);
+  dlbL_push_readonly(L, -1, "Generator's methods");
+  lua_setfield(L, mt, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, rng_tostring);
+  lua_setfield(L, mt, "__tostring");
+  dlbL_protect_metatable(L, mt, RNG_MT);
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 2);
+  set_with_upvalues(L, module, random_functions);
+  dlbL_push_readonly(L, -1, "dl.random");
+  lua_setfield(L, module, "random");
+  lua_pop(L, 1);
+}

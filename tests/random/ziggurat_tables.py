@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Writes src/random/ziggurat_tables.h: the 256-layer ziggurat tables of NumPy's
+normal samplers (ki/wi/fi for float64, and for float32), as NumPy 1.24 uses them.
+
+    /usr/bin/python3 tests/random/ziggurat_tables.py > src/random/ziggurat_tables.h
+
+The tables are Marsaglia and Tsang's (r = 3.6541528853610088, 256 layers of
+equal area v): x[255] = r, x[i] = f^-1(v / x[i+1] + f(x[i+1])) with
+f(x) = exp(-x^2/2); wi[i] = x[i] / 2^m, fi[i] = f(x[i]), ki[i+1] = x[i] / x[i+1]
+* 2^m (ki[0] = r f(r) / v * 2^m, wi[0] = v / f(r) / 2^m, ki[1] = 0), m = 52
+for float64 (52-bit magnitudes) and 23 for float32. That formula, computed
+exactly (mpmath, 60 digits) or in float64, agrees with NumPy's tables only to
+about 1e-13 (NumPy's last bits come from however its generator rounded), and
+a sample is x = rabs * wi[idx]: one ulp of wi changes the output. So the
+script computes the formula, reads the tables NumPy really uses from Debian's
+python3-numpy (numpy/random/lib/libnpyrandom.a, whose distributions.o has
+them as local symbols), checks that every entry is within 1e-9 of the formula
+(relative; 2^-22 for the float32 tables, which hold float32 values; ki within
+2^-20 of its scale), and writes NumPy's values. Needs binutils (objdump,
+objcopy) and python3-mpmath.
+"""
+import glob
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 60
+R = mp.mpf("3.6541528853610087963519472518")
+
+
+def formula(bits):
+    """The tables by the formula, exactly: (ki, wi, fi) as mpf / int."""
+    f = lambda x: mp.exp(-x * x / 2)
+    v = R * f(R) + mp.sqrt(mp.pi / 2) * mp.erfc(R / mp.sqrt(2))
+    m1 = mp.mpf(2) ** bits
+    ki, wi, fi = [0] * 256, [mp.mpf(0)] * 256, [mp.mpf(0)] * 256
+    ki[0] = int(mp.floor(R * f(R) / v * m1))
+    wi[0], wi[255] = v / f(R) / m1, R / m1
+    fi[0], fi[255] = mp.mpf(1), f(R)
+    x1 = R
+    for i in range(254, 0, -1):
+        x = mp.sqrt(-2 * mp.log(v / x1 + f(x1)))
+        ki[i + 1] = int(mp.floor(x / x1 * m1))
+        wi[i], fi[i] = x / m1, f(x)
+        x1 = x
+    return ki, wi, fi
+
+
+def numpy_tables():
+    """NumPy's own tables, by name, read from libnpyrandom.a."""
+    lib = os.path.join(os.path.dirname(np.__file__), "random", "lib", "libnpyrandom.a")
+    names = {"ki_double": "<256Q", "wi_double": "<256d", "fi_double": "<256d",
+             "ki_float": "<256I", "wi_float": "<256f", "fi_float": "<256f"}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["ar", "x", lib], cwd=tmp, check=True)
+        for obj in sorted(glob.glob(os.path.join(tmp, "*.o"))):
+            table = subprocess.run(["objdump", "-t", obj], capture_output=True, text=True,
+                                   check=True).stdout
+            for line in table.splitlines():
+                parts = line.split()
+                if len(parts) < 6 or parts[-1] not in names or parts[-1] in out:
+                    continue
+                offset, section, name = int(parts[0], 16), parts[-3], parts[-1]
+                raw = os.path.join(tmp, "section.bin")
+                subprocess.run(["objcopy", "-O", "binary", "--only-section=" + section, obj, raw],
+                               check=True)
+                with open(raw, "rb") as fh:
+                    data = fh.read()
+                fmt = names[name]
+                out[name] = list(struct.unpack_from(fmt, data, offset))
+    missing = set(names) - set(out)
+    if missing:
+        sys.exit("ziggurat_tables.py: %s not found in %s" % (", ".join(sorted(missing)), lib))
+    return out
+
+
+def check(kind, bits, theirs, tolerance):
+    ki, wi, fi = formula(bits)
+    worst = 0.0
+    for i in range(256):
+        for mine, got in ((wi[i], theirs["wi_" + kind][i]), (fi[i], theirs["fi_" + kind][i])):
+            rel = abs(float((mp.mpf(got) - mine) / mine))
+            worst = max(worst, rel)
+            if rel > tolerance:
+                sys.exit("ziggurat_tables.py: %s entry %d is %r, the formula gives %s"
+                         % (kind, i, got, mine))
+        if abs(ki[i] - theirs["ki_" + kind][i]) > 2 ** (bits - 20):
+            sys.exit("ziggurat_tables.py: ki_%s[%d] is %d, the formula gives %d"
+                     % (kind, i, theirs["ki_" + kind][i], ki[i]))
+    return worst
+
+
+def c_double(x):
+    return float(x).hex()
+
+
+def c_float(x):
+    return float(np.float32(x)).hex() + "f"
+
+
+def emit(name, ctype, values, fmt, per_line):
+    print("static const %s %s[256] = {" % (ctype, name))
+    for k in range(0, 256, per_line):
+        print("    " + ", ".join(fmt(v) for v in values[k:k + per_line]) + ",")
+    print("};")
+
+
+def main():
+    theirs = numpy_tables()
+    worst_d = check("double", 52, theirs, 1e-9)
+    worst_f = check("float", 23, theirs, 2.0 ** -22)
+    print("/* ziggurat_tables.h -- NumPy's 256-layer ziggurat tables of its normal samplers.")
+    print(" * Generated by tests/random/ziggurat_tables.py (NumPy %s): do not edit."
+          % np.__version__)
+    print(" * Marsaglia and Tsang's formula, checked against NumPy's own values (largest")
+    print(" * relative difference %.1e for float64, %.1e for float32); the values are"
+          % (worst_d, worst_f))
+    print(" * NumPy's, to the last bit (see the script), under NumPy's BSD license:")
+    print(" * NUMPY_LICENSE beside this file. */")
+    print("#ifndef DLB_RANDOM_ZIGGURAT_TABLES_H")
+    print("#define DLB_RANDOM_ZIGGURAT_TABLES_H")
+    print("#include <stdint.h>")
+    print()
+    emit("dlb_zig_ki_double", "uint64_t", theirs["ki_double"], lambda v: "UINT64_C(0x%013x)" % v, 3)
+    emit("dlb_zig_wi_double", "double", theirs["wi_double"], c_double, 3)
+    emit("dlb_zig_fi_double", "double", theirs["fi_double"], c_double, 3)
+    emit("dlb_zig_ki_float", "uint32_t", theirs["ki_float"], lambda v: "0x%06xu" % v, 6)
+    emit("dlb_zig_wi_float", "float", theirs["wi_float"], c_float, 4)
+    emit("dlb_zig_fi_float", "float", theirs["fi_float"], c_float, 4)
+    print()
+    print("#define DLB_ZIG_NOR_R 3.6541528853610087963519472518")
+    print("#define DLB_ZIG_NOR_INV_R 0.27366123732975827203338247596")
+    print("#endif")
+
+
+if __name__ == "__main__":
+    main()
