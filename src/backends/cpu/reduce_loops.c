@@ -20,9 +20,10 @@ typedef struct { double re, im; } complex128;
  * name(acc, x): folds inputs of TI into accumulators of TA. INIT(x) is the
  * accumulator of one input, FOLD(a, x) a with x folded in, COMBINE(a, b)
  * two accumulators as one. With LANED, a contiguous reduce-to-one run goes
- * through LANES accumulators (float min/max: the order of the fold
- * changes, which they do not mind); otherwise it folds in order (integer
- * folds: GCC vectorises those reductions itself).
+ * through LANES accumulators (min/max: the order of the fold changes, which
+ * they do not mind; the run's loop then vectorises, where the strided one
+ * does not: int64 max of 1e7 went from 11.7 to 4.9 ms); otherwise it folds
+ * in order (integer sums and products).
  */
 #define FOLD_KERNEL(name, TA, TI, INIT, FOLD, COMBINE, LANED)                                      \
   DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {   \
@@ -107,8 +108,8 @@ typedef struct { double re, im; } complex128;
 #define INTEGER_KERNELS(T, NAME)                                                    \
   FOLD_KERNEL(sum_##NAME, uint64_t, T, WIDE, ADD_WIDE, ADD, 0)                      \
   FOLD_KERNEL(prod_##NAME, uint64_t, T, WIDE, MUL_WIDE, MUL, 0)                     \
-  FOLD_KERNEL(max_##NAME, T, T, SAME, MAX_INT, MAX_INT, 0)                          \
-  FOLD_KERNEL(min_##NAME, T, T, SAME, MIN_INT, MIN_INT, 0)
+  FOLD_KERNEL(max_##NAME, T, T, SAME, MAX_INT, MAX_INT, 1)                          \
+  FOLD_KERNEL(min_##NAME, T, T, SAME, MIN_INT, MIN_INT, 1)
 INTEGER_KERNELS(int8_t, int8)
 INTEGER_KERNELS(int16_t, int16)
 INTEGER_KERNELS(int32_t, int32)

@@ -105,12 +105,6 @@ static dlb_status check_indices(dlb_take_call *c) {
   dlb_work *work = dlb_work_current();
   take_walk_init(&w, c);
   while (dlb_lanes_next(&w.lanes, at)) {
-    if (!c->scatter && w.index_type == DLB_INT64 && (w.size == 4 || w.size == 8)) {
-      int64_t bad = w.size == 4 ? gather4(&w, at, c->index_base) : gather8(&w, at, c->index_base);
-      if (bad != INT64_MIN) return index_error(c, bad, &c->error);
-      if (dlb_work_tick(work, w.m)) break;
-      continue;
-    }
     for (int64_t j = 0; j < w.m; j++) {
       int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
       if (resolve(i, w.n, c->index_base) < 0)
@@ -131,6 +125,12 @@ dlb_status dlb_cpu_take(void *ctx, dlb_take_call *c) {
   if (c->scatter && (st = check_indices(c)) != DLB_OK) return st;
   take_walk_init(&w, c);
   while (dlb_lanes_next(&w.lanes, at)) {
+    if (!c->scatter && w.index_type == DLB_INT64 && (w.size == 4 || w.size == 8)) {
+      int64_t bad = w.size == 4 ? gather4(&w, at, c->index_base) : gather8(&w, at, c->index_base);
+      if (bad != INT64_MIN) return index_error(c, bad, &c->error);
+      if (dlb_work_tick(work, w.m)) break;
+      continue;
+    }
     for (int64_t j = 0; j < w.m; j++) {
       int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
       int64_t r = resolve(i, w.n, c->index_base);
