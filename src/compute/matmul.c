@@ -150,10 +150,11 @@ static dlb_status in_compute(const dlb_array *x, dlb_dtype compute, dlb_dtype re
   dlb_array rounded = {0};
   dlb_status st = DLB_OK;
   *out = x;
-  if (x->dtype == compute) return DLB_OK;
-  if (result != compute && x->dtype != result) {
+  if (result != compute && x->dtype != result) { /* (a float32 operand too) */
     if ((st = dlb_array_clone(&rounded, x, result, err)) != DLB_OK) return st;
     x = &rounded;
+  } else if (x->dtype == compute) {
+    return DLB_OK;
   }
   st = dlb_array_clone(copy, x, compute, err);
   dlb_array_release(&rounded);
