@@ -1,9 +1,12 @@
 /* sort.c -- the host's sorting kernels (the cpu kernels' sort and search
  * entries): each lane is turned into unsigned keys whose integer order is
- * NumPy's sort order (dlbridge.h), sorted by an LSD radix sort (linear
- * time, stable, bytes that all keys share skipped), and written back. Top-k
- * selections of a few elements keep a heap instead. Complex numbers sort
- * by three keys (NaN class, first part, second part), one stable pass each.
+ * NumPy's sort order (dlbridge.h), sorted by a radix sort (linear time,
+ * stable, digits that all keys share skipped; long lanes split by their top
+ * digit first so that each bucket sorts in cache), and written back. Long
+ * lanes of values alone go to Highway's vectorised quicksort where it was
+ * built in (vqsort.cc). Top-k selections of a few elements keep a heap
+ * instead. Complex numbers sort by three keys (NaN class, first part,
+ * second part), one stable pass each.
  */
 #include <math.h>
 #include <stdlib.h>
