@@ -471,8 +471,8 @@ typedef struct dlb_search_call {
  * data[i..index[i..j..]..]; scatter: data[i..index[i..j..]..] =
  * elements[i..j..], the last in row-major order winning where several meet.
  * An index counts from index_base, or back from the end when negative (-1
- * the last); every index is checked before anything is written, and one out
- * of range fails the call with DLB_E_INDEX. */
+ * the last); one out of range fails the call with DLB_E_INDEX (a scatter
+ * checks every index before it writes anything). */
 typedef struct dlb_take_call {
   int32_t scatter;
   int32_t dim;
