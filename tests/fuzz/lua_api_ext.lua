@@ -29,6 +29,10 @@ if has_tb then
   pcall(tb.register, { name = "ez" .. sfx, devices = 0 })                  -- unavailable
   for _, n in ipairs { e1, e2, e3, e1 .. ":1", e1 .. ":2", "ez" .. sfx } do devices[#devices + 1] = n end
   ENGINES = { e1, e2, e3 }
+  -- A host's memory limit, as a sandbox sets one: hostile sizes then fail with
+  -- OUT_OF_MEMORY instead of filling the machine (dl.arange(-2^31, 2^31) is
+  -- 32 GiB; seed 4 once made the kernel kill the run at 24 GiB).
+  tb.set_memory_limit(1 << 30)
 end
 
 local dtypes = dl.dtypes()
