@@ -292,12 +292,14 @@ local function public_names()
   api["dl.E"] = {}
   for k in pairs(dl.E) do api["dl.E"][k] = true end
 
-  -- Submodules (read-only stand-ins: pairs goes through) and the objects
-  -- they make, whose metatables are protected: the debug library reaches them.
+  -- Submodules (read-only stand-ins, userdata: pairs goes through) and the
+  -- objects they make, whose metatables are protected: the debug library
+  -- reaches them.
+  local function listable(v) return type(v) == "table" or type(v) == "userdata" end
   for _, sub in pairs(SUBMODULES) do
     local t = dl[sub.namespace:match("^dl%.(.+)$")]
     api[sub.namespace] = {}
-    for k in pairs(type(t) == "table" and t or {}) do api[sub.namespace][k] = true end
+    for k in pairs(listable(t) and t or {}) do api[sub.namespace][k] = true end
     for class, make in pairs(sub.types) do
       local ok, object = pcall(make, dl)
       local mt = ok and debug.getmetatable(object)
@@ -308,7 +310,7 @@ local function public_names()
         os.exit(1)
       end
       api[class] = function_keys(mt)
-      if type(mt.__index) == "table" then
+      if listable(mt.__index) then
         api[class].__index = nil
         for k in pairs(mt.__index) do api[class][k] = true end
       end
