@@ -7,7 +7,11 @@
 const dlb_kernels *dlb_kernels_for(const dlb_array *a) {
   const dlb_buffer *b = a->buffer;
   if (b->backend && b->backend->ops.kernels) return b->backend->ops.kernels;
-  return b->host ? dlb_host_kernels() : NULL;
+  if (b->host) return dlb_host_kernels();
+  /* A size-0 buffer has no memory, so no host pointer: the host's kernels
+   * still compute on it (they touch no element) wherever they compute on
+   * the backend's non-empty buffers. */
+  return b->nbytes == 0 && b->backend ? dlb_backend_kernels(b->backend) : NULL;
 }
 
 const dlb_kernels *dlb_backend_kernels(const dlb_backend *backend) {

@@ -19,7 +19,8 @@ static inline void dlb_tensor_of(const dlb_array *a, dlb_tensor *t) {
 }
 
 /* The kernels that compute on a's memory: its backend's own, else the
- * host's when the host can address it, else NULL (no compute there). */
+ * host's when the host can address it (also when it is empty on a backend
+ * that hands out host pointers), else NULL (no compute there). */
 const dlb_kernels *dlb_kernels_for(const dlb_array *a);
 /* The same for any memory of backend: its own kernels, else the host's when
  * it hands out host pointers, else NULL. */
