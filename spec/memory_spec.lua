@@ -125,6 +125,24 @@ describe("a memory limit set by the host", function()
     assert.is_true(dl.memory().in_use <= dl.memory().limit)
   end)
 
+  it("collects garbage before refusing even when a script stopped the collector", function()
+    -- Like Lua's own emergency collection: collectgarbage("stop") stops the
+    -- pacing steps, not the one full collection at the limit, so one script
+    -- cannot leave its garbage counted against the next.
+    collectgarbage()
+    tb.set_memory_limit(dl.memory().in_use + 3 * MiB)
+    collectgarbage("stop")
+    local ok, err = pcall(function()
+      for _ = 1, 20 do
+        local tmp = dl.zeros{MiB / 8}                   -- dropped at once: garbage
+        tmp[1] = 1
+      end
+    end)
+    collectgarbage("restart")
+    assert.is_true(ok, tostring(err))
+    assert.is_true(dl.memory().in_use <= dl.memory().limit)
+  end)
+
   it("collects garbage before refusing small results of arithmetic too", function()
     collectgarbage()
     local x = dl.ones{8}                               -- 64 bytes of float64

@@ -20,8 +20,12 @@
  *   plus the slack. Garbage is thus found within a bounded amount of new
  *   allocation: the peak stays under twice the live bytes plus the slack
  *   and one allocation.
- * - A collector the host or a script stopped (collectgarbage "stop") is
- *   left alone, as is a finalizer (where Lua refuses every request).
+ * - A collector the host or a script stopped (collectgarbage "stop") gets
+ *   no steps and no collections at the threshold, and a finalizer (where
+ *   Lua refuses every request) none at all. But at the memory limit the
+ *   one full collection before OUT_OF_MEMORY runs even when stopped, as
+ *   Lua's own emergency collection does: otherwise one script's "stop"
+ *   would leave its garbage counted against every later script.
  *
  * The look happens before the new object exists: in Lua 5.4 a step taken
  * right after making an object with a finalizer leaves the garbage of a
@@ -59,7 +63,7 @@ static size_t in_use(const dlb_lua_state *state) {
   return atomic_load_explicit(&state->budget->in_use, memory_order_relaxed);
 }
 
-/* Twice used plus the slack, saturating. */
+/* Used and a half plus the slack, saturating. */
 static size_t threshold_after(size_t used) {
   size_t t;
   if (__builtin_add_overflow(used, used / 2, &t) || __builtin_add_overflow(t, DLB_GC_SLACK, &t))
@@ -70,6 +74,10 @@ static size_t threshold_after(size_t used) {
 /* Whether the collector takes requests now: not stopped (0), not inside a
  * finalizer (-1). */
 static int collector_running(lua_State *L) { return lua_gc(L, LUA_GCISRUNNING) == 1; }
+
+/* Whether a collection may run at all: not inside a finalizer (-1), even
+ * when stopped (0). For the collection at the memory limit only. */
+static int collector_usable(lua_State *L) { return lua_gc(L, LUA_GCISRUNNING) >= 0; }
 
 /* The slow path: a full collection at the threshold, else the growth as a
  * step. */
@@ -110,7 +118,7 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
   size_t nbytes;
   if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
   if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes) &&
-      collector_running(L)) {
+      collector_usable(L)) {
     collect(L, LUA_GCCOLLECT, 0);
     state->gc_seen = in_use(state);
     state->gc_threshold = threshold_after(state->gc_seen);
@@ -121,7 +129,7 @@ void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *w
   dlb_lua_state *state = dlbL_state(L);
   size_t limit = atomic_load_explicit(&state->budget->limit, memory_order_relaxed);
   if (!limit || !dlb_budget_would_exceed(state->budget, nbytes)) return;
-  if (collector_running(L)) {
+  if (collector_usable(L)) {
     collect(L, LUA_GCCOLLECT, 0);
     state->gc_seen = in_use(state);
     state->gc_threshold = threshold_after(state->gc_seen);
