@@ -101,6 +101,11 @@ static void test_interrupt_stops_each_kind_of_loop(lua_State *L) {
   check_interrupted(L, "element-wise",
                     "local x = dl.zeros(1):expand(1 << 26); local out = dl.empty(1 << 26)\n"
                     "start(); for _ = 1, 1000 do dl.add(x, 1, {out = out}) end");
+  /* One call on one long 1-D run (64 Mi powers: seconds), not a loop of
+   * calls: the interrupt must stop it inside the run. */
+  check_interrupted(L, "one long element-wise run",
+                    "local x = dl.full(1, 2.5):expand(1 << 26); local out = dl.empty(1 << 26)\n"
+                    "start(); dl.pow(x, x, {out = out})");
   check_interrupted(L, "copy and cast",
                     "local x = dl.zeros({1}, {dtype = 'int8'}):expand(1 << 26)\n"
                     "local out = dl.empty(1 << 26)\n"

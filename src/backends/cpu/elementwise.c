@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../core/work.h"
 #include "casts.h"
 #include "cpu.h"
 #include "loops.h"
@@ -152,7 +153,9 @@ dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call) {
                     : dlb_cast_plan_for(b.actual[0], b.loop[0]);
     need_buffer |= b.cast[k];
   }
-  if (!need_buffer && ndim <= 1) { /* one run: no iterator to set up (small arrays' case) */
+  /* One short run: no iterator to set up (small arrays' case). A long one
+   * goes through the iterator, which looks at the interrupt between pieces. */
+  if (!need_buffer && (ndim == 0 || (ndim == 1 && shape[0] <= DLB_WORK_CHECK_EVERY))) {
     int64_t steps[4];
     for (int k = 0; k < nop; k++) steps[k] = ndim ? strides[k][0] : 0;
     code = ndim && shape[0] == 0 ? 0 : b.kernel(data, steps, ndim ? shape[0] : 1, NULL);
