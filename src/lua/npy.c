@@ -95,6 +95,7 @@ static int tonpy_unprotected(lua_State *L) {
       nbytes > SIZE_MAX - hlen)
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dl.tonpy", "%lld elements do not fit in a string",
                (long long)a->numel);
+  dlbL_reserve_lua(L, hlen + nbytes, "dl.tonpy", "a string"); /* Lua's heap: the host's limit too */
   out = luaL_buffinitsize(L, &b, hlen + nbytes);
   if (!a->buffer) /* a finalizer run by that allocation deleted it */
     dlbL_raise(L, DLB_E_DELETED, "dl.tonpy", "the array was deleted");

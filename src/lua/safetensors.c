@@ -384,7 +384,9 @@ static int tosafetensors_unprotected(lua_State *L) {
   size_t total = (size_t)(plan->header_size + plan->data_size);
   luaL_Buffer b;
   dlb_error err;
-  char *out = luaL_buffinitsize(L, &b, total);
+  char *out;
+  dlbL_reserve_lua(L, total, op, "a string"); /* Lua's heap: the host's limit too */
+  out = luaL_buffinitsize(L, &b, total);
   dlb_safetensors_write_header(plan->tensors, plan->n, plan->metadata, plan->nmetadata,
                                plan->header_size, out);
   for (size_t k = 0; k < plan->n; k++) {

@@ -192,6 +192,14 @@ static void test_script_memory_is_checked_first(lua_State *L) {
                       "return dl.zeros(1):expand(1e8):totable() end)); "
                       "return err.code == 'OUT_OF_MEMORY'"),
                1);
+  CHECK_EQ_INT(RUN(L, "local err = select(2, pcall(function() "
+                      "return dl.tonpy(dl.zeros(1):expand(1e9)) end)); "
+                      "return err.code == 'OUT_OF_MEMORY'"),
+               1);
+  CHECK_EQ_INT(RUN(L, "local err = select(2, pcall(function() "
+                      "return dl.tosafetensors({x = dl.zeros(1):expand(1e9)}) end)); "
+                      "return err.code == 'OUT_OF_MEMORY'"),
+               1);
   CHECK(now() - t0 < 5); /* at once: nothing was built first */
   CHECK_EQ_INT(RUN(L, "return #dl.zeros(1000):tobytes() == 8000"), 1);
   CHECK_EQ_INT(dlb_set_memory_limit(L, 0), DLB_OK);
