@@ -158,6 +158,14 @@ describe("opts.dl_device", function()
     assert.equal("COPY_REQUIRED", code_of(a.to_dlpack, a, {dl_device = {2, 0}, copy = false}))
   end)
 
+  it("another device with a stream (that device's) still raises UNSUPPORTED", function()
+    -- dl.from_dlpack(producer, {device = d}) passes dlbridge's queue on d as the stream:
+    -- a producer that cannot export to d says so, and dlbridge moves the tensor itself
+    local a = dl.zeros(3)
+    assert.equal("UNSUPPORTED", code_of(a.to_dlpack, a, {dl_device = {2, 0}, stream = 12345}))
+    assert.equal("ARGUMENT", code_of(a.to_dlpack, a, {dl_device = {1, 0}, stream = 12345}))
+  end)
+
   it("raises ARGUMENT for a value that is not a pair of integers >= 0", function()
     local a = dl.zeros(3)
     assert.equal("ARGUMENT", code_of(a.to_dlpack, a, {dl_device = "cpu"}))

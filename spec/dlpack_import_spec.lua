@@ -66,6 +66,17 @@ describe("opts.copy", function()
     assert.same({{9, 2}, {1, 2}, {1, 2}}, b:totable())
   end)
 
+  it("true without opts.device copies on the tensor's own device", function()
+    if not support.registered("engine_imp_exportable") then
+      require("testbackend").register{name = "engine_imp_exportable", exportable = true}
+    end
+    local a = dl.arange(4, {device = "engine_imp_exportable"})
+    local b = dl.from_dlpack(a:to_dlpack(), {copy = true})
+    assert.equal("engine_imp_exportable:0", b.device)   -- not the cpu
+    b[1] = 9
+    assert.equal(0, a[1])
+  end)
+
   it("false is fine for host memory (no copy needed): the import shares memory", function()
     local a = dl.zeros(3)
     local b = dl.from_dlpack(a:to_dlpack(), {copy = false})

@@ -19,6 +19,28 @@
 -- capsule raises ARGUMENT. For a dlbridge array, dl.from_dlpack(a) does what
 -- a:__dlpack{max_version = {1, 3}} would (a versioned, zero-copy export)
 -- without the detour.
+--
+-- dl.from_dlpack(x, {copy = c, device = d}) passes both on, as the Python
+-- array API's from_dlpack passes copy and dl_device to __dlpack__: the
+-- first call is x:__dlpack{max_version = {1, 3}, copy = c, dl_device =
+-- {device_type, device_id}} (each only when given; dl_device is d in
+-- DLPack's numbering, {1, 0} for "cpu"; without opts.stream the stream is
+-- dlbridge's queue on d). Then:
+--   * a producer that does not know copy or dl_device rejects them with a
+--     plain Lua error (Python's TypeError): it is asked again with
+--     max_version only, and dlbridge makes the copy or the move itself;
+--   * a producer that cannot put the tensor on dl_device raises a
+--     dlbridge.Error UNSUPPORTED: asked again without it, and dlbridge moves
+--     the tensor;
+--   * any other dlbridge.Error is the producer's refusal (Python's
+--     BufferError) and is raised as is: COPY_REQUIRED when copy = false
+--     cannot be met;
+--   * a tensor that says it is a copy (IS_COPIED) is one: copy = true takes
+--     it as it is, copy = false raises COPY_REQUIRED. A tensor that does not
+--     say so (the producer ignored copy = true, or a legacy capsule) is
+--     copied by dlbridge; one that is not on d is moved there (a copy:
+--     COPY_REQUIRED with copy = false). copy = true without device copies
+--     where the tensor is.
 local dl = require "dlbridge"
 local support = require "support"
 
@@ -241,5 +263,174 @@ describe("any table with a __dlpack method", function()
     function Wrapper:__dlpack(opts) return self.array:to_dlpack(opts) end
     local w = setmetatable({array = dl.arange(2)}, Wrapper)
     assert.same({0, 1}, dl.from_dlpack(w):totable())
+  end)
+end)
+
+describe("dl.from_dlpack(producer, {copy = ..., device = ...})", function()
+  local tb = require "testbackend"
+  local ENGINE = "engine_protocol"   -- exportable, DLPack device type 12 (kDLExtDev)
+  local QUEUED = "qgpu_protocol"     -- a device with a queue, device type 16
+  if not support.registered(ENGINE) then tb.register{name = ENGINE, exportable = true} end
+  if not support.registered(QUEUED) then
+    tb.register_queued{name = QUEUED, devices = 1, max_delay_us = 10, device_type = 16}
+  end
+
+  -- recording_producer(a) follows the 2023.12 protocol: it hands over
+  -- a:to_dlpack(opts), which takes copy and dl_device.
+  local wrap = recording_producer
+
+  -- An older producer: it knows max_version and stream, and rejects any other key
+  -- with a plain Lua error (Python raises TypeError for an unknown keyword).
+  local function older(a)
+    local producer = {calls = {}}
+    function producer:__dlpack(opts)
+      self.calls[#self.calls + 1] = opts or false
+      for k in pairs(opts or {}) do
+        if k ~= "max_version" and k ~= "stream" then
+          error("__dlpack() got an unexpected keyword argument '" .. k .. "'")
+        end
+      end
+      return a:__dlpack(opts)
+    end
+    return producer
+  end
+
+  it("passes opts.copy and opts.device on to the producer as copy and dl_device", function()
+    local producer = wrap(dl.arange(3))
+    dl.from_dlpack(producer, {copy = true, device = "cpu"})
+    assert.equal(1, #producer.calls)
+    assert.same({1, 3}, producer.calls[1].max_version)
+    assert.is_true(producer.calls[1].copy)
+    assert.same({1, 0}, producer.calls[1].dl_device)   -- "cpu" in DLPack's numbering
+    dl.from_dlpack(producer, {copy = false})
+    assert.is_false(producer.calls[2].copy)
+    assert.is_nil(producer.calls[2].dl_device)
+    dl.from_dlpack(producer, {device = ENGINE})
+    assert.same({12, 0}, producer.calls[3].dl_device)
+    assert.is_nil(producer.calls[3].copy)
+  end)
+
+  it("passes neither when opts names neither", function()
+    local producer = wrap(dl.arange(3))
+    dl.from_dlpack(producer)
+    dl.from_dlpack(producer, {})
+    for _, opts in ipairs(producer.calls) do
+      assert.is_nil(opts.copy)
+      assert.is_nil(opts.dl_device)
+      assert.is_nil(opts.stream)     -- a cpu producer: no stream
+    end
+  end)
+
+  it("copy = true: the producer's copy is the result, not copied again", function()
+    local inner = dl.arange(4, {device = ENGINE})
+    local before = tb.stats(ENGINE).allocations
+    local b = dl.from_dlpack(wrap(inner), {copy = true})
+    assert.equal(1, tb.stats(ENGINE).allocations - before)  -- the producer's copy, only
+    assert.equal(ENGINE .. ":0", b.device)                  -- where the producer is
+    b[1] = 9
+    assert.equal(0, inner[1])
+  end)
+
+  it("copy = true gives a writable array, also from a read-only producer", function()
+    local inner = dl.arange(3)
+    local broadcast = {__dlpack = function(_, opts)
+      return inner:view{3, 1}:expand{3, 2}:__dlpack(opts)   -- READ_ONLY unless copied
+    end}
+    assert.is_true(dl.from_dlpack(broadcast).readonly)
+    local b = dl.from_dlpack(broadcast, {copy = true})
+    assert.is_false(b.readonly)
+    b:set(1, 1, 9)
+    assert.same({{9, 0}, {1, 1}, {2, 2}}, b:totable())
+  end)
+
+  it("copy = true: a producer that ignores it (no IS_COPIED) is copied by dlbridge", function()
+    local inner = dl.arange(3)
+    local careless = {__dlpack = function(_, opts) return inner:__dlpack{max_version = opts.max_version} end}
+    local b = dl.from_dlpack(careless, {copy = true})
+    b[1] = 9
+    assert.equal(0, inner[1])
+  end)
+
+  it("copy = false: the producer's refusal (COPY_REQUIRED) is raised as is", function()
+    local producer = wrap(dl.arange(3))
+    local err = failure(dl.from_dlpack, producer, {device = ENGINE, copy = false})
+    assert.equal("COPY_REQUIRED", err.code)
+    assert.equal("Array:to_dlpack", err.op)  -- the producer's own error
+    assert.equal(1, #producer.calls)         -- no retry
+  end)
+
+  it("copy = false: a producer that hands over a copy anyway raises COPY_REQUIRED", function()
+    local inner = dl.arange(3)
+    local copying = {__dlpack = function(_, opts)
+      return inner:__dlpack{max_version = opts.max_version, copy = true}  -- IS_COPIED
+    end}
+    local err = failure(dl.from_dlpack, copying, {copy = false})
+    assert.equal("COPY_REQUIRED", err.code)
+    assert.equal("dl.from_dlpack", err.op)
+  end)
+
+  it("copy = false: no copy when none is needed", function()
+    local inner = dl.arange(3)
+    local b = dl.from_dlpack(wrap(inner), {copy = false, device = "cpu"})
+    b[1] = 9
+    assert.equal(9, inner[1])
+  end)
+
+  it("an older producer that rejects copy or dl_device is asked again with max_version only", function()
+    local inner = dl.arange(3)
+    local producer = older(inner)
+    local b = dl.from_dlpack(producer, {copy = true})
+    assert.equal(2, #producer.calls)
+    assert.is_true(producer.calls[1].copy)
+    assert.same({max_version = {1, 3}}, producer.calls[2])
+    b[1] = 9                         -- dlbridge made the copy
+    assert.equal(0, inner[1])
+    local c = dl.from_dlpack(older(inner), {copy = false})
+    c[1] = 7                         -- no copy needed: none made
+    assert.equal(7, inner[1])
+    local d = dl.from_dlpack(older(inner), {device = ENGINE})
+    assert.equal(ENGINE .. ":0", d.device)   -- dlbridge moved it
+    assert.same(inner:totable(), d:totable())
+    assert.equal("COPY_REQUIRED", code_of(dl.from_dlpack, older(inner), {device = ENGINE, copy = false}))
+  end)
+
+  it("a producer that cannot put the tensor on dl_device (UNSUPPORTED) is asked again without it", function()
+    local inner = dl.arange(3)                 -- a cpu array exports to the cpu only
+    local producer = wrap(inner)
+    local b = dl.from_dlpack(producer, {device = ENGINE})
+    assert.equal(2, #producer.calls)
+    assert.same({12, 0}, producer.calls[1].dl_device)
+    assert.is_nil(producer.calls[2].dl_device)
+    assert.equal(ENGINE .. ":0", b.device)     -- dlbridge moved it
+    assert.same({0, 1, 2}, b:totable())
+  end)
+
+  it("a legacy producer still gets the call without options last; dlbridge copies", function()
+    local inner = dl.arange(3)
+    local calls = {}
+    local legacy = {__dlpack = function(_, opts)
+      calls[#calls + 1] = opts or false
+      if opts ~= nil then error("__dlpack takes no options") end
+      return inner:__dlpack()
+    end}
+    local b = dl.from_dlpack(legacy, {copy = true})
+    assert.equal(3, #calls)
+    assert.is_true(calls[1].copy)
+    assert.is_nil(calls[2].copy)
+    assert.is_false(calls[3])
+    b[1] = 9                         -- a legacy capsule cannot say it is a copy: copied
+    assert.equal(0, inner[1])
+  end)
+
+  it("with opts.device and no opts.stream, the stream is dlbridge's queue on that device", function()
+    local producer = wrap(dl.arange(3))
+    local b = dl.from_dlpack(producer, {device = QUEUED})
+    assert.same({16, 0}, producer.calls[1].dl_device)
+    assert.equal(tb.device_queue(QUEUED, 0), producer.calls[1].stream)
+    assert.is_nil(producer.calls[2].stream)   -- the cpu producer's own device has no queue
+    assert.equal(QUEUED .. ":0", b.device)
+    assert.same({0, 1, 2}, b:totable())
+    dl.from_dlpack(producer, {device = QUEUED, stream = -1})
+    assert.equal(-1, producer.calls[3].stream)  -- the caller's stream, as given
   end)
 end)

@@ -208,7 +208,9 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
   dlb_array copy;
   dlb_status st;
   out->tensor = NULL;
-  if (req->has_stream && req->stream != -1 && !b->backend->ops.stream_wait) {
+  /* A stream belongs to the device the tensor goes out on: dl_device's, when
+   * that is another device (where the copy, if any, orders after it). */
+  if (req->has_stream && req->stream != -1 && !other_device && !b->backend->ops.stream_wait) {
     dlb_fail(err, DLB_E_ARGUMENT, "stream %lld given for %s memory, which has no streams",
              (long long)req->stream, b->backend->name);
     dlb_error_hint(err, "leave stream nil (or -1) for memory without streams, such as the host's");
@@ -422,14 +424,16 @@ size_t dlb_dlpack_import_size(dlb_exported t) {
   const DLTensor *dl;
   dlb_array geometry;
   int64_t lo, hi, first, last;
-  if (!t.tensor || own_export(t)) return 0;
+  if (!t.tensor) return 0;
   if (t.versioned) {
     const DLManagedTensorVersioned *v = t.tensor;
+    /* another major: nothing past version, manager_ctx and deleter is read */
     if (v->version.major != DLB_DLPACK_MAJOR) return 0;
     dl = &v->dl_tensor;
   } else {
     dl = &((const DLManagedTensor *)t.tensor)->dl_tensor;
   }
+  if (own_export(t)) return 0;
   if (!dlb_dlpack_host_reachable(dl->device.device_type) ||
       validate(dl, &geometry, &lo, &hi, NULL) != DLB_OK || geometry.numel == 0 ||
       byte_range(dl, &geometry, lo, hi, &first, &last, NULL) != DLB_OK)
@@ -509,6 +513,9 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_regist
   if (!t.tensor) return dlb_fail(err, DLB_E_DLPACK_INVALID, "the managed tensor is NULL");
   if (t.versioned) {
     DLManagedTensorVersioned *v = t.tensor;
+    /* Another major version may lay out everything after version,
+     * manager_ctx and deleter differently (dlpack.h): the version is
+     * checked before any other field is read. */
     if (v->version.major != DLB_DLPACK_MAJOR) {
       uint32_t major = v->version.major, minor = v->version.minor;
       dlb_dlpack_delete(t); /* touch nothing else, and nothing at all after this */

@@ -38,7 +38,9 @@ typedef struct dlb_exported {
  * copy would do: DLB_E_COPY_REQUIRED. The consumer's stream (has_stream,
  * stream; -1: no ordering) is made to wait for the work queued on what is
  * exported (event.h), never blocking the host; a stream given for a
- * backend without streams is DLB_E_ARGUMENT. The deleter drops the buffer
+ * backend without streams is DLB_E_ARGUMENT (with a dl_device of another
+ * device the stream is that device's: the copy made there is ordered on it,
+ * a host copy ignores it; a dl_device no copy reaches is DLB_E_UNSUPPORTED). The deleter drops the buffer
  * reference on any thread and never touches Lua.
  */
 dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, dlb_exported *out,
@@ -67,7 +69,8 @@ void dlb_dlpack_delete(dlb_exported tensor);
  * exports as exported; a tensor whose elements may overlap (see
  * may_overlap in dlpack.c) is read-only, like a READ_ONLY one. On failure
  * the deleter has been called exactly once and out is released:
- * DLB_E_DLPACK_VERSION (major != 1), DLB_E_DLPACK_INVALID (malformed),
+ * DLB_E_DLPACK_VERSION (major != 1: only version and deleter, with its
+ * manager_ctx, are read), DLB_E_DLPACK_INVALID (malformed),
  * DLB_E_DTYPE (a type dlbridge has no dtype for), DLB_E_DEVICE_UNAVAILABLE
  * (no backend of the device type adopts foreign memory, or its adopt said
  * so), or the adopt hook's refusal.

@@ -1,5 +1,6 @@
 /* dlpack.c -- capsules, a:to_dlpack / __dlpack / __dlpack_device, dl.from_dlpack. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include "../core/dlpack.h"
@@ -71,19 +72,25 @@ dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
   return lua_touserdata(L, -1);
 }
 
+/* Whether the capsule's device is known: not for a versioned tensor of
+ * another major version, whose fields past version, manager_ctx and
+ * deleter must not be read (dlpack.h: their layout may have changed). */
+static int device_known(const dlb_capsule *c) {
+  return !c->versioned || c->major == DLB_DLPACK_MAJOR;
+}
+
 void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t) {
-  const DLTensor *dl;
   c->tensor = t.tensor;
   c->versioned = t.versioned;
   if (t.versioned) {
-    DLManagedTensorVersioned *v = t.tensor;
+    const DLManagedTensorVersioned *v = t.tensor;
     c->major = v->version.major;
     c->minor = v->version.minor;
-    dl = &v->dl_tensor;
+    /* The capsule carries it as given; dl.from_dlpack reports the version. */
+    if (c->major == DLB_DLPACK_MAJOR) c->device = v->dl_tensor.device;
   } else {
-    dl = &((DLManagedTensor *)t.tensor)->dl_tensor;
+    c->device = ((const DLManagedTensor *)t.tensor)->dl_tensor.device;
   }
-  c->device = dl->device;
 }
 
 /* __gc: an unconsumed capsule gives the tensor back to its producer, once. */
@@ -98,7 +105,8 @@ int dlbL_capsule_release(lua_State *L, int idx) {
   return c != NULL;
 }
 
-/* capsule.versioned, .version ({major, minor}, nil for legacy), .consumed, .device ({type, id}) */
+/* capsule.versioned, .version ({major, minor}, nil for legacy), .consumed, .device ({type, id};
+ * nil for another major version) */
 static int index_unprotected(lua_State *L) {
   dlb_capsule *c = to_capsule(L, 1);
   const char *k = lua_tostring(L, 2);
@@ -115,6 +123,7 @@ static int index_unprotected(lua_State *L) {
     lua_pushinteger(L, c->minor);
     lua_rawseti(L, -2, 2);
   } else if (strcmp(k, "device") == 0) {
+    if (!device_known(c)) return 0; /* another major version: nil */
     lua_createtable(L, 2, 0);
     lua_pushinteger(L, c->device.device_type);
     lua_rawseti(L, -2, 1);
@@ -134,7 +143,10 @@ static int capsule_index(lua_State *L) {
 static int tostring_unprotected(lua_State *L) {
   dlb_capsule *c = to_capsule(L, 1);
   if (!c) return 0;
-  if (c->versioned)
+  if (!device_known(c))
+    lua_pushfstring(L, "dlbridge.Capsule (DLPack %d.%d, not readable here, %s)", (int)c->major,
+                    (int)c->minor, c->consumed ? "consumed" : "unconsumed");
+  else if (c->versioned)
     lua_pushfstring(L, "dlbridge.Capsule (DLPack %d.%d, device (%d, %d), %s)", (int)c->major,
                     (int)c->minor, (int)c->device.device_type, (int)c->device.device_id,
                     c->consumed ? "consumed" : "unconsumed");
@@ -403,50 +415,25 @@ static int has_callable_dunder(lua_State *L) {
   return 1;
 }
 
-/* Asks a producer for a capsule through its __dlpack method: versioned
- * first, then (only when the producer rejects the options with an error of
- * its own) legacy. Leaves the capsule on the stack. */
-static void capsule_from_protocol(lua_State *L, int x, int stream, const char *op) {
-  lua_createtable(L, 0, 2);
-  lua_createtable(L, 2, 0);
-  lua_pushinteger(L, DLB_DLPACK_MAJOR);
-  lua_rawseti(L, -2, 1);
-  lua_pushinteger(L, DLB_DLPACK_MINOR);
-  lua_rawseti(L, -2, 2);
-  lua_setfield(L, -2, "max_version");
-  if (stream) {
-    lua_pushvalue(L, stream);
-    lua_setfield(L, -2, "stream");
-  }
-  if (call_dunder(L, x) != LUA_OK) {
-    if (dlbL_is_error(L, -1)) lua_error(L); /* the producer's own dlbridge error: as is */
-    lua_pop(L, 1);
-    if (stream) {
-      lua_createtable(L, 0, 1);
-      lua_pushvalue(L, stream);
-      lua_setfield(L, -2, "stream");
-    } else {
-      lua_pushnil(L);
-    }
-    if (call_dunder(L, x) != LUA_OK) {
-      dlb_error err;
-      if (dlbL_is_error(L, -1)) lua_error(L);
-      /* A plain error from the producer: ARGUMENT, with the original as err.cause. */
-      dlb_fail(&err, DLB_E_ARGUMENT, "the producer's __dlpack failed: %.200s",
-               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
-      dlb_error_hint(&err, "err.cause holds the error the producer's __dlpack(opts) raised");
-      dlbL_push_error(L, &err, op);
-      lua_rotate(L, -2, 1);
-      lua_setfield(L, -2, "cause");
-      lua_error(L);
-    }
-  }
-  if (!to_capsule(L, -1))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                    "a producer's __dlpack(opts) returns a dlbridge.Capsule, as a:to_dlpack(opts) "
-                    "does",
-                    "__dlpack returned %s, not a dlbridge.Capsule", luaL_typename(L, -1));
-}
+/* What dl.from_dlpack asks a producer for: its opts, in DLPack's terms. */
+typedef struct protocol_request {
+  int copy;          /* opts.copy: -1 nil, 0 false, 1 true */
+  int has_dl_device; /* opts.device given: dl_device is that device */
+  DLDevice dl_device;
+  int has_stream; /* opts.stream given */
+  lua_Integer stream;
+  int producer_queue_known; /* producer_queue looked up (once) */
+  int has_producer_queue;
+  lua_Integer producer_queue;
+} protocol_request;
+
+/* The calls a producer may get, in this order (each after the one before
+ * failed as capsule_from_protocol says). */
+enum {
+  ASK_FORWARDED, /* max_version, copy, dl_device, stream: the 2023.12 protocol */
+  ASK_VERSIONED, /* max_version, stream: copy and device move are dlbridge's */
+  ASK_LEGACY     /* no options (stream only, when given): a legacy producer */
+};
 
 /* The stream a producer on device (type, id) is asked to order its work
  * before: dlbridge's queue on that device (the registry's backend of the
@@ -479,11 +466,118 @@ static int producer_queue(lua_State *L, int x) {
   return type_ok && id_ok ? push_own_queue(L, type, id) : 0;
 }
 
-/* protocol_capsule(x, stream): the capsule x's __dlpack method gives (run in
- * protected mode by dl.from_dlpack); stream nil: dlbridge's queue on the
- * producer's device, when it has one. */
+/* Pushes the stream of a call: the caller's, else dlbridge's queue on the
+ * device the capsule is asked to be on (dl_device when passed, else the
+ * producer's); 1 when pushed. */
+static int push_stream(lua_State *L, int x, protocol_request *r, int with_dl_device) {
+  if (r->has_stream) {
+    lua_pushinteger(L, r->stream);
+    return 1;
+  }
+  if (with_dl_device)
+    return push_own_queue(L, r->dl_device.device_type, r->dl_device.device_id);
+  if (!r->producer_queue_known) { /* __dlpack_device is asked once */
+    r->producer_queue_known = 1;
+    if ((r->has_producer_queue = producer_queue(L, x)) != 0) {
+      r->producer_queue = lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  if (r->has_producer_queue) lua_pushinteger(L, r->producer_queue);
+  return r->has_producer_queue;
+}
+
+/* Pushes an integer pair {a, b}. */
+static void push_pair(lua_State *L, lua_Integer a, lua_Integer b) {
+  lua_createtable(L, 2, 0);
+  lua_pushinteger(L, a);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, b);
+  lua_rawseti(L, -2, 2);
+}
+
+/* Pushes the opts of call `ask` (nil for a legacy call without a stream). */
+static void push_ask_options(lua_State *L, int x, protocol_request *r, int ask) {
+  int forward = ask == ASK_FORWARDED;
+  if (ask == ASK_LEGACY) {
+    if (!push_stream(L, x, r, 0)) {
+      lua_pushnil(L);
+      return;
+    }
+    lua_createtable(L, 0, 1);
+    lua_rotate(L, -2, 1);
+    lua_setfield(L, -2, "stream");
+    return;
+  }
+  lua_createtable(L, 0, 4);
+  push_pair(L, DLB_DLPACK_MAJOR, DLB_DLPACK_MINOR);
+  lua_setfield(L, -2, "max_version");
+  if (forward && r->copy >= 0) {
+    lua_pushboolean(L, r->copy);
+    lua_setfield(L, -2, "copy");
+  }
+  if (forward && r->has_dl_device) {
+    push_pair(L, r->dl_device.device_type, r->dl_device.device_id);
+    lua_setfield(L, -2, "dl_device");
+  }
+  if (push_stream(L, x, r, forward && r->has_dl_device)) lua_setfield(L, -2, "stream");
+}
+
+/* Whether the value at idx is a dlbridge.Error of code. */
+static int error_has_code(lua_State *L, int idx, dlb_status code) {
+  int yes;
+  if (!dlbL_is_error(L, idx)) return 0;
+  lua_getfield(L, idx, "code");
+  yes = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), dlb_status_name(code)) == 0;
+  lua_pop(L, 1);
+  return yes;
+}
+
+/*
+ * Asks a producer for a capsule through its __dlpack method and leaves the
+ * capsule on the stack. With opts.copy or opts.device (r) the first call
+ * passes them on (copy, dl_device), as the Python array API's from_dlpack
+ * does. A plain Lua error (Python's TypeError: a producer that does not
+ * know those keys) gets a second call with max_version only, and a plain
+ * error from that call a last one without options (a legacy producer). A
+ * dlbridge.Error is the producer's refusal (Python's BufferError) and is
+ * raised as is (COPY_REQUIRED for copy = false), except UNSUPPORTED for a
+ * passed dl_device (it cannot put the tensor there): the call with
+ * max_version only follows, and dlbridge moves the tensor itself. A plain
+ * error from the last call becomes ARGUMENT, the producer's in err.cause.
+ */
+static void capsule_from_protocol(lua_State *L, int x, protocol_request *r, const char *op) {
+  int ask = r->copy >= 0 || r->has_dl_device ? ASK_FORWARDED : ASK_VERSIONED;
+  for (;; ask++) {
+    push_ask_options(L, x, r, ask);
+    if (call_dunder(L, x) == LUA_OK) break;
+    if (dlbL_is_error(L, -1)) {
+      if (!(ask == ASK_FORWARDED && r->has_dl_device && error_has_code(L, -1, DLB_E_UNSUPPORTED)))
+        lua_error(L); /* the producer's own dlbridge error: as is */
+    } else if (ask == ASK_LEGACY) {
+      /* A plain error from the producer: ARGUMENT, with the original as err.cause. */
+      dlb_error err;
+      dlb_fail(&err, DLB_E_ARGUMENT, "the producer's __dlpack failed: %.200s",
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      dlb_error_hint(&err, "err.cause holds the error the producer's __dlpack(opts) raised");
+      dlbL_push_error(L, &err, op);
+      lua_rotate(L, -2, 1);
+      lua_setfield(L, -2, "cause");
+      lua_error(L);
+    }
+    lua_pop(L, 1);
+  }
+  if (!to_capsule(L, -1))
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "a producer's __dlpack(opts) returns a dlbridge.Capsule, as a:to_dlpack(opts) "
+                    "does",
+                    "__dlpack returned %s, not a dlbridge.Capsule", luaL_typename(L, -1));
+}
+
+/* protocol_capsule(x, request): the capsule x's __dlpack method gives (run
+ * in protected mode by dl.from_dlpack). */
 static int protocol_capsule(lua_State *L) {
-  int stream = 0;
+  protocol_request *r = lua_touserdata(L, 2);
   int has_method = lua_type(L, 1) == LUA_TTABLE || lua_type(L, 1) == LUA_TUSERDATA;
   if (has_method) {
     lua_pushcfunction(L, has_callable_dunder);
@@ -506,21 +600,26 @@ static int protocol_capsule(lua_State *L) {
                     "method returns a capsule",
                     "expected a capsule or a value with a callable __dlpack method, got %s",
                     luaL_typename(L, 1));
-  if (!lua_isnil(L, 2))
-    stream = 2;
-  else if (producer_queue(L, 1))
-    stream = lua_gettop(L);
-  capsule_from_protocol(L, 1, stream, "dl.from_dlpack");
+  capsule_from_protocol(L, 1, r, "dl.from_dlpack");
   return 1;
 }
 
+/* Whether t is a 1.x versioned tensor that says it is a copy (IS_COPIED).
+ * The version first: another major's flags must not be read. */
+static int says_copied(dlb_exported t) {
+  const DLManagedTensorVersioned *v = t.tensor;
+  return t.versioned && v && v->version.major == DLB_DLPACK_MAJOR &&
+         (v->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+}
+
 /* dl.from_dlpack(x, opts): an array over the producer's memory. x is a
- * capsule or any value with a __dlpack method. opts = {device=, copy=}. */
+ * capsule or any value with a __dlpack method. opts = {device=, copy=,
+ * stream=}. */
 static int dlpack_from_dlpack(lua_State *L) {
   dlb_exported t;
   dlb_error err;
-  int copy = -1, x = 1, has_device = 0, has_stream = 0;
-  lua_Integer stream = 0;
+  int x = 1, has_device = 0, copied = 0;
+  protocol_request req = {-1, 0, {kDLCPU, 0}, 0, 0, 0, 0, 0};
   dlbL_options opts;
   dlb_array *a;
   dlbL_check_nargs(L, 2, "dl.from_dlpack");
@@ -537,25 +636,30 @@ static int dlpack_from_dlpack(lua_State *L) {
         if (lua_type(L, -1) != LUA_TBOOLEAN)
           dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack", COPY_HINT,
                           "copy must be nil, true or false");
-        copy = lua_toboolean(L, -1);
+        req.copy = lua_toboolean(L, -1);
       } else if (strcmp(key, "device") == 0) {
         dlbL_check_device(L, -1, &opts, "dl.from_dlpack");
         has_device = 1;
       } else if (strcmp(key, "stream") == 0) {
         int isint;
-        stream = lua_tointegerx(L, -1, &isint);
+        req.stream = lua_tointegerx(L, -1, &isint);
         if (!isint || lua_type(L, -1) != LUA_TNUMBER)
           dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack",
                           "stream is the one the producer orders its work before, as the DLPack "
                           "protocol passes it: an integer (leave it out: dlbridge's own queue)",
                           "stream must be an integer");
-        has_stream = 1;
+        req.has_stream = 1;
       } else {
         dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
                    "unknown option '%.40s' (expected device, copy, stream)", dlbL_key_name(L, -2));
       }
       lua_pop(L, 1);
     }
+  }
+  if (has_device) { /* the device in DLPack's terms, for a producer */
+    req.has_dl_device = 1;
+    req.dl_device.device_type = (DLDeviceType)opts.backend->ops.device_type;
+    req.dl_device.device_id = opts.device_id;
   }
   lua_settop(L, 1);
   /* The array first: once a tensor is taken, nothing may fail before it is owned. */
@@ -570,13 +674,20 @@ static int dlpack_from_dlpack(lua_State *L) {
     /* The protocol allocates (option tables, error causes): protected. */
     lua_pushcfunction(L, protocol_capsule);
     lua_pushvalue(L, x);
-    if (has_stream)
-      lua_pushinteger(L, stream);
-    else
-      lua_pushnil(L);
+    lua_pushlightuserdata(L, &req);
     dlbL_pcall(L, 2, 1, "dl.from_dlpack");
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
+    /* A producer's copy (IS_COPIED) is the consumer's own memory: copy =
+     * true needs no second one, and copy = false was not honoured. */
+    copied = says_copied(t);
+    if (copied && req.copy == 0) {
+      dlb_dlpack_delete(t);
+      dlbL_raise_hint(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack",
+                      "the producer could not give its memory without a copy: allow one "
+                      "(copy = nil or true)",
+                      "copy = false, but the producer's tensor is a copy (IS_COPIED)");
+    }
   } else if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) {
     dlbL_raise_error(L, &err, "dl.from_dlpack");
   }
@@ -585,12 +696,19 @@ static int dlpack_from_dlpack(lua_State *L) {
     dlb_array *src = a, *c;
     int elsewhere = has_device && (opts.backend != src->buffer->backend ||
                                    opts.device_id != src->buffer->device_id);
-    if (!elsewhere && copy != 1) return 1; /* zero copy */
-    if (copy == 0) {
+    /* copy = true: a producer's writable copy is the array's own memory */
+    int own = copied && !src->readonly && !src->buffer->readonly;
+    if (!elsewhere && (req.copy != 1 || own)) return 1; /* zero copy */
+    if (!has_device) { /* copy = true alone: a copy where the tensor is */
+      opts.backend = src->buffer->backend;
+      opts.device_id = src->buffer->device_id;
+    }
+    if (req.copy == 0) {
+      char where[64];
+      snprintf(where, sizeof where, "%s:%d", src->buffer->backend->name, src->buffer->device_id);
       dlb_array_release(src); /* the producer gets its tensor back now */
-      dlbL_raise(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack",
-                 "the tensor is host memory: %s:%d needs a copy", opts.backend->name,
-                 opts.device_id);
+      dlbL_raise(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack", "the tensor is on %s: %s:%d needs a copy",
+                 where, opts.backend->name, opts.device_id);
     }
     /* A copy onto the requested device; the producer gets its tensor back now. */
     c = dlbL_push_empty(L, "dl.from_dlpack");
