@@ -10,6 +10,7 @@ dlb_budget *dlb_budget_new(void) {
   atomic_init(&b->in_use, 0);
   atomic_init(&b->peak, 0);
   atomic_init(&b->limit, 0);
+  atomic_init(&b->held, 0);
   atomic_init(&b->interrupt, 0);
   atomic_init(&b->work_limit, 0);
   return b;
@@ -27,6 +28,14 @@ void dlb_budget_release(dlb_budget *budget) {
 /* Whether used + nbytes passes limit (0: none) or overflows. */
 static int exceeds(size_t used, size_t nbytes, size_t limit) {
   return nbytes > SIZE_MAX - used || (limit && used + nbytes > limit);
+}
+
+void dlb_budget_hold(dlb_budget *budget, size_t nbytes) {
+  if (budget) atomic_fetch_add_explicit(&budget->held, nbytes, memory_order_relaxed);
+}
+
+void dlb_budget_unhold(dlb_budget *budget, size_t nbytes) {
+  if (budget) atomic_fetch_sub_explicit(&budget->held, nbytes, memory_order_relaxed);
 }
 
 int dlb_budget_would_exceed(dlb_budget *budget, size_t nbytes) {

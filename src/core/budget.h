@@ -19,6 +19,10 @@ typedef struct dlb_budget {
   atomic_size_t in_use; /* bytes charged and not yet refunded */
   atomic_size_t peak;   /* the highest in_use so far */
   atomic_size_t limit;  /* 0: no limit */
+  /* Bytes of the host's own memory that arrays wrap (dlb_push_external):
+   * counted for the collector's pacing and dl.memory(), never charged, so
+   * never refused: that memory is the host's, not the script's. */
+  atomic_size_t held;
   /* The host's bounds on work (work.h): set from any thread or a signal
    * handler, read by the loops of every call of the state. */
   atomic_int interrupt;          /* nonzero: stop, until the host clears it */
@@ -36,6 +40,10 @@ void dlb_budget_release(dlb_budget *budget);
 dlb_status dlb_budget_charge(dlb_budget *budget, size_t nbytes, dlb_error *err);
 /* Gives back bytes an earlier charge counted. Any thread. */
 void dlb_budget_refund(dlb_budget *budget, size_t nbytes);
+/* Counts (hold) and uncounts (unhold) the host's own memory: never refused,
+ * not in in_use. Any thread; NULL is fine. */
+void dlb_budget_hold(dlb_budget *budget, size_t nbytes);
+void dlb_budget_unhold(dlb_budget *budget, size_t nbytes);
 /* Whether a charge of nbytes would fail now (a hint to collect garbage first). */
 int dlb_budget_would_exceed(dlb_budget *budget, size_t nbytes);
 

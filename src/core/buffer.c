@@ -157,7 +157,10 @@ void dlb_buffer_release(dlb_buffer *buffer) {
   if (buffer->backend) {
     if (buffer->handle && !buffer->external_release && !buffer->inline_data)
       buffer->backend->ops.deallocate(buffer->backend->ctx, buffer->device_id, buffer->handle);
-    dlb_backend_refund(buffer->backend, buffer->nbytes);
+    if (buffer->host_owned)
+      dlb_budget_unhold(buffer->backend->budget, buffer->nbytes);
+    else
+      dlb_backend_refund(buffer->backend, buffer->nbytes);
     dlb_backend_release(buffer->backend);
   }
   if (buffer->inline_data)

@@ -22,6 +22,7 @@ typedef struct dlb_buffer {
   void *owner;
   int inline_data; /* the bytes live in this allocation, after the header (small cpu buffers) */
   int adopted;     /* handle came from the backend's adopt: forget it, never deallocate it */
+  int host_owned;  /* the host's own memory (dlb_push_external): held, not charged (budget.h) */
   struct dlb_event *pending; /* the last work queued on the memory (event.h), or NULL */
 } dlb_buffer;
 

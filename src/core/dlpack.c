@@ -441,12 +441,22 @@ size_t dlb_dlpack_import_size(dlb_exported t) {
   return (size_t)(last - first);
 }
 
+/* Counts the nbytes an import wraps on backend b into buf: charged against
+ * the limit, or only held when they are the host's own memory. */
+static dlb_status count_import(dlb_backend *b, dlb_buffer *buf, size_t nbytes, int host_owned,
+                               dlb_error *err) {
+  buf->host_owned = host_owned;
+  if (!host_owned) return dlb_backend_charge(b, nbytes, err);
+  dlb_budget_hold(b->budget, nbytes);
+  return DLB_OK;
+}
+
 /* The import of a foreign tensor (validated: out has its geometry) through
  * the backend of its device type: adopt checks and wraps [data + first,
  * data + last), and the array's offsets count from data + first. */
 static dlb_status import_adopted(dlb_exported t, const DLTensor *dl, uint64_t flags,
                                  dlb_backend *adopter, int64_t lo, int64_t first, int64_t last,
-                                 dlb_array *out, dlb_error *err) {
+                                 int host_owned, dlb_array *out, dlb_error *err) {
   dlb_buffer *buf = calloc(1, sizeof *buf);
   void *handle = NULL;
   int dev = dl->device.device_id;
@@ -476,7 +486,7 @@ static dlb_status import_adopted(dlb_exported t, const DLTensor *dl, uint64_t fl
     }
     return err->code;
   }
-  if ((st = dlb_backend_charge(adopter, (size_t)(last - first), err)) != DLB_OK) {
+  if ((st = count_import(adopter, buf, (size_t)(last - first), host_owned, err)) != DLB_OK) {
     if (handle && adopter->ops.forget) adopter->ops.forget(adopter->ctx, dev, handle);
     free(buf);
     return give_back(t, st);
@@ -500,8 +510,8 @@ static dlb_status import_adopted(dlb_exported t, const DLTensor *dl, uint64_t fl
   return DLB_OK;
 }
 
-dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_registry *registry,
-                             dlb_array *out, dlb_error *err) {
+dlb_status dlb_dlpack_import_as(dlb_exported t, dlb_backend *host, const dlb_registry *registry,
+                                int host_owned, dlb_array *out, dlb_error *err) {
   dlb_backend *adopter;
   const DLTensor *dl;
   uint64_t flags = 0;
@@ -545,11 +555,13 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_regist
   if ((st = validate(dl, out, &lo, &hi, err)) != DLB_OK ||
       (out->numel > 0 && (st = byte_range(dl, out, lo, hi, &first, &last, err)) != DLB_OK))
     return give_back(t, st);
-  if (adopter) return import_adopted(t, dl, flags, adopter, lo, first, last, out, err);
+  if (adopter)
+    return import_adopted(t, dl, flags, adopter, lo, first, last, host_owned, out, err);
   buf = calloc(1, sizeof *buf);
   if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
-  /* Imported memory counts against the state's budget like allocated memory. */
-  if ((st = dlb_backend_charge(host, (size_t)(last - first), err)) != DLB_OK) {
+  /* Imported memory counts against the state's budget like allocated memory
+   * (the host's own is held instead: budget.h). */
+  if ((st = count_import(host, buf, (size_t)(last - first), host_owned, err)) != DLB_OK) {
     free(buf);
     return give_back(t, st);
   }
@@ -569,4 +581,9 @@ dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_regist
   out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
   out->buffer = buf;
   return DLB_OK;
+}
+
+dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_registry *registry,
+                             dlb_array *out, dlb_error *err) {
+  return dlb_dlpack_import_as(t, host, registry, 0, out, err);
 }

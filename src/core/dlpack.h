@@ -77,6 +77,11 @@ void dlb_dlpack_delete(dlb_exported tensor);
  */
 dlb_status dlb_dlpack_import(dlb_exported tensor, dlb_backend *host,
                              const struct dlb_registry *registry, dlb_array *out, dlb_error *err);
+/* The same, for the host's own memory when host_owned (dlb_push_external):
+ * its bytes are held in the budget, never charged against the limit. */
+dlb_status dlb_dlpack_import_as(dlb_exported tensor, dlb_backend *host,
+                                const struct dlb_registry *registry, int host_owned,
+                                dlb_array *out, dlb_error *err);
 
 /* The bytes dlb_dlpack_import would charge for t (the memory a foreign
  * tensor reaches); 0 for dlbridge's own exports (already counted) and for

@@ -133,12 +133,25 @@ static int open_for_tensor(lua_State *L, dlb_exported t, const char *op) {
   return 0;
 }
 
-static dlb_status push_tensor(lua_State *L, void *tensor, int versioned, const char *op) {
+/* The import of the host's own memory (dlb_push_external): held in the
+ * budget for the collector's pacing and dl.memory(), never refused by the
+ * limit, which bounds what scripts make. */
+static dlb_status import_host_owned(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *err) {
+  dlb_lua_state *state = dlbL_find_state(L);
+  return dlb_dlpack_import_as(t, state->cpu, state->registry, 1, a, err);
+}
+
+static dlb_status push_tensor(lua_State *L, void *tensor, int versioned, int host_owned,
+                              const char *op) {
   dlb_exported t = {versioned, tensor};
+  dlb_array *a;
+  dlb_status st;
   dlb_error err;
   if (!open_for_tensor(L, t, op)) return last_code;
   if (dlbL_push_protected(L, push_empty_array) != DLB_OK) return take_ownership_failed(L, t, op);
-  if (dlbL_import(L, dlbL_to_array(L, -1), t, &err) != DLB_OK) {
+  a = dlbL_to_array(L, -1);
+  st = host_owned ? import_host_owned(L, a, t, &err) : dlbL_import(L, a, t, &err);
+  if (st != DLB_OK) {
     lua_pop(L, 1);
     return failed(L, &err, op);
   }
@@ -146,11 +159,11 @@ static dlb_status push_tensor(lua_State *L, void *tensor, int versioned, const c
 }
 
 DLB_API dlb_status dlb_push_versioned(lua_State *L, DLManagedTensorVersioned *tensor) {
-  return push_tensor(L, tensor, 1, "dlb_push_versioned");
+  return push_tensor(L, tensor, 1, 0, "dlb_push_versioned");
 }
 
 DLB_API dlb_status dlb_push_legacy(lua_State *L, DLManagedTensor *tensor) {
-  return push_tensor(L, tensor, 0, "dlb_push_legacy");
+  return push_tensor(L, tensor, 0, 0, "dlb_push_legacy");
 }
 
 static dlb_status push_capsule(lua_State *L, void *tensor, int versioned, const char *op) {
@@ -272,7 +285,7 @@ DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype,
   e->tensor.dl_tensor.shape = ndim ? e->dims : NULL;
   e->tensor.dl_tensor.strides = ndim ? e->dims + ndim : NULL;
   /* Validation (dtype, device, extents, strides, byte range) is the import's. */
-  return push_tensor(L, &e->tensor, 1, op);
+  return push_tensor(L, &e->tensor, 1, 1, op);
 }
 
 /* ---- borrowing ------------------------------------------------------------------ */

@@ -143,7 +143,7 @@ static void push_backend_memory(lua_State *L, const dlb_backend *b, const dlb_re
   lua_setfield(L, -2, b->name);
 }
 
-/* dl.memory(): {in_use =, peak =, limit = (nil: none), backends = {name = {in_use =}}},
+/* dl.memory(): {in_use =, peak =, limit = (nil: none), external =, backends = {name = {in_use =}}},
  * in bytes of dlbridge buffers (allocated or imported) this state holds,
  * including those still held by DLPack consumers. */
 static int memory_unprotected(lua_State *L) {
@@ -159,6 +159,8 @@ static int memory_unprotected(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)limit);
     lua_setfield(L, -2, "limit");
   }
+  lua_pushinteger(L, (lua_Integer)atomic_load(&state->budget->held));
+  lua_setfield(L, -2, "external");
   lua_createtable(L, 0, (int)r->count);
   for (size_t i = 0; i < r->count; i++) push_backend_memory(L, r->items[i], r);
   lua_setfield(L, -2, "backends");

@@ -59,8 +59,12 @@ static void collect(lua_State *L, int what, int units) {
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
+/* What the collector is paced by: the bytes charged, and the host's own
+ * memory that arrays wrap (held: budget.h), which garbage arrays keep alive
+ * just the same. */
 static size_t in_use(const dlb_lua_state *state) {
-  return atomic_load_explicit(&state->budget->in_use, memory_order_relaxed);
+  return atomic_load_explicit(&state->budget->in_use, memory_order_relaxed) +
+         atomic_load_explicit(&state->budget->held, memory_order_relaxed);
 }
 
 /* Used and a half plus the slack, saturating. */
@@ -139,5 +143,5 @@ void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *w
                   "the host limits this state's memory (dlb_set_memory_limit): work on smaller "
                   "arrays, or in parts",
                   "%s of %zu bytes would pass the memory limit of %zu bytes (%zu in use)", what,
-                  nbytes, limit, in_use(state));
+                  nbytes, limit, atomic_load_explicit(&state->budget->in_use, memory_order_relaxed));
 }

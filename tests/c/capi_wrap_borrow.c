@@ -81,6 +81,29 @@ static void test_external_row_major(void) {
   CHECK_EQ_INT(atomic_load(&released), 1); /* exactly once */
 }
 
+/* The host's own memory is not the script's: a mod that filled the memory
+ * limit cannot make the host's dlb_push_external fail. It shows as
+ * dl.memory().external (and paces the collector), not in in_use. */
+static void test_external_not_refused_by_the_limit(void) {
+  lua_State *L = new_state();
+  engine_block *b;
+  atomic_store(&released, 0);
+  CHECK_EQ_INT(dlb_set_memory_limit(L, 1u << 20), DLB_OK);
+  CHECK_EQ_INT(RUN(L, "hoard = {} for i = 1, 100 do local ok, a = pcall(dl.zeros, 16384) "
+                      "if not ok then return a.code == 'OUT_OF_MEMORY' and 1 or 0 end "
+                      "hoard[i] = a end return 0"),
+               1);
+  CHECK_EQ_INT(push_block(L, NULL, 0, &b), DLB_OK);
+  lua_setglobal(L, "a");
+  CHECK_EQ_INT(RUN(L, "return dl.memory().external"), (long long)sizeof b->data);
+  CHECK_EQ_INT(RUN(L, "return dl.memory().in_use <= dl.memory().limit and 1 or 0"), 1);
+  CHECK_EQ_INT(RUN(L, "return a:get(2, 3)"), 5);
+  CHECK_EQ_INT(RUN(L, "a = nil collectgarbage() collectgarbage() return dl.memory().external"), 0);
+  CHECK_EQ_INT(atomic_load(&released), 1);
+  lua_close(L);
+  CHECK_EQ_INT(atomic_load(&released), 1);
+}
+
 static void test_external_strides_and_read_only(void) {
   lua_State *L = new_state();
   engine_block *b;
@@ -378,6 +401,7 @@ static void test_options_version(void) {
 int main(void) {
   test_external_row_major();
   test_external_strides_and_read_only();
+  test_external_not_refused_by_the_limit();
   test_external_released_after_close_on_another_thread();
   test_external_overlap_read_only();
   test_external_unaddressed_strides();
