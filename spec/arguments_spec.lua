@@ -17,6 +17,28 @@
 -- self for a method), with the function's usage as the hint. A nil counts:
 -- pass nothing rather than a trailing nil. a:get and a:set take exactly
 -- one index per dimension and raise INDEX for any other count.
+--
+-- Lists: an argument that takes a list is a plain sequence, keys 1..n and
+-- nothing else, no holes, read raw. That holds for every one of them, all
+-- checked the same way:
+--   shapes            dl.zeros{2, 3}, a:view{3, 2}, dl.zeros_like(a, {shape = {2, 3}})
+--   dims              dl.flip(a, {1, 2}), dl.roll(a, shift, {1, 2}), a:sum{dim = {1, 2}}
+--   a permutation     a:permute{2, 1}
+--   counts, widths    dl.tile(a, {2, 3}), dl.repeat_elements(a, {1, 2, 3}, 1),
+--                     dl.pad(a, {{1, 1}, {0, 2}}), dl.roll(a, {1, -2}, {1, 2})
+--   arrays to join    dl.concat({a, b}, 1), dl.stack({a, b}, 1)
+--   pairs             dl.histogram(a, {range = {0, 1}})
+--   data              dl.array{{1, 2}, {3, 4}} and nested tables wherever an
+--                     array is taken (at every depth)
+-- A table with any other key raises ARGUMENT naming the key (or the hole),
+-- with a hint showing the form the argument takes; no key is silently
+-- ignored:
+--   dl.roll(a, -6, {dim = -1})     ARGUMENT: dims must be a list ..., got a table
+--                                  with the key "dim" (hint: ... dl.roll(a, -6, -1))
+--   dl.zeros{2, dtype = "int32"}   ARGUMENT (options go in their own table)
+--   dl.array{1, nil, 3}            ARGUMENT: ... a hole at 2
+-- Options tables ({dim = 1, keepdims = true}) are the other kind of table:
+-- named keys, unknown names refused.
 local dl = require "dlbridge"
 local support = require "support"
 
@@ -353,5 +375,120 @@ describe("one argument too many", function()
     local a = dl.array{1, 2}
     assert.same({2, 4}, (a + a):totable())
     assert.same({-1, -2}, (-a):totable())
+  end)
+end)
+
+describe("a list argument", function()
+  local a = dl.arange(10)
+  local m = dl.arange(6):view(2, 3)
+
+  it("is a sequence: keys 1..n, no holes, nothing else", function()
+    assert.same({2, 3}, dl.zeros{2, 3}.shape)
+    assert.same({6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, dl.roll(a, -6, {1}):totable())
+    assert.same({{2, 1, 0}, {5, 4, 3}}, dl.flip(m, {2}):totable())
+    assert.same({3, 5, 7}, m:sum{dim = {1}}:totable())
+    assert.same({3, 2}, m:permute{2, 1}.shape)
+    assert.same({}, dl.zeros{}.shape) -- the empty list: a 0-d array
+    assert.same({{1, 2}, {3, 4}}, dl.array{{1, 2}, {3, 4}}:totable())
+  end)
+
+  it("is no options table: dl.roll(a, -6, {dim = -1}) is ARGUMENT, not a roll of nothing", function()
+    local err = expect_code("ARGUMENT", dl.roll, a, -6, {dim = -1})
+    assert.matches('dims must be a list', err.message, 1, true)
+    assert.matches('the key "dim"', err.message, 1, true)
+    assert.matches("{1, 2}", err.hint, 1, true) -- the form a list of dims takes
+    assert.matches("dl.roll(a, -6, -1)", err.hint, 1, true) -- and the call meant
+    assert.same({6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, dl.roll(a, -6, -1):totable())
+  end)
+
+  it("refuses a named key among the entries: {2, dtype = 'int32'} is no shape {2}", function()
+    local err = expect_code("ARGUMENT", dl.zeros, {2, dtype = "int32"})
+    assert.matches('the key "dtype"', err.message, 1, true)
+    assert.matches("options follow in their own table", err.hint, 1, true)
+  end)
+
+  it("refuses holes, and keys below 1, above n, fractional or of other types", function()
+    local err = expect_code("ARGUMENT", dl.zeros, {2, nil, 3})
+    assert.matches("a hole at 2", err.message, 1, true)
+    err = expect_code("ARGUMENT", dl.zeros, {2, [4] = 3})
+    assert.matches("a hole at 2", err.message, 1, true)
+    err = expect_code("ARGUMENT", dl.zeros, {[0] = 1, 2})
+    assert.matches("the key 0", err.message, 1, true)
+    expect_code("ARGUMENT", dl.zeros, {2, [-1] = 3})
+    expect_code("ARGUMENT", dl.zeros, {2, [1.5] = 3})
+    expect_code("ARGUMENT", dl.zeros, {2, [true] = 3})
+  end)
+
+  it("is checked wherever a shape is taken", function()
+    local bad = {2, x = 1}
+    expect_code("ARGUMENT", dl.zeros, bad)
+    expect_code("ARGUMENT", dl.ones, bad)
+    expect_code("ARGUMENT", dl.empty, bad)
+    expect_code("ARGUMENT", dl.full, bad, 7)
+    expect_code("ARGUMENT", dl.frombytes, "\1\2", "uint8", bad)
+    expect_code("ARGUMENT", dl.zeros_like, a, {shape = bad})
+    expect_code("ARGUMENT", a.view, a, {10, x = 1})
+    expect_code("ARGUMENT", a.reshape, a, {10, x = 1})
+    expect_code("ARGUMENT", dl.zeros(1).expand, dl.zeros(1), {3, x = 1})
+    local rng = dl.random.default_rng(1)
+    expect_code("ARGUMENT", rng.random, rng, bad)
+  end)
+
+  it("is checked wherever dims are taken: flip, roll, reductions, permute", function()
+    expect_code("ARGUMENT", dl.flip, m, {dim = 1})
+    expect_code("ARGUMENT", dl.flip, m, {1, x = 2})
+    expect_code("ARGUMENT", dl.roll, m, 1, {1, x = 2})
+    expect_code("ARGUMENT", m.sum, m, {dim = {x = 2}})       -- not an empty list: no dims
+    expect_code("ARGUMENT", m.sum, m, {dim = {1, x = 2}})
+    expect_code("ARGUMENT", dl.mean, m, {dim = {1, nil, 2}})
+    expect_code("ARGUMENT", m.max, m, {dim = {[2] = 1}})
+    expect_code("ARGUMENT", m.permute, m, {2, 1, x = 3})
+    expect_code("ARGUMENT", m.permute, m, {[2] = 1, [3] = 2})
+  end)
+
+  it("is checked for counts, widths, shifts, the arrays to join and pairs", function()
+    expect_code("ARGUMENT", dl.tile, a, {2, x = 1})
+    expect_code("ARGUMENT", dl.repeat_elements, dl.arange(3), {1, 2, 3, x = 1}, 1)
+    expect_code("ARGUMENT", dl.roll, a, {1, x = 1})
+    expect_code("ARGUMENT", dl.pad, a, {1, 2, x = 1})
+    expect_code("ARGUMENT", dl.pad, a, {{1, 2, x = 1}})
+    expect_code("ARGUMENT", dl.concat, {a, a, x = a}, 1)
+    expect_code("ARGUMENT", dl.stack, {a, nil, a}, 1)
+    expect_code("ARGUMENT", dl.histogram, a, {range = {0, 1, x = 2}})
+  end)
+
+  it("is the rule for dl.array's nested tables too, at every depth", function()
+    local err = expect_code("ARGUMENT", dl.array, {1, nil, 3})
+    assert.matches("a hole at 2", err.message, 1, true)
+    expect_code("ARGUMENT", dl.array, {1, 2, x = 3})
+    expect_code("ARGUMENT", dl.array, {{1, 2}, {3, 4, x = 5}})
+    expect_code("ARGUMENT", dl.array, {{}, {x = 1}})
+    expect_code("ARGUMENT", dl.take, a, {1, 2, x = 3})
+    expect_code("ARGUMENT", a.to_dlpack, a, {max_version = {1, 1, x = 1}})
+    -- however the table was built: here the named keys come first, and the
+    -- entries may share the table's hash part with them
+    for n = 1, 6 do
+      local t = {x = 1, y = 2, z = 3}
+      for i = 1, n do t[i] = i end
+      expect_code("ARGUMENT", dl.array, t)
+      t.x, t.y, t.z = nil, nil, nil
+      assert.same(n, dl.array(t).size) -- without them it is a list
+    end
+  end)
+
+  it("hints at the form the argument takes", function()
+    for _, case in ipairs{
+      {dl.flip, m, {x = 1}},
+      {dl.tile, a, {2, x = 1}},
+      {dl.pad, a, {1, x = 1}},
+      {m.sum, m, {dim = {x = 1}}},
+      {m.permute, m, {2, 1, x = 3}},
+      {dl.concat, {a, x = a}},
+      {dl.array, {1, x = 2}},
+    } do
+      local err = expect_code("ARGUMENT", table.unpack(case))
+      assert.matches("must be a list", err.message, 1, true)
+      assert.matches("{", err.hint, 1, true)
+    end
   end)
 end)

@@ -1,7 +1,9 @@
 /* construct.c -- eye, tile, repeat, roll, pad (views of the result and
- * copies into them), convolve (one host loop) and isclose / array_equal
- * (element-wise operations): construct.h. */
+ * copies into them), the sequences arange, linspace and logspace and
+ * frombytes (host loops), convolve (one host loop) and isclose /
+ * array_equal (element-wise operations): construct.h. */
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,179 @@ dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtyp
     return DLB_E_SHAPE;
   }
   return make(where, dtype, 2, shape, -1, "eye", eye_fill, &c, out, err);
+}
+
+/* --- sequences ------------------------------------------------------------- */
+
+typedef enum seq_kind { SEQ_ARANGE_INT, SEQ_ARANGE_FLOAT, SEQ_LINSPACE, SEQ_LOGSPACE } seq_kind;
+
+typedef struct seq_ctx {
+  seq_kind kind;
+  int64_t istart, istep; /* SEQ_ARANGE_INT */
+  double start, stop, step, base;
+  int endpoint; /* SEQ_LOGSPACE */
+  dlb_backend *cpu;
+} seq_ctx;
+
+/* Element i of the sequence c of n elements (all kinds but SEQ_ARANGE_INT):
+ * the formulas the binding used before the fills moved here, to the bit. */
+static inline double seq_float(const seq_ctx *c, int64_t i, int64_t n) {
+  switch (c->kind) {
+  case SEQ_ARANGE_FLOAT: return c->start + (double)i * c->step;
+  case SEQ_LINSPACE: return i == n - 1 && n > 1 ? c->stop : c->start + (double)i * c->step;
+  default: {
+    double y = c->endpoint && n > 1 && i == n - 1 ? c->stop
+               : c->endpoint && n == 1            ? c->start
+                                                  : c->start + (double)i * c->step;
+    return pow(c->base, y);
+  }
+  }
+}
+
+/* start + i * step in int64, wrapping (never: the caller's n keeps it in
+ * range) rather than undefined. */
+static inline int64_t seq_int(const seq_ctx *c, int64_t i) {
+  return (int64_t)((uint64_t)c->istart + (uint64_t)i * (uint64_t)c->istep);
+}
+
+/* Elements [i0, i1) of c (n in all) into p, host memory of dtype: float64
+ * and int64 directly, other dtypes through the strict dlb_scalar_store. */
+static dlb_status seq_part(char *p, dlb_dtype dtype, const seq_ctx *c, int64_t i0, int64_t i1,
+                           int64_t n, dlb_error *err) {
+  size_t item = dlb_dtype_get(dtype)->itemsize;
+  dlb_status st;
+  if (c->kind == SEQ_ARANGE_INT && dtype == DLB_INT64) {
+    int64_t *q = (int64_t *)(void *)p;
+    for (int64_t i = i0; i < i1; i++) q[i] = seq_int(c, i);
+  } else if (c->kind == SEQ_ARANGE_INT) {
+    for (int64_t i = i0; i < i1; i++) {
+      dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = seq_int(c, i)};
+      if ((st = dlb_scalar_store(dtype, p + i * (int64_t)item, &v, err)) != DLB_OK) return st;
+    }
+  } else if (dtype == DLB_FLOAT64) {
+    double *q = (double *)(void *)p;
+    for (int64_t i = i0; i < i1; i++) q[i] = seq_float(c, i, n);
+  } else {
+    for (int64_t i = i0; i < i1; i++) {
+      dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = seq_float(c, i, n)};
+      if ((st = dlb_scalar_store(dtype, p + i * (int64_t)item, &v, err)) != DLB_OK) return st;
+    }
+  }
+  return DLB_OK;
+}
+
+/* All n elements of c into the host array a, a part of DLB_WORK_CHECK_EVERY
+ * elements at a time; stops early when the work is interrupted (its end
+ * says so). */
+static dlb_status seq_run(dlb_array *a, const seq_ctx *c, dlb_error *err) {
+  dlb_work *w = dlb_work_current();
+  char *p = dlb_array_host_data(a);
+  int64_t n = a->numel;
+  dlb_status st = DLB_OK;
+  for (int64_t i0 = 0; i0 < n && st == DLB_OK; i0 += DLB_WORK_CHECK_EVERY) {
+    int64_t i1 = n - i0 > DLB_WORK_CHECK_EVERY ? i0 + DLB_WORK_CHECK_EVERY : n;
+    st = seq_part(p, a->dtype, c, i0, i1, n, err);
+    if (dlb_work_tick(w, i1 - i0)) break;
+  }
+  return st;
+}
+
+/* Fills the result: directly when it is cpu memory of the dtype the
+ * sequence is computed in, else through a cpu array copied (logspace: cast)
+ * into it. */
+static dlb_status seq_fill(dlb_array *out, const void *ctx, dlb_error *err) {
+  const seq_ctx *c = ctx;
+  dlb_dtype made = c->kind == SEQ_LOGSPACE ? DLB_FLOAT64 : out->dtype;
+  dlb_array tmp = {0};
+  dlb_work *w;
+  dlb_status st;
+  if (out->buffer->backend == c->cpu && dlb_array_host_data(out) && out->dtype == made)
+    return seq_run(out, c, err);
+  if ((st = dlb_array_allocate(&tmp, c->cpu, 0, made, 1, &out->numel, 0, err)) != DLB_OK)
+    return st;
+  st = seq_run(&tmp, c, err);
+  w = dlb_work_current();
+  if (st == DLB_OK && !(w && w->interrupted)) st = dlb_array_copy_into(out, &tmp, err);
+  dlb_array_release(&tmp);
+  return st;
+}
+
+/* The sequence c of n elements of dtype on (backend, device_id) into *out. */
+static dlb_status sequence(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                           int64_t n, seq_ctx *c, dlb_backend *cpu, const char *op,
+                           dlb_error *err) {
+  dlb_placement where = {backend, device_id};
+  out->buffer = NULL;
+  if (n < 0) {
+    dlb_fail(err, DLB_E_SHAPE, "%s: %lld elements", op, (long long)n);
+    dlb_error_hint(err, "the element count is an integer >= 0");
+    return DLB_E_SHAPE;
+  }
+  c->cpu = cpu;
+  return make(where, dtype, 1, &n, -1, op, seq_fill, c, out, err);
+}
+
+dlb_status dlb_arange_int(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                          int64_t start, int64_t step, int64_t n, dlb_backend *cpu,
+                          dlb_error *err) {
+  seq_ctx c = {.kind = SEQ_ARANGE_INT, .istart = start, .istep = step};
+  return sequence(out, backend, device_id, dtype, n, &c, cpu, "arange", err);
+}
+
+dlb_status dlb_arange_float(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                            double start, double step, int64_t n, dlb_backend *cpu,
+                            dlb_error *err) {
+  seq_ctx c = {.kind = SEQ_ARANGE_FLOAT, .start = start, .step = step};
+  return sequence(out, backend, device_id, dtype, n, &c, cpu, "arange", err);
+}
+
+dlb_status dlb_linspace(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                        double start, double stop, int64_t n, dlb_backend *cpu, dlb_error *err) {
+  seq_ctx c = {.kind = SEQ_LINSPACE, .start = start, .stop = stop};
+  c.step = n > 1 ? (stop - start) / (double)(n - 1) : 0.0;
+  return sequence(out, backend, device_id, dtype, n, &c, cpu, "linspace", err);
+}
+
+dlb_status dlb_logspace(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                        double start, double stop, int64_t n, int endpoint, double base,
+                        dlb_backend *cpu, dlb_error *err) {
+  seq_ctx c = {.kind = SEQ_LOGSPACE, .start = start, .stop = stop, .base = base,
+               .endpoint = endpoint};
+  c.step = (stop - start) / (double)(endpoint ? n - 1 : n);
+  return sequence(out, backend, device_id, dtype, n, &c, cpu, "logspace", err);
+}
+
+/* --- frombytes ---------------------------------------------------------------- */
+
+typedef struct bytes_ctx {
+  const unsigned char *bytes;
+} bytes_ctx;
+
+/* The bool check (a part of DLB_WORK_CHECK_EVERY bytes at a time), then
+ * the bytes written into the result. */
+static dlb_status bytes_fill(dlb_array *out, const void *ctx, dlb_error *err) {
+  const unsigned char *s = ((const bytes_ctx *)ctx)->bytes;
+  int64_t n = out->numel;
+  dlb_work *w = dlb_work_current();
+  if (out->dtype == DLB_BOOL) {
+    for (int64_t k0 = 0; k0 < n; k0 += DLB_WORK_CHECK_EVERY) {
+      int64_t k1 = n - k0 > DLB_WORK_CHECK_EVERY ? k0 + DLB_WORK_CHECK_EVERY : n;
+      for (int64_t k = k0; k < k1; k++)
+        if (s[k] > 1)
+          return dlb_fail(err, DLB_E_VALUE, "frombytes: byte %lld is %u, not a bool (0 or 1)",
+                          (long long)k + 1, (unsigned)s[k]);
+      if (dlb_work_tick(w, k1 - k0)) return DLB_OK; /* the work's end says so */
+    }
+  }
+  return dlb_array_write_from(out, s, out->dtype, err);
+}
+
+dlb_status dlb_frombytes(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                         int ndim, const int64_t *shape, const void *bytes, dlb_error *err) {
+  dlb_placement where = {backend, device_id};
+  bytes_ctx c = {bytes};
+  out->buffer = NULL;
+  return make(where, dtype, ndim, shape, -1, "frombytes", bytes_fill, &c, out, err);
 }
 
 /* --- tile ------------------------------------------------------------------ */
@@ -282,6 +457,16 @@ dlb_status dlb_repeat(const dlb_array *a, int dim, int64_t ncounts, const int64_
   memcpy(shape, a->shape, (size_t)a->ndim * sizeof *shape);
   shape[dim] = total;
   return make(where, a->dtype, a->ndim, shape, -1, "repeat", repeat_fill, &c, out, err);
+}
+
+int64_t dlb_repeat_numel(const dlb_array *a, int dim, int64_t ncounts, const int64_t *counts) {
+  int64_t total = 0, numel;
+  for (int64_t i = 0; i < ncounts; i++)
+    if (counts[i] > 0 && __builtin_add_overflow(total, counts[i], &total)) total = INT64_MAX;
+  if (ncounts == 1 && __builtin_mul_overflow(total, a->shape[dim], &total)) total = INT64_MAX;
+  if (a->shape[dim] == 0) return 0;
+  if (__builtin_mul_overflow(a->numel / a->shape[dim], total, &numel)) return INT64_MAX;
+  return numel;
 }
 
 /* --- roll ------------------------------------------------------------------ */

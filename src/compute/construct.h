@@ -1,6 +1,7 @@
 /* construct.h -- construction, shape and comparison helpers built on the
  * core's views, copies, fills and element-wise operations: NumPy's eye,
- * tile, repeat, roll, pad, convolve, isclose and array_equal. No Lua here.
+ * arange, linspace, logspace, frombuffer, tile, repeat, roll, pad, convolve,
+ * isclose and array_equal. No Lua here.
  *
  * Common rules: dims are 0-based; every result is a new contiguous array in
  * *out (out->buffer is NULL on entry; on failure it stays released) on the
@@ -21,6 +22,49 @@
 dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
                    int64_t n, int64_t m, int64_t k, dlb_error *err);
 
+/* --- sequences ------------------------------------------------------------
+ * arange, linspace and logspace: a new 1-D array of n elements (n >= 0) of
+ * dtype on (backend, device_id), computed on the host: memory other than
+ * cpu's is filled through a cpu array copied over. Bounded work over n
+ * elements: refused before anything is allocated when n passes the work
+ * limit, stopped by the interrupt (looked at every DLB_WORK_CHECK_EVERY
+ * elements). The formulas are the ones below, to the bit. */
+
+/* Element i is start + i * step, in int64 (the caller's n keeps every element
+ * between start and stop), stored strictly (dlb_scalar_store: DLB_E_VALUE
+ * for the first element dtype cannot hold). */
+dlb_status dlb_arange_int(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                          int64_t start, int64_t step, int64_t n, dlb_backend *cpu,
+                          dlb_error *err);
+
+/* Element i is start + (double)i * step, stored strictly. */
+dlb_status dlb_arange_float(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                            double start, double step, int64_t n, dlb_backend *cpu,
+                            dlb_error *err);
+
+/* NumPy's linspace, both ends included: element i is start + (double)i *
+ * delta with delta = (stop - start) / (n - 1) (0 for n = 1), the last
+ * exactly stop (n > 1); stored strictly. */
+dlb_status dlb_linspace(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                        double start, double stop, int64_t n, dlb_backend *cpu, dlb_error *err);
+
+/* NumPy's logspace: pow(base, y_i), y the exponents from start to stop:
+ * start + (double)i * step with step = (stop - start) / (n - 1) and the
+ * last exactly stop when endpoint (y_0 = start for n = 1), step = (stop -
+ * start) / n otherwise; computed in float64, then cast to dtype as
+ * dlb_cast does (NumPy's astype). */
+dlb_status dlb_logspace(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                        double start, double stop, int64_t n, int endpoint, double base,
+                        dlb_backend *cpu, dlb_error *err);
+
+/* NumPy's frombuffer(...).copy(): a new contiguous array of dtype and shape
+ * on (backend, device_id) holding the numel * itemsize bytes at bytes (row
+ * major; the caller checked that there are that many). A bool element is
+ * the byte 0 or 1: any other is DLB_E_VALUE naming the first. Bounded work
+ * over the result's elements. */
+dlb_status dlb_frombytes(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                         int ndim, const int64_t *shape, const void *bytes, dlb_error *err);
+
 /* NumPy's tile: a repeated reps[i] times along each dim, after the shorter
  * of a's shape and reps is padded with leading 1s (reps >= 0). */
 dlb_status dlb_tile(const dlb_array *a, int nreps, const int64_t *reps, dlb_array *out,
@@ -31,6 +75,10 @@ dlb_status dlb_tile(const dlb_array *a, int nreps, const int64_t *reps, dlb_arra
  * counts >= 0 (DLB_E_VALUE otherwise), other ncounts DLB_E_SHAPE. */
 dlb_status dlb_repeat(const dlb_array *a, int dim, int64_t ncounts, const int64_t *counts,
                       dlb_array *out, dlb_backend *cpu, dlb_error *err);
+/* The element count of dlb_repeat's result for those arguments, saturating
+ * at INT64_MAX, a negative count counting as 0: a caller's memory
+ * reservation before the call (which checks the counts). dim in range. */
+int64_t dlb_repeat_numel(const dlb_array *a, int dim, int64_t ncounts, const int64_t *counts);
 
 /* NumPy's roll: element i of dim d moves to (i + shifts[d]) mod extent
  * (shifts has a->ndim entries, any sign). */

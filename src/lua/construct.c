@@ -323,10 +323,10 @@ static int construct_logspace(lua_State *L) {
   static const char *const keys[] = {"base", "endpoint", "dtype", "device", NULL};
   const char *op = "dl.logspace";
   int n = 0, endpoint;
-  double start, stop, base, step;
+  double start, stop, base;
   int64_t num = 50;
-  dlbL_options o, cpu;
-  dlb_array *a, *r;
+  dlbL_options o;
+  dlb_array *r;
   dlb_error err;
   while (n < 3 && lua_type(L, n + 1) == LUA_TNUMBER) n++;
   if (n < 2)
@@ -347,23 +347,14 @@ static int construct_logspace(lua_State *L) {
   endpoint = bool_option(L, n + 1, "endpoint", 1, op);
   dlbL_check_options(L, 0, &o, op);
   placement_options(L, n + 1, &o, op);
-  cpu = o;
-  cpu.dtype = DLB_FLOAT64;
-  cpu.backend = dlbL_state(L)->cpu;
-  cpu.device_id = 0;
-  a = push_new(L, &cpu, 1, &num, 0, op);
-  /* NumPy's linspace: start + i * step, the last exactly stop */
-  step = (stop - start) / (double)(endpoint ? num - 1 : num);
-  for (int64_t i = 0; i < num; i++) {
-    double y = endpoint && num > 1 && i == num - 1 ? stop
-               : endpoint && num == 1              ? start
-                                                   : start + (double)i * step;
-    ((double *)dlb_array_host_data(a))[i] = pow(base, y);
-  }
-  if (o.dtype == DLB_FLOAT64 && o.backend == cpu.backend && o.device_id == 0) return 1;
-  r = push_new(L, &o, 1, &num, 0, op);
-  check(L, dlb_array_copy_into(r, a, &err), &err, op);
-  dlb_array_release(a);
+  /* the result, and the float64 cpu array it is computed in when it is
+   * another dtype or elsewhere */
+  r = push_result(L, num,
+                  dlb_dtype_get(o.dtype)->itemsize +
+                      (o.dtype == DLB_FLOAT64 && o.backend == dlbL_state(L)->cpu ? 0 : 8),
+                  op);
+  check(L, dlb_logspace(r, o.backend, o.device_id, o.dtype, start, stop, num, endpoint, base,
+                        dlbL_state(L)->cpu, &err), &err, op);
   return 1;
 }
 
@@ -470,6 +461,8 @@ static int construct_item(lua_State *L) {
   return 1;
 }
 
+#define DIMS_HINT "dims is a dim or a list of dims such as {1, 2} (1 the first, -1 the last)"
+
 /* The dims named at idx (nil: every dim; a dim; a list of dims) into dims;
  * returns how many. ARGUMENT for a dim listed twice. */
 static int dims_arg(lua_State *L, int idx, int ndim, int *dims, const char *op) {
@@ -486,7 +479,7 @@ static int dims_arg(lua_State *L, int idx, int ndim, int *dims, const char *op) 
   if (lua_type(L, idx) != LUA_TTABLE)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
                     "dims must be a dim, a list of dims or nil, got %s", luaL_typename(L, idx));
-  if (lua_rawlen(L, idx) > (size_t)ndim)
+  if (dlbL_check_list(L, idx, "dims", DIMS_HINT, op) > ndim)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "list each dimension once",
                     "%zu dims listed for a %d-D array", (size_t)lua_rawlen(L, idx), ndim);
   for (int k = 1; k <= (int)lua_rawlen(L, idx); k++) {
@@ -520,9 +513,9 @@ static int construct_flip(lua_State *L) {
 }
 
 /* Integers from the value at idx (an integer, or a list of them) into out
- * (at most max); returns how many. */
+ * (at most max); returns how many. hint: what the argument looks like. */
 static int64_t integers_arg(lua_State *L, int idx, int64_t *out, int64_t max, const char *what,
-                            const char *op) {
+                            const char *hint, const char *op) {
   int64_t n;
   if (lua_type(L, idx) == LUA_TNUMBER) {
     out[0] = integer_at(L, idx, what, op);
@@ -531,7 +524,7 @@ static int64_t integers_arg(lua_State *L, int idx, int64_t *out, int64_t max, co
   if (lua_type(L, idx) != LUA_TTABLE || dlbL_to_array(L, idx))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "%s: an integer or a list of integers "
                     "expected, got %s", what, dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
-  n = (int64_t)lua_rawlen(L, idx);
+  n = (int64_t)dlbL_check_list(L, idx, what, hint, op);
   if (n > max)
     dlbL_raise(L, DLB_E_SHAPE, op, "%s: %lld entries, at most %lld", what, (long long)n,
                (long long)max);
@@ -554,7 +547,10 @@ static int construct_tile(lua_State *L) {
   a = array_arg(L, 1, op);
   if (lua_isnoneornil(L, 2))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.tile needs reps");
-  nreps = (int)integers_arg(L, 2, reps, DLB_MAX_NDIM, "reps", op);
+  nreps = (int)integers_arg(L, 2, reps, DLB_MAX_NDIM, "reps",
+                            "reps is an integer or a list of integers >= 0 such as {2, 3}: "
+                            "dl.tile(a, {2, 3})",
+                            op);
   nd = a->ndim > nreps ? a->ndim : nreps;
   for (int i = 0; i < nd; i++) { /* for the reservation: errors are the core's */
     int ia = i - (nd - a->ndim), ir = i - (nd - nreps);
@@ -567,13 +563,16 @@ static int construct_tile(lua_State *L) {
   return 1;
 }
 
+#define REPEATS_HINT \
+  "repeats is a count or a list of counts such as {1, 2, 3}, one per element along dim"
+
 /* dl.repeat_elements(a, repeats, dim): NumPy's repeat (a flattened without
  * dim). Protected: the counts go in a Lua allocation. */
 static int repeat_unprotected(lua_State *L) {
   const char *op = "dl.repeat_elements";
   dlb_array *a, *r, *counts_array;
   int dim = 0;
-  int64_t ncounts = 1, *counts, total = 0, other = 0;
+  int64_t ncounts = 1, *counts;
   dlb_error err;
   if (lua_isnil(L, 3)) { /* no dim: a flattened */
     push_flat(L, 1, op);
@@ -591,7 +590,7 @@ static int repeat_unprotected(lua_State *L) {
                       counts_array->ndim, dlb_dtype_get(counts_array->dtype)->name);
     ncounts = counts_array->numel;
   } else if (lua_type(L, 2) == LUA_TTABLE) {
-    ncounts = (int64_t)lua_rawlen(L, 2);
+    ncounts = (int64_t)dlbL_check_list(L, 2, "repeats", REPEATS_HINT, op);
   }
   counts = lua_newuserdatauv(L, (size_t)(ncounts ? ncounts : 1) * sizeof *counts, 0); /* 4 */
   if (counts_array) {
@@ -600,15 +599,11 @@ static int repeat_unprotected(lua_State *L) {
       dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "repeats changed during the call");
     check(L, dlb_array_read_into(counts_array, counts, DLB_INT64, &err), &err, op);
   } else {
-    ncounts = integers_arg(L, 2, counts, ncounts, "repeats", op);
+    ncounts = integers_arg(L, 2, counts, ncounts, "repeats", REPEATS_HINT, op);
   }
   a = dlbL_check_live(L, 1, op);
-  for (int64_t i = 0; i < ncounts; i++) /* for the reservation: errors are the core's */
-    if (counts[i] > 0 && __builtin_add_overflow(total, counts[i], &total)) total = INT64_MAX;
-  if (ncounts == 1 && __builtin_mul_overflow(total, a->shape[dim], &total)) total = INT64_MAX;
-  if (a->shape[dim] > 0 && __builtin_mul_overflow(a->numel / a->shape[dim], total, &other))
-    other = INT64_MAX;
-  r = push_result(L, other, dlb_array_itemsize(a), op);
+  /* for the reservation: errors are the core's */
+  r = push_result(L, dlb_repeat_numel(a, dim, ncounts, counts), dlb_array_itemsize(a), op);
   a = dlbL_check_live(L, 1, op);
   check(L, dlb_repeat(a, dim, ncounts, counts, r, dlbL_state(L)->cpu, &err), &err, op);
   return 1;
@@ -638,12 +633,18 @@ static int construct_roll(lua_State *L) {
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.roll needs a shift");
   lua_settop(L, 3);
   flat = lua_isnil(L, 3);
-  nshift = integers_arg(L, 2, shift, DLB_MAX_NDIM, "shift", op);
+  nshift = integers_arg(L, 2, shift, DLB_MAX_NDIM, "shift",
+                        "shift is an integer or a list of integers such as {1, -2}, one per "
+                        "dim: dl.roll(a, {1, -2}, {1, 2})",
+                        op);
   if (flat) {
     dims[0] = 0;
     ndims = 1;
   } else if (lua_type(L, 3) == LUA_TTABLE) { /* a list may name a dim twice (the shifts add) */
-    ndims = (int)integers_arg(L, 3, per_dim, DLB_MAX_NDIM, "dims", op);
+    ndims = (int)integers_arg(L, 3, per_dim, DLB_MAX_NDIM, "dims",
+                              "dims is a dim or a list of dims such as {1, 2}, the third "
+                              "argument itself (no options table): dl.roll(a, -6, -1)",
+                              op);
     for (int k = 0; k < ndims; k++) {
       lua_pushinteger(L, (lua_Integer)per_dim[k]);
       dims[k] = dlbL_check_dim(L, -1, a->ndim, op);
@@ -689,7 +690,7 @@ static int construct_roll(lua_State *L) {
 
 /* A width pair from the list at idx ({n} or {before, after}). */
 static void width_pair(lua_State *L, int idx, int64_t *pair, const char *op) {
-  size_t n = lua_rawlen(L, idx);
+  size_t n = (size_t)dlbL_check_list(L, idx, "a pair of widths", PAD_WIDTHS_HINT, op);
   if (n != 1 && n != 2)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT,
                     "a pair of widths has 1 or 2 entries, got %zu", n);
@@ -712,7 +713,7 @@ static void widths_arg(lua_State *L, int idx, int ndim, int64_t (*widths)[2], co
   if (lua_type(L, idx) != LUA_TTABLE || dlbL_to_array(L, idx))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT, "widths: a number or a table "
                     "expected, got %s", dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
-  n = lua_rawlen(L, idx);
+  n = (size_t)dlbL_check_list(L, idx, "widths", PAD_WIDTHS_HINT, op);
   if (lua_rawgeti(L, idx, 1) != LUA_TTABLE) { /* {n} or {before, after} for every dim */
     lua_pop(L, 1);
     width_pair(L, idx, pair, op);

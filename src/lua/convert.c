@@ -116,6 +116,84 @@ static int64_t integer_at(lua_State *L, int idx, int *ok) {
   return (int64_t)n;
 }
 
+#define LIST_HINT "a list is a table with keys 1..n and no holes, such as {1, 2}"
+
+/* Raises ARGUMENT for the table at idx, which is no list: got says what it
+ * holds instead. */
+static void not_a_list(lua_State *L, const char *what, const char *hint, const char *op,
+                       const char *got) __attribute__((noreturn));
+static void not_a_list(lua_State *L, const char *what, const char *hint, const char *op,
+                       const char *got) {
+  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint ? hint : LIST_HINT,
+                  "%s must be a list (keys 1..n, no holes), got a table with %s", what, got);
+}
+
+/* The first i in 1..n where the table at idx has no value (raw). */
+static lua_Integer first_hole(lua_State *L, int idx, lua_Integer n) {
+  lua_Integer i = 1;
+  for (; i <= n; i++) {
+    int t = lua_rawgeti(L, idx, i);
+    lua_pop(L, 1);
+    if (t == LUA_TNIL) break;
+  }
+  return i;
+}
+
+int dlbL_has_n_keys(lua_State *L, int idx, lua_Integer n) {
+  lua_Integer count = 0;
+  idx = lua_absindex(L, idx);
+  luaL_checkstack(L, 2, "list");
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    if (++count > n) {
+      lua_pop(L, 1);
+      return 0;
+    }
+  }
+  return count == n;
+}
+
+lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char *hint,
+                            const char *op) {
+  lua_Integer n, count = 0;
+  char got[96];
+  idx = lua_absindex(L, idx);
+  n = (lua_Integer)lua_rawlen(L, idx);
+  /* The common case in one quick pass: n keys, and t[1..n] all set. */
+  if (dlbL_has_n_keys(L, idx, n) && first_hole(L, idx, n) > n) return n;
+  luaL_checkstack(L, 3, "list");
+  /* Which key is wrong: n is a border (t[n] set, t[n + 1] nil), so the keys
+   * are exactly 1..n when every key lies in 1..n and there are n of them. */
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    int isint = lua_isinteger(L, -2);
+    lua_Integer k = isint ? lua_tointeger(L, -2) : 0;
+    lua_pop(L, 1);
+    if (isint && k >= 1 && k <= n) {
+      count++;
+      continue;
+    }
+    if (isint && k < 1)
+      snprintf(got, sizeof got, "the key %lld (lists start at 1)", (long long)k);
+    else if (isint)
+      snprintf(got, sizeof got, "a hole at %lld (before the key %lld)",
+               (long long)first_hole(L, idx, k), (long long)k);
+    else if (lua_type(L, -1) == LUA_TSTRING)
+      snprintf(got, sizeof got, "the key \"%.40s\"", lua_tostring(L, -1));
+    else if (lua_type(L, -1) == LUA_TNUMBER)
+      snprintf(got, sizeof got, "the key %g", (double)lua_tonumber(L, -1));
+    else
+      snprintf(got, sizeof got, "a %s key", luaL_typename(L, -1));
+    not_a_list(L, what, hint, op, got);
+  }
+  if (count != n) {
+    snprintf(got, sizeof got, "a hole at %lld", (long long)first_hole(L, idx, n));
+    not_a_list(L, what, hint, op, got);
+  }
+  return n;
+}
+
 /* How the shape-taking function op is called, as an ARGUMENT hint: the
  * table form and the integers form (or one integer, for dl.full, whose
  * shape is followed by a value), with options last for dl.* functions. */
@@ -165,15 +243,11 @@ static int64_t shape_entry(lua_State *L, int idx, int dim, int allow_minus_one, 
 
 /* The shape table at idx. */
 static int shape_table(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+  char hint[320];
+  /* Every key must be one of 1..n: {2, dtype = "int32"} is a misplaced option. */
+  lua_Integer n = dlbL_check_list(L, idx, "a shape table", shape_hint(op, hint, sizeof hint), op);
   if (n > DLB_MAX_NDIM)
     dlbL_raise(L, DLB_E_SHAPE, op, "%lld dimensions (at most %d)", (long long)n, DLB_MAX_NDIM);
-  /* Every key must be one of 1..n: {2, dtype = "int32"} is a misplaced option. */
-  lua_pushnil(L);
-  for (lua_Integer keys = 0; lua_next(L, idx) != 0; lua_pop(L, 1))
-    if (++keys > n)
-      bad_shape_argument(L, op, "a shape table must be a sequence of integers (options go in "
-                                "a second table)");
   for (int d = 0; d < (int)n; d++) {
     lua_rawgeti(L, idx, d + 1);
     shape[d] = shape_entry(L, -1, d + 1, allow_minus_one, op);

@@ -1,6 +1,7 @@
 /* create.c -- module functions that make new arrays. */
 #include <math.h>
 #include <string.h>
+#include "../compute/construct.h"
 #include "../core/shape.h"
 #include "internal.h"
 
@@ -16,14 +17,6 @@ static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dty
       DLB_OK)
     dlbL_raise_error(L, &err, op);
   return a;
-}
-
-/* The same options on the cpu backend (where tables and sequences are built). */
-static dlbL_options on_cpu(lua_State *L, const dlbL_options *opts) {
-  dlbL_options cpu = *opts;
-  cpu.backend = dlbL_state(L)->cpu;
-  cpu.device_id = 0;
-  return cpu;
 }
 
 /* Replaces the cpu array on top of the stack by a copy on opts' device
@@ -158,12 +151,22 @@ static double finite_arg(lua_State *L, int idx, const char *op) {
   return x;
 }
 
-/* Stores element i of a generated sequence into a (contiguous). */
-static void store_generated(lua_State *L, dlb_array *a, int64_t i, const dlb_scalar *v,
-                            const char *op) {
-  dlb_error err;
-  char *p = dlb_array_host_data(a) + i * (int64_t)dlb_array_itemsize(a);
-  if (dlb_scalar_store(a->dtype, p, v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+/* Pushes the empty result of a sequence of n elements of dtype on opts'
+ * device and makes room for it (twice over on another device: it is
+ * computed in a cpu array copied over). The fill is the compute layer's
+ * (src/compute/construct.c), bounded by the host's work limit and
+ * interrupt. */
+static dlb_array *push_sequence(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int64_t n,
+                                const char *op) {
+  dlb_array *a = dlbL_push_empty(L, op);
+  size_t item = dlb_dtype_get(dtype)->itemsize;
+  dlbL_reserve(L, n, opts->backend == dlbL_state(L)->cpu ? item : 2 * item);
+  return a;
+}
+
+/* Raises the error of a sequence fill that failed. */
+static void check_fill(lua_State *L, dlb_status st, const dlb_error *err, const char *op) {
+  if (st != DLB_OK) dlbL_raise_error(L, err, op);
 }
 
 /* dl.arange(stop), (start, stop), (start, stop, step), each + opts:
@@ -174,6 +177,8 @@ static int create_arange(lua_State *L) {
   dlbL_options opts;
   int64_t count = 0;
   dlb_array *a;
+  dlb_dtype dtype;
+  dlb_error err;
   for (int k = 1; k <= n; k++) all_int = all_int && lua_isinteger(L, k);
   dlbL_check_options(L, n + 1, &opts, "dl.arange");
   if (all_int) {
@@ -193,12 +198,10 @@ static int create_arange(lua_State *L) {
         dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range has too many elements");
       count = (int64_t)ucount;
     }
-    dlbL_options cpu = on_cpu(L, &opts);
-    a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_INT64, 1, &count, 0, "dl.arange");
-    for (int64_t i = 0; i < count; i++) {
-      dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = start + i * step};
-      store_generated(L, a, i, &v, "dl.arange");
-    }
+    dtype = opts.has_dtype ? opts.dtype : DLB_INT64;
+    a = push_sequence(L, &opts, dtype, count, "dl.arange");
+    check_fill(L, dlb_arange_int(a, opts.backend, opts.device_id, dtype, start, step, count,
+                                 dlbL_state(L)->cpu, &err), &err, "dl.arange");
   } else {
     double start = n >= 2 ? finite_arg(L, 1, "dl.arange") : 0.0;
     double stop = finite_arg(L, n >= 2 ? 2 : 1, "dl.arange");
@@ -209,14 +212,11 @@ static int create_arange(lua_State *L) {
     c = ceil((stop - start) / step);
     if (!(c < 9.0e18)) dlbL_raise(L, DLB_E_SHAPE, "dl.arange", "the range has too many elements");
     count = c > 0 ? (int64_t)c : 0;
-    dlbL_options cpu = on_cpu(L, &opts);
-    a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &count, 0, "dl.arange");
-    for (int64_t i = 0; i < count; i++) {
-      dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = start + (double)i * step};
-      store_generated(L, a, i, &v, "dl.arange");
-    }
+    dtype = opts.has_dtype ? opts.dtype : DLB_FLOAT64;
+    a = push_sequence(L, &opts, dtype, count, "dl.arange");
+    check_fill(L, dlb_arange_float(a, opts.backend, opts.device_id, dtype, start, step, count,
+                                   dlbL_state(L)->cpu, &err), &err, "dl.arange");
   }
-  move_to_target(L, &opts, "dl.arange");
   return 1;
 }
 
@@ -225,9 +225,11 @@ static int create_arange(lua_State *L) {
 static int create_linspace(lua_State *L) {
   int n = number_args(L, 3, "dl.linspace"), isint;
   dlbL_options opts;
-  double start, stop, delta;
+  double start, stop;
   int64_t num = 50;
   dlb_array *a;
+  dlb_dtype dtype;
+  dlb_error err;
   if (n < 2)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.linspace",
                     "dl.linspace(0, 1, 5) is 0, 0.25, 0.5, 0.75, 1: start and stop, then the count",
@@ -240,14 +242,10 @@ static int create_linspace(lua_State *L) {
       dlbL_raise(L, DLB_E_SHAPE, "dl.linspace", "num must be an integer >= 0");
   }
   dlbL_check_options(L, n + 1, &opts, "dl.linspace");
-  dlbL_options cpu = on_cpu(L, &opts);
-  a = push_new(L, &cpu, opts.has_dtype ? opts.dtype : DLB_FLOAT64, 1, &num, 0, "dl.linspace");
-  delta = num > 1 ? (stop - start) / (double)(num - 1) : 0.0;
-  for (int64_t i = 0; i < num; i++) {
-    dlb_scalar v = {.kind = DLB_SCALAR_FLOAT, .v.f = i == num - 1 && num > 1 ? stop : start + (double)i * delta};
-    store_generated(L, a, i, &v, "dl.linspace");
-  }
-  move_to_target(L, &opts, "dl.linspace");
+  dtype = opts.has_dtype ? opts.dtype : DLB_FLOAT64;
+  a = push_sequence(L, &opts, dtype, num, "dl.linspace");
+  check_fill(L, dlb_linspace(a, opts.backend, opts.device_id, dtype, start, stop, num,
+                             dlbL_state(L)->cpu, &err), &err, "dl.linspace");
   return 1;
 }
 
@@ -288,20 +286,18 @@ static int create_frombytes(lua_State *L) {
   if ((uint64_t)numel != len / item || len % item != 0)
     dlbL_raise(L, DLB_E_SHAPE, "dl.frombytes", "%zu bytes do not hold %lld %s elements", len,
                (long long)numel, dlb_dtype_get(dtype)->name);
-  /* A bool element is the byte 0 or 1; anything else is not a bool. */
-  if (dtype == DLB_BOOL)
-    for (size_t k = 0; k < len; k++)
-      if ((unsigned char)s[k] > 1)
-        dlbL_raise(L, DLB_E_VALUE, "dl.frombytes", "byte %zu is %u, not a bool (0 or 1)", k + 1,
-                   (unsigned)(unsigned char)s[k]);
   dlbL_check_options(L, next, &opts, "dl.frombytes");
   if (opts.has_dtype) /* the dtype is the second argument: a second one would be ignored */
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.frombytes",
                     "the dtype is the second argument, dl.frombytes(s, \"int16\", shape); "
                     "opts takes only device",
                     "dl.frombytes takes its dtype as argument #2, not in opts");
-  a = push_new(L, &opts, dtype, ndim, shape, 0, "dl.frombytes");
-  if (dlb_array_write_from(a, s, dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.frombytes");
+  a = dlbL_push_empty(L, "dl.frombytes");
+  dlbL_reserve(L, numel, item);
+  /* s stays on the stack (argument #1) while the bytes are copied; a bool
+   * element is the byte 0 or 1, checked by the fill */
+  if (dlb_frombytes(a, opts.backend, opts.device_id, dtype, ndim, shape, s, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, "dl.frombytes");
   return 1;
 }
 

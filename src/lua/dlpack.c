@@ -243,8 +243,13 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
 
 /* An integer pair {a, b} from the table field at the top of the stack. */
 static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, const char *op) {
+  const char *hint = strcmp(key, "max_version") == 0
+                         ? "max_version = {major, minor}: the newest DLPack the consumer reads, "
+                           "e.g. {1, 1}"
+                         : "dl_device = {device_type, device_id} in DLPack's numbering, e.g. "
+                           "{1, 0} for the cpu";
   int ok1 = 0, ok2 = 0;
-  if (lua_type(L, -1) == LUA_TTABLE) {
+  if (lua_type(L, -1) == LUA_TTABLE && dlbL_check_list(L, -1, key, hint, op) == 2) {
     ok1 = lua_rawgeti(L, -1, 1) == LUA_TNUMBER; /* numbers only: "1" is not a version */
     *a = (int64_t)lua_tointegerx(L, -1, ok1 ? &ok1 : NULL);
     ok2 = lua_rawgeti(L, -2, 2) == LUA_TNUMBER;
@@ -252,13 +257,7 @@ static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, cons
     lua_pop(L, 2);
   }
   if (!ok1 || !ok2 || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                    strcmp(key, "max_version") == 0
-                        ? "max_version = {major, minor}: the newest DLPack the consumer reads, "
-                          "e.g. {1, 1}"
-                        : "dl_device = {device_type, device_id} in DLPack's numbering, e.g. "
-                          "{1, 0} for the cpu",
-                    "%s must be a pair of integers {a, b} >= 0", key);
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "%s must be a pair of integers {a, b} >= 0", key);
 }
 
 /* Raises ARGUMENT for an option, with a hint on what it takes. */

@@ -211,6 +211,22 @@ int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one,
  * the last argument, and anything after it raises ARGUMENT. */
 int dlbL_check_shape_args(lua_State *L, int idx, int64_t *shape, int allow_minus_one, int *next,
                           const char *op);
+/* The one check of every argument that takes a list (shapes, dims, repeats,
+ * widths, the arrays to join, dl.array's nested tables, ...): the table at
+ * idx must be a plain sequence, its raw keys exactly 1..n with n = #t (no
+ * holes, no other keys), read raw. Returns n. Otherwise raises ARGUMENT
+ * "<what> must be a list (keys 1..n, no holes), got a table with the key
+ * \"dim\"" (or a hole at i, or another key); hint is what the argument
+ * looks like (NULL: "a list such as {1, 2}"). Nothing is silently ignored:
+ * {dim = -1} is no empty list of dims, {2, dtype = "int32"} no shape {2}. */
+lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char *hint,
+                            const char *op);
+/* dlbL_check_list's quick pass: whether the table at idx has exactly n raw
+ * keys (counted, not looked at). With t[1..n] all set that makes it the
+ * list 1..n; a caller that reads t[1..n] anyway (dl.array's tables) counts
+ * first, then reads, and calls dlbL_check_list for the error when the
+ * count is off or an entry is nil. */
+int dlbL_has_n_keys(lua_State *L, int idx, lua_Integer n);
 /* A 1-based dim (negative from the end) -> 0-based; INDEX errors. */
 int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op);
 /* A 1-based index into an extent (negative from the end) -> 0-based. */

@@ -131,7 +131,7 @@ static lua_Integer check_list(lua_State *L, const char *op) {
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "takes a list of arrays, got %s",
                     luaL_typename(L, 1));
   }
-  n = (lua_Integer)lua_rawlen(L, 1);
+  n = dlbL_check_list(L, 1, "the arrays to join", hint, op);
   if (n == 0)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "the list of arrays is empty");
   if (n > INT_MAX)

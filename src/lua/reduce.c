@@ -12,6 +12,9 @@
 #include "../core/shape.h"
 #include "internal.h"
 
+#define DIMS_HINT \
+  "dim is a dimension (1 the first, -1 the last) or a list of them: a:sum(2), a:sum{dim = {1, 2}}"
+
 /* The dims named by the value at idx (a dim or a list of dims) as bits. */
 static uint64_t check_dims(lua_State *L, int idx, int ndim, const char *op) {
   uint64_t mask = 0;
@@ -19,11 +22,9 @@ static uint64_t check_dims(lua_State *L, int idx, int ndim, const char *op) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) return UINT64_C(1) << dlbL_check_dim(L, idx, ndim, op);
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                    "dim is a dimension (1 the first, -1 the last) or a list of them: "
-                    "a:sum(2), a:sum{dim = {1, 2}}",
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, DIMS_HINT,
                     "dim must be a dimension or a list of them, got %s", luaL_typename(L, idx));
-  n = lua_rawlen(L, idx);
+  n = (lua_Unsigned)dlbL_check_list(L, idx, "dim", DIMS_HINT, op);
   for (lua_Unsigned i = 1; i <= n; i++) {
     int d;
     lua_rawgeti(L, idx, (lua_Integer)i);

@@ -116,7 +116,8 @@ static int fn_bincount(lua_State *L) {
 static void range_option(lua_State *L, int idx, dlb_histogram_options *o, const char *op) {
   lua_getfield(L, idx, "range");
   if (!lua_isnil(L, -1)) {
-    int ok = lua_istable(L, -1) && lua_rawlen(L, -1) == 2;
+    int ok = lua_istable(L, -1) &&
+             dlbL_check_list(L, -1, "range", "range = {lo, hi}, two numbers", op) == 2;
     if (ok) {
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);

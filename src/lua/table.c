@@ -1,4 +1,5 @@
 /* table.c -- nested Lua tables <-> arrays (dl.array, a:totable()). */
+#include <stdio.h>
 #include <string.h>
 #include "../core/shape.h"
 #include "../core/work.h"
@@ -65,21 +66,21 @@ static int table_get(lua_State *L, int idx, int64_t i, int meta) {
   return meta ? lua_geti(L, idx, (lua_Integer)i) : lua_rawgeti(L, idx, (lua_Integer)i);
 }
 
-/* Keys stored outside 1..n make the table at idx no array. Only a table whose
- * raw length is n is checked (then next(t, n) is defined; n is the raw length
- * unless meta); a table whose metamethods make another sequence is what they
- * say. */
+#define DATA_HINT                                                                        \
+  "data is a number or nested lists such as {{1, 2}, {3, 4}}: tables with keys 1..n and no " \
+  "holes"
+
+/* A table whose keys are not exactly 1..n ({1, 2, x = 3}, holes) is no
+ * array: ARGUMENT from dlbL_check_list, the check of every list argument.
+ * Only a table whose raw length is n is checked (n is the raw length
+ * unless meta); a table whose metamethods make another sequence is what
+ * they say. */
 static void check_sequence_keys(lua_State *L, int idx, int64_t n, int meta, int depth,
                                 const char *op) {
+  char what[48];
   if (meta && (int64_t)lua_rawlen(L, idx) != n) return;
-  if (n == 0) lua_pushnil(L);
-  else lua_pushinteger(L, (lua_Integer)n);
-  if (lua_next(L, idx) == 0) return;
-  if (n == 0)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "a table with non-sequence keys is not an array (depth %d)",
-               depth + 1);
-  dlbL_raise(L, DLB_E_ARGUMENT, op, "a table with keys outside 1..%lld is not an array (depth %d)",
-             (long long)n, depth + 1);
+  snprintf(what, sizeof what, "a table at depth %d", depth + 1);
+  dlbL_check_list(L, idx, what, DATA_HINT, op);
 }
 
 /* Follows t[1][1]... to find the shape; a complex table is a leaf. */
@@ -173,11 +174,13 @@ static int fill(lua_State *L, int idx, int depth, fill_state *fs) {
     dlbL_raise(L, DLB_E_SHAPE, fs->op,
                "ragged nested table: dimension %d has %lld entries here and %lld elsewhere",
                depth + 1, (long long)here, (long long)n);
-  /* next(t, #t) finds keys stored after the sequence ({1, 2, x = 3}, holes);
-   * O(1), and exact when the sequence lives in the table's array part. */
-  if (n > 0) check_sequence_keys(L, idx, n, meta, depth, fs->op);
+  /* Keys outside 1..n ({1, 2, x = 3}, holes) make it no list. A plain
+   * table is counted (n keys) and its nils are seen as it is read: both
+   * right, it is the list 1..n; either wrong, dlbL_check_list says why. */
+  if (meta || !dlbL_has_n_keys(L, idx, n)) check_sequence_keys(L, idx, n, meta, depth, fs->op);
   for (int64_t i = 1; i <= n; i++) {
     int type = table_get(L, idx, i, meta);
+    if (type == LUA_TNIL && !meta) check_sequence_keys(L, idx, n, meta, depth, fs->op);
     /* Fast path for the common leaf: a float, or an integer while all are. */
     if (type == LUA_TNUMBER && depth + 1 == fs->ndim && !fs->has_dtype) {
       if (fs->seen != SEEN_FLOAT && lua_isinteger(L, -1)) {

@@ -101,17 +101,18 @@ static int view_transpose(lua_State *L) {
   return 1;
 }
 
+#define PERMUTE_HINT \
+  "one table naming every dimension once: a:permute{3, 1, 2} puts the last dimension first"
+
 /* a:permute{3, 1, 2}: dim k of the result is dim perm[k] of a. */
 static int view_permute(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 2, "Array:permute");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
   if (lua_type(L, 2) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:permute",
-                    "one table naming every dimension once: a:permute{3, 1, 2} puts the last "
-                    "dimension first",
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:permute", PERMUTE_HINT,
                     "a:permute{...} takes a table of dimensions, got %s", luaL_typename(L, 2));
-  if ((lua_Integer)lua_rawlen(L, 2) != a->ndim)
+  if (dlbL_check_list(L, 2, "the permutation", PERMUTE_HINT, "Array:permute") != a->ndim)
     dlbL_raise(L, DLB_E_INDEX, "Array:permute", "a permutation of %d dimensions needs %d entries",
                a->ndim, a->ndim);
   for (int d = 0; d < a->ndim; d++) {

@@ -1,9 +1,11 @@
 /* capi_construct_bounds.c -- the host's bounds on the construction and
  * shape helpers (dl.tile, dl.repeat_elements, dl.roll, dl.pad, dl.eye,
- * dl.convolve, dl.isclose, ...): a work limit refuses a call that would
+ * dl.convolve, dl.isclose, ...) and the sequences (dl.arange, dl.linspace,
+ * dl.logspace) and dl.frombytes: a work limit refuses a call that would
  * visit too many elements before it starts (convolve counts its
- * multiply-adds), an interrupt stops a long convolve, and a memory limit
- * refuses a result too big before it exists. */
+ * multiply-adds), an interrupt stops a long convolve and refuses every
+ * fill while it is raised, and a memory limit refuses a result too big
+ * before it exists. */
 #define _POSIX_C_SOURCE 200809L
 #include <lauxlib.h>
 #include <lua.h>
@@ -42,6 +44,17 @@ static void test_work_limit(lua_State *L) {
       "dl.array_equal(dl.zeros(1):expand(2000000), dl.zeros(1):expand(2000000))",
       "dl.zeros(1):expand(2000000):flatten()",
       "dl.meshgrid(dl.zeros(2000), dl.zeros(2000))",
+      /* the sequences: their elements are computed, one by one */
+      "dl.arange(7000000)",
+      "dl.arange(7e6)",
+      "dl.arange(0, 7000000, 1, {dtype = 'int32'})",
+      "dl.arange(0.0, 7e6, 1.0, {dtype = 'float32'})",
+      "dl.linspace(0, 1, 7000000)",
+      "dl.linspace(0, 1, 7000000, {dtype = 'float16'})",
+      "dl.logspace(0, 1, 7000000)",
+      "dl.logspace(0, 1, 7000000, {dtype = 'float32', base = 2})",
+      /* refused before its bool bytes are looked at (byte 2000001 is no bool) */
+      "dl.frombytes(string.rep('\\1', 2000000) .. '\\2', 'bool')",
   };
   CHECK_EQ_INT(dlb_set_work_limit(L, 1000000), DLB_OK);
   for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++) {
@@ -53,7 +66,35 @@ static void test_work_limit(lua_State *L) {
   CHECK_EQ_INT(RUN(L, "return dl.tile(dl.arange(10), 1000):sum() == 45000"), 1);
   CHECK_EQ_INT(RUN(L, "return dl.convolve(dl.ones(900), dl.ones(900), {mode = 'valid'})[1] == 900"),
                1);
+  CHECK_EQ_INT(RUN(L, "return dl.arange(1000000):sum() == 499999500000"), 1);
+  CHECK_EQ_INT(RUN(L, "return dl.linspace(0, 1, 1000000)[1000000] == 1"), 1);
+  CHECK_EQ_INT(RUN(L, "return dl.logspace(0, 2, 1000000)[1000000] == 100"), 1);
   CHECK_EQ_INT(dlb_set_work_limit(L, 0), DLB_OK);
+}
+
+/* An interrupt raised before the call refuses every fill of a sequence at
+ * once, large or small, until it is cleared. */
+static void test_interrupt_refuses_sequences(lua_State *L) {
+  static const char *const calls[] = {
+      "dl.arange(7000000)",
+      "dl.arange(7e6)",
+      "dl.arange(3)",
+      "dl.linspace(0, 1, 7000000)",
+      "dl.linspace(0, 1, 7000000, {dtype = 'float32'})",
+      "dl.logspace(0, 1, 7000000)",
+      "dl.logspace(0, 1, 5, {dtype = 'int64'})",
+      "dl.frombytes(string.rep('\\1', 2000000), 'bool')",
+  };
+  dlb_interrupt(target);
+  for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++) {
+    int ok = fails_with(L, "INTERRUPTED", calls[k]);
+    if (!ok) fprintf(stderr, "not refused by the interrupt: %s\n", calls[k]);
+    CHECK_EQ_INT(ok, 1);
+  }
+  dlb_interrupt_clear(target);
+  CHECK_EQ_INT(RUN(L, "return dl.arange(3):sum() == 3 and dl.linspace(0, 1, 3)[2] == 0.5 "
+                      "and dl.logspace(0, 2, 3)[3] == 100"),
+               1);
 }
 
 /* The raising thread: DELAY after it starts. */
@@ -99,6 +140,7 @@ int main(void) {
   target = dlb_get_interrupter(L);
   CHECK(target != NULL);
   test_work_limit(L);
+  test_interrupt_refuses_sequences(L);
   test_memory_limit(L);
   test_interrupt_stops_convolve(L);
   lua_close(L);
