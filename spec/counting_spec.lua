@@ -12,6 +12,7 @@
 -- takes its right edge; NaN and values outside the edges count nowhere.
 local dl = require "dlbridge"
 local support = require "support"
+local tb = require "testbackend"
 
 local expect_code = support.expect_code
 
@@ -71,5 +72,48 @@ describe("histogram", function()
     expect_code("VALUE", function() return dl.histogram({1, 2}, {bins = dl.array{0, 3, 2}}) end)
     expect_code("DTYPE", function() return dl.histogram(dl.array{{re = 1, im = 1}}) end)
     expect_code("ARGUMENT", function() return dl.histogram({1, 2}, {range = {1}}) end)
+  end)
+
+  it("raises OUT_OF_MEMORY for more bins than any memory holds, counting them right", function()
+    local e = expect_code("OUT_OF_MEMORY", function()
+      return dl.histogram({1, 2, 3}, {bins = math.maxinteger})
+    end)
+    assert.truthy(e.message:find("the 9223372036854775808 edges of 9223372036854775807 bins", 1,
+                                 true), e.message)
+    expect_code("OUT_OF_MEMORY", function() return dl.histogram({1, 2, 3}, {bins = 1 << 62}) end)
+  end)
+
+  it("counts its bins and edges against the host's memory limit", function()
+    -- Bins a script asks for are memory: under a memory limit set by the host
+    -- (dlb_set_memory_limit; testbackend's set_memory_limit stands in for it),
+    -- bins that do not fit raise OUT_OF_MEMORY before anything is allocated,
+    -- also when the edges given are a view that holds no memory of its own.
+    finally(function() tb.set_memory_limit(0) end)
+    collectgarbage()
+    tb.set_memory_limit(dl.memory().in_use + 64 * 1024 * 1024)
+    expect_code("OUT_OF_MEMORY", function() return dl.histogram({1, 2, 3}, {bins = 2e8}) end)
+    expect_code("OUT_OF_MEMORY", function()
+      return dl.histogram({1, 2, 3}, {bins = dl.zeros(1):expand(2e8)})
+    end)
+    expect_code("OUT_OF_MEMORY", function()
+      return dl.histogram({1, 2, 3}, {bins = dl.zeros(1):expand(2e8), weights = {1, 1, 1}})
+    end)
+    -- what fits is counted as ever
+    local counts, edges = dl.histogram({1, 2, 3}, {bins = 1e6})
+    assert.equal(1e6, counts.size)
+    assert.equal(3, counts:sum())
+    assert.equal(1e6 + 1, edges.size)
+    assert.equal(3, dl.histogram({1, 2, 3}, {bins = dl.arange(1e6)}):sum())
+  end)
+
+  it("bins finite data into a range wider than its dtype holds without going astray", function()
+    -- float32 edges of range {-1e300, 1e300} are -inf, 0, inf: 0 falls in the second bin
+    local counts, edges = dl.histogram(dl.array({0}, {dtype = "float32"}),
+                                       {bins = 2, range = {-1e300, 1e300}})
+    assert.same({0, 1}, counts:totable())
+    assert.same({-math.huge, 0, math.huge}, edges:totable())
+    -- a range narrower than any float32: every edge rounds to 0
+    counts = dl.histogram(dl.array({0, 1, 2}, {dtype = "float32"}), {bins = 3, range = {0, 5e-324}})
+    assert.equal(1, counts:sum())
   end)
 end)

@@ -106,6 +106,27 @@ describe("integer indices", function()
     expect_code("INDEX", function() return dl.zeros{0}:take{1} end)
   end)
 
+  it("raise INDEX for any index outside the dim, however far: math.mininteger too", function()
+    -- every kind of element (the gathers of 4 and 8 bytes have their own loops)
+    for _, dtype in ipairs{"float32", "int64", "float64", "int8", "complex128"} do
+      local a = dl.arange(4):astype(dtype)
+      local before = a:totable()
+      for _, bad in ipairs{math.mininteger, math.mininteger + 1, math.maxinteger, -5, 5} do
+        local e = expect_code("INDEX", function() return dl.take(a, {1, bad, 2}) end)
+        assert.truthy(e.message:find("index " .. bad .. " is out of range", 1, true), e.message)
+        expect_code("INDEX", function() return a[dl.array{2, bad}] end)
+        expect_code("INDEX", function() return dl.take_along_dim(a, {3, bad}, 1) end)
+        -- writes check every index first: nothing is written
+        expect_code("INDEX", function() a[dl.array{2, bad}] = 7 end)
+        expect_code("INDEX", function() dl.put_along_dim(a, {3, bad}, 7, 1) end)
+      end
+      assert.same(before, a:totable())
+    end
+    -- indices of other integer dtypes too: uint64 past math.maxinteger
+    local huge = dl.array({1}, {dtype = "uint64"}):sub(2) -- wraps to 2^64 - 1
+    expect_code("INDEX", function() return dl.arange(4):take(huge) end)
+  end)
+
   it("take_along_dim picks one element per row, as argmax gives them", function()
     local scores = dl.array{{0.1, 0.7, 0.2}, {0.5, 0.3, 0.2}}
     local best = scores:argmax{dim = 2, keepdims = true}

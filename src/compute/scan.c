@@ -3,7 +3,6 @@
  * memory (the host's: backends/cpu/scan.c); diff is element-wise. */
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include "../core/copy.h"
 #include "../core/tensor.h"
@@ -245,21 +244,59 @@ dlb_status dlb_bincount(const dlb_array *x, const dlb_array *weights, int64_t mi
 /* The dtype the bins of data of dtype t live in: its float dtype, or float64. */
 static dlb_dtype bin_type(dlb_dtype t) { return kind_of(t) == DLB_KIND_FLOAT ? t : DLB_FLOAT64; }
 
-/* NumPy's linspace(first, last, nbins + 1) in double into edges (new, dtype, on where). */
+/* Edges pass between their array and the host this many at a time,
+ * through a buffer on the stack: the script chooses how many edges there
+ * are, so nothing is allocated by their count outside the arrays (which
+ * are charged to the state's account before they exist). */
+#define EDGE_CHUNK 4096
+
+/* The budget of the call's state: its work's (NULL: a core caller with none). */
+static dlb_budget *call_budget(void) {
+  dlb_work *w = dlb_work_current();
+  return w ? w->budget : NULL;
+}
+
+/* k edges done: DLB_E_INTERRUPTED once a look saw the host's interrupt
+ * (the work's end says so, naming the histogram). */
+static dlb_status edges_done(int64_t k) {
+  return dlb_work_tick(dlb_work_current(), k) ? DLB_E_INTERRUPTED : DLB_OK;
+}
+
+/* Elements start..start+k-1 of the 1-D array e from or into chunk (float64). */
+static dlb_status edges_part(const dlb_array *e, int64_t start, int64_t k, double *chunk,
+                             int write, dlb_error *err) {
+  dlb_array part;
+  dlb_status st;
+  dlb_array_share(&part, e);
+  st = dlb_view_slice(&part, 0, start, k, 1, err);
+  if (st == DLB_OK)
+    st = write ? dlb_array_write_from(&part, chunk, DLB_FLOAT64, err)
+               : dlb_array_read_into(&part, chunk, DLB_FLOAT64, err);
+  dlb_array_release(&part);
+  /* (the interrupt, seen by the part's own work: the histogram's) */
+  if (st == DLB_E_INTERRUPTED && dlb_work_raised(call_budget()))
+    return dlb_work_interrupted("histogram", err);
+  return st;
+}
+
+/* NumPy's linspace(first, last, nbins + 1), computed in double, into edges
+ * (new, dtype, on where). histogram_into checked that nbins + 1 edges of 8
+ * bytes have a size; the array is allocated (charged) before any work. */
 static dlb_status linspace_edges(double first, double last, int64_t nbins, dlb_dtype dtype,
                                  const dlb_placement *where, dlb_array *edges, dlb_error *err) {
   int64_t n = nbins + 1;
-  double *e, step = (last - first) / (double)nbins;
-  dlb_status st;
-  if (nbins > (INT64_MAX - 1) / 8 || !(e = malloc((size_t)n * sizeof *e)))
-    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "histogram: no memory for %lld edges",
-                    (long long)n);
-  for (int64_t i = 0; i < nbins; i++) e[i] = (double)i * step + first;
-  e[nbins] = last;
-  st = dlb_array_allocate(edges, where->backend, where->device_id, dtype, 1, &n, 0, err);
-  if (st == DLB_OK && (st = dlb_array_write_from(edges, e, DLB_FLOAT64, err)) != DLB_OK)
-    dlb_array_release(edges);
-  free(e);
+  double chunk[EDGE_CHUNK], step = (last - first) / (double)nbins;
+  dlb_status st = dlb_array_allocate(edges, where->backend, where->device_id, dtype, 1, &n, 0,
+                                     err);
+  if (st != DLB_OK) return st;
+  st = dlb_work_admit(call_budget(), n, "histogram", err);
+  for (int64_t i = 0; st == DLB_OK && i < n; i += EDGE_CHUNK) {
+    int64_t k = n - i < EDGE_CHUNK ? n - i : EDGE_CHUNK;
+    for (int64_t j = 0; j < k; j++)
+      chunk[j] = i + j == nbins ? last : (double)(i + j) * step + first;
+    if ((st = edges_part(edges, i, k, chunk, 1, err)) == DLB_OK) st = edges_done(k);
+  }
+  if (st != DLB_OK) dlb_array_release(edges);
   return st;
 }
 
@@ -295,27 +332,37 @@ static dlb_status bin_range(const dlb_array *a, const dlb_histogram_options *o, 
   return DLB_OK;
 }
 
-/* Given edges as the histogram's, checked ascending. */
+/* Whether e can be a histogram's edges: 1-D, real, two or more. */
+static dlb_status check_edges_shape(const dlb_array *e, dlb_error *err) {
+  if (e->ndim == 1 && e->shape[0] >= 2 && kind_of(e->dtype) != DLB_KIND_COMPLEX) return DLB_OK;
+  dlb_fail(err, DLB_E_VALUE,
+           "histogram: bins must be a count or a 1-D real array of two or more edges");
+  dlb_error_hint(err, "bins = 10 (evenly spaced), or bins = dl.array{0, 1, 5, 10}");
+  return DLB_E_VALUE;
+}
+
+/* Given edges (shape checked) as the histogram's, of dtype, checked
+ * ascending as float64 a chunk at a time (e may be a view of a few
+ * elements standing for billions: nothing is sized by its extent). */
 static dlb_status given_edges(const dlb_array *e, dlb_dtype dtype, dlb_array *out,
                               dlb_error *err) {
-  double *v;
-  dlb_status st;
-  if (e->ndim != 1 || e->shape[0] < 2 || kind_of(e->dtype) == DLB_KIND_COMPLEX) {
-    dlb_fail(err, DLB_E_VALUE,
-             "histogram: bins must be a count or a 1-D real array of two or more edges");
-    dlb_error_hint(err, "bins = 10 (evenly spaced), or bins = dl.array{0, 1, 5, 10}");
-    return DLB_E_VALUE;
-  }
-  if (!(v = malloc((size_t)e->shape[0] * sizeof *v)))
-    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "histogram: no memory for the edges");
-  st = dlb_array_read_into(e, v, DLB_FLOAT64, err);
-  for (int64_t i = 1; st == DLB_OK && i < e->shape[0]; i++)
-    if (!(v[i - 1] <= v[i])) {
-      st = dlb_fail(err, DLB_E_VALUE, "histogram: bins must increase monotonically (edge %lld)",
-                    (long long)i + 1);
-      break;
+  int64_t n = e->shape[0];
+  double chunk[EDGE_CHUNK], prev = 0;
+  dlb_status st = dlb_work_admit(call_budget(), n, "histogram", err);
+  for (int64_t i = 0; st == DLB_OK && i < n; i += EDGE_CHUNK) {
+    int64_t k = n - i < EDGE_CHUNK ? n - i : EDGE_CHUNK;
+    if ((st = edges_part(e, i, k, chunk, 0, err)) != DLB_OK) break;
+    for (int64_t j = 0; j < k; j++) {
+      if (i + j > 0 && !(prev <= chunk[j])) {
+        st = dlb_fail(err, DLB_E_VALUE,
+                      "histogram: bins must increase monotonically (edge %lld)",
+                      (long long)(i + j + 1));
+        break;
+      }
+      prev = chunk[j];
     }
-  free(v);
+    if (st == DLB_OK) st = edges_done(k);
+  }
   if (st == DLB_OK) st = dlb_array_as_dtype(e, dtype, out, err);
   return st;
 }
@@ -329,6 +376,7 @@ static dlb_status histogram_into(const dlb_array *a, const dlb_histogram_options
   dlb_array data = {0}, w = {0}, e = {0};
   dlb_dtype bt;
   int64_t nbins;
+  double first = 0, last = 0;
   dlb_status st;
   if ((st = dlb_check_arrays_for(1 + (o->weights != NULL), arrays, cpu, offsetof(dlb_kernels,
                                                                                  count),
@@ -340,27 +388,40 @@ static dlb_status histogram_into(const dlb_array *a, const dlb_histogram_options
   if (o->edges) {
     const dlb_array *both[2] = {a, o->edges};
     if ((st = dlb_check_arrays_for(2, both, cpu, DLB_ANY_MEMORY, &where, op,
-                                   err)) != DLB_OK) return st;
+                                   err)) != DLB_OK ||
+        (st = check_edges_shape(o->edges, err)) != DLB_OK)
+      return st;
     bt = bin_type(dlb_promote_types(bt, bin_type(o->edges->dtype)));
-    if ((st = given_edges(o->edges, bt, &e, err)) != DLB_OK) return st;
-    nbins = e.shape[0] - 1;
+    nbins = o->edges->shape[0] - 1;
   } else {
-    double first, last;
     if (o->bins < 1) {
       dlb_fail(err, DLB_E_VALUE, "histogram: bins must be positive, got %lld", (long long)o->bins);
       dlb_error_hint(err, "bins is the number of evenly spaced bins: 1 or more");
       return DLB_E_VALUE;
     }
+    if (o->bins > (INT64_MAX - 1) / 8) { /* bins + 1 edges of 8 bytes: more than any memory */
+      dlb_fail(err, DLB_E_OUT_OF_MEMORY, "histogram: no memory for the %llu edges of %lld bins",
+               (unsigned long long)o->bins + 1, (long long)o->bins);
+      dlb_error_hint(err, "ask for fewer bins");
+      return DLB_E_OUT_OF_MEMORY;
+    }
     nbins = o->bins;
-    if ((st = bin_range(a, o, cpu, &first, &last, err)) != DLB_OK ||
-        (st = linspace_edges(first, last, nbins, bt, &where, &e, err)) != DLB_OK)
-      return st;
+    if ((st = bin_range(a, o, cpu, &first, &last, err)) != DLB_OK) return st;
+  }
+  /* The counts first: as many as the bins (a script's choice), charged to
+   * the state's account before they exist, so bins that do not fit under
+   * the host's memory limit are refused before any work on the edges. */
+  if ((st = dlb_array_allocate(counts, where.backend, where.device_id,
+                               o->weights ? DLB_FLOAT64 : DLB_INT64, 1, &nbins, 1, err)) != DLB_OK)
+    return st;
+  st = o->edges ? given_edges(o->edges, bt, &e, err)
+                : linspace_edges(first, last, nbins, bt, &where, &e, err);
+  if (st != DLB_OK) {
+    dlb_array_release(counts);
+    return st;
   }
   st = dlb_array_as_dtype(a, bt, &data, err);
   if (st == DLB_OK && o->weights) st = weights_of(o->weights, a, &w, op, err);
-  if (st == DLB_OK)
-    st = dlb_array_allocate(counts, where.backend, where.device_id,
-                            o->weights ? DLB_FLOAT64 : DLB_INT64, 1, &nbins, 1, err);
   if (st == DLB_OK && a->numel > 0)
     st = run_count(&data, o->weights ? &w : NULL, &e, o->edges == NULL, counts, op, err);
   if (st == DLB_OK && o->weights && o->weights->dtype != DLB_FLOAT64) {

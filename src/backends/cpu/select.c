@@ -75,10 +75,13 @@ static void take_walk_init(take_walk *w, const dlb_take_call *c) {
   w->index_type = dlb_dtype_of_dl(c->index.dtype);
 }
 
-/* One lane of a gather by int64 indices of elements of T; returns the
- * first index out of range, or INT64_MIN. */
+/* One lane of a gather by int64 indices of elements of T; returns 0, or 1
+ * with the first index out of range in *bad (any int64 can be one:
+ * math.mininteger too, so no value of the index can mark "none"). The
+ * fast test subtracts base in uint64 (i - base overflows int64 for i near
+ * INT64_MIN); resolve decides the rest. */
 #define DEFINE_GATHER(NAME, T)                                                     \
-  static int64_t NAME(const take_walk *w, char *const *at, int64_t base) {         \
+  static int NAME(const take_walk *w, char *const *at, int64_t base, int64_t *bad) { \
     const int64_t m = w->m, n = w->n, is = w->step_index, ds = w->step_data;       \
     const int64_t es = w->step_elements;                                           \
     const char *index = at[1], *data = at[2];                                      \
@@ -87,12 +90,16 @@ static void take_walk_init(take_walk *w, const dlb_take_call *c) {
       int64_t i, r;                                                                \
       T v;                                                                         \
       memcpy(&i, index + j * is, 8);                                               \
-      r = i - base;                                                                \
-      if ((uint64_t)r >= (uint64_t)n && (r = resolve(i, n, base)) < 0) return i;   \
+      if ((uint64_t)i - (uint64_t)base < (uint64_t)n)                              \
+        r = i - base;                                                              \
+      else if ((r = resolve(i, n, base)) < 0) {                                    \
+        *bad = i;                                                                  \
+        return 1;                                                                  \
+      }                                                                            \
       memcpy(&v, data + r * ds, sizeof v);                                         \
       memcpy(out + j * es, &v, sizeof v);                                          \
     }                                                                              \
-    return INT64_MIN;                                                              \
+    return 0;                                                                      \
   }
 
 DEFINE_GATHER(gather4, uint32_t)
@@ -126,8 +133,9 @@ dlb_status dlb_cpu_take(void *ctx, dlb_take_call *c) {
   take_walk_init(&w, c);
   while (dlb_lanes_next(&w.lanes, at)) {
     if (!c->scatter && w.index_type == DLB_INT64 && (w.size == 4 || w.size == 8)) {
-      int64_t bad = w.size == 4 ? gather4(&w, at, c->index_base) : gather8(&w, at, c->index_base);
-      if (bad != INT64_MIN) return index_error(c, bad, &c->error);
+      int64_t bad;
+      if (w.size == 4 ? gather4(&w, at, c->index_base, &bad) : gather8(&w, at, c->index_base, &bad))
+        return index_error(c, bad, &c->error);
       if (dlb_work_tick(work, w.m)) break;
       continue;
     }
