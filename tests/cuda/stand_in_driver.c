@@ -1,8 +1,10 @@
 /* stand_in_driver.c -- a stand-in for the CUDA driver (libcuda), for tests
  * on machines without a GPU. Loaded through DLB_CUDA_DRIVER; never
- * installed or named libcuda.so.1. It proves the backend's protocol (push
- * and pop, ordering, lifetimes) against a model of the documented
- * semantics, not anything about hardware.
+ * installed as the system's libcuda.so.1 (ctest gpu.oneshot_relocated
+ * copies it under that name into a scratch directory on LD_LIBRARY_PATH,
+ * to run the hardware check's one-shot as a GPU machine would). It proves
+ * the backend's protocol (push and pop, ordering, lifetimes) against a
+ * model of the documented semantics, not anything about hardware.
  *
  * Model (stand_in_driver.h lists the controls):
  * - Two devices. "Device" memory is host memory carved from one mmap
@@ -45,6 +47,7 @@ DLB_CU_FUNCTIONS(PROTO_)
 #undef PROTO_
 API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags, int *status);
 API CUresult cuGetProcAddress(const char *symbol, void **fn, int version, uint64_t flags);
+API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags);
 API int standin_control(const char *key, long long value);
 API long long standin_query(const char *key);
 API void *standin_alloc(int device, size_t nbytes, int kind);
@@ -566,10 +569,26 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   return r;
 }
 
+/* Managed memory, as a foreign producer allocates it (cuda_stand_in's
+ * tensor{pointer = "managed"} in its driver-only mode, as on hardware);
+ * flags: CU_MEM_ATTACH_GLOBAL (1) or CU_MEM_ATTACH_HOST (2). */
+API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) {
+  void *at = NULL;
+  CUresult r;
+  NEED_INIT();
+  if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (n == 0 || (flags != 1 && flags != 2)) return CUDA_ERROR_INVALID_VALUE;
+  if ((r = allocate(current()->device, n, CU_MEMORYTYPE_UNIFIED, &at)) == CUDA_SUCCESS)
+    *p = (CUdeviceptr)(uintptr_t)at;
+  return r;
+}
+
+/* Device and managed memory alike, as the driver's cuMemFree. */
 API CUresult cuMemFree_v2(CUdeviceptr p) {
   NEED_INIT();
   if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
-  return release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_DEVICE);
+  if (release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_DEVICE) == CUDA_SUCCESS) return CUDA_SUCCESS;
+  return release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_UNIFIED);
 }
 
 API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags) {

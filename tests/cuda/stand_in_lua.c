@@ -1,8 +1,9 @@
 /* stand_in_lua.c -- the Lua module cuda_stand_in, for spec/cuda_spec.lua: the
  * stand-in driver's controls (stand_in_driver.h), and a foreign CUDA
  * producer and consumer that use the driver directly, as PyTorch or CuPy
- * would. It opens the driver by the path in DLB_CUDA_DRIVER, the library
- * the backend loaded (one handle: the same state).
+ * would. It opens the library the backend loaded (one handle: the same
+ * state), by the backend's rule: DLB_CUDA_DRIVER when set and not empty,
+ * else libcuda.so.1 (a GPU machine's driver: tests/gpu).
  *
  *   control(key, value) -> 0 | -1        query(key) -> integer
  *   stream(device [, nonblocking]) -> handle (an integer, never destroyed)
@@ -10,10 +11,16 @@
  *     its numel * itemsize bytes from the data pointer on stream, waits
  *     for that stream only, then calls the deleter
  *   tensor{values, device =, dl_device =, claim =, pointer =, device_type =}
- *     -> a capsule of a float32 vector in stand-in device memory (pointer
- *     "host": malloc'd memory, "managed": stand-in managed memory; claim:
- *     the elements the tensor says it has, default #values; device_type:
- *     DLPack's, default kDLCUDA)
+ *     -> a capsule of a float32 vector in device memory (pointer "host":
+ *     malloc'd memory, "managed": managed memory; claim: the elements the
+ *     tensor says it has, default #values; device_type: DLPack's, default
+ *     kDLCUDA). On the stand-in: its standin_alloc, filled by the host;
+ *     after driver_only(), or with a driver that has no standin_alloc (a
+ *     real one): cuMemAlloc_v2 / cuMemAllocManaged in the device's primary
+ *     context, filled with cuMemcpyHtoDAsync_v2 + cuStreamSynchronize on the
+ *     legacy stream, freed with cuMemFree_v2 (the deleter pushes the context)
+ *   driver_only() -> nothing: from now on tensor uses the driver's ordinary
+ *     entry points only, as on hardware (tests/gpu/hw_stand_in.lua)
  *   deleted() -> how many of tensor's deleters ran
  *   queue(device) -> dlbridge's stream on cuda:device (dlb_device_queue) */
 #include <dlfcn.h>
@@ -28,15 +35,26 @@
 
 static void *lib;
 static atomic_int deleted;
+static int driver_only;
+
+/* The driver the backend opened (src/backends/cuda/driver.c's rule). */
+static void *driver(void) {
+  if (!lib) {
+    const char *path = getenv("DLB_CUDA_DRIVER");
+    if (!path || !*path) path = "libcuda.so.1";
+    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  return lib;
+}
 
 static void *need(lua_State *L, const char *name) {
   void *fn;
-  if (!lib) {
+  if (!driver()) {
     const char *path = getenv("DLB_CUDA_DRIVER");
-    if (!path || !(lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-      luaL_error(L, "cuda_stand_in: DLB_CUDA_DRIVER does not name the stand-in driver");
+    luaL_error(L, "cuda_stand_in: cannot open the CUDA driver %s: %s",
+               path && *path ? path : "libcuda.so.1", dlerror());
   }
-  if (!(fn = dlsym(lib, name))) luaL_error(L, "cuda_stand_in: no %s", name);
+  if (!(fn = dlsym(lib, name))) luaL_error(L, "cuda_stand_in: the driver has no %s", name);
   return fn;
 }
 
@@ -45,14 +63,21 @@ static void *need(lua_State *L, const char *name) {
 typedef CUresult (*retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*push_fn)(CUcontext);
 typedef CUresult (*pop_fn)(CUcontext *);
+typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*alloc_managed_fn)(CUdeviceptr *, size_t, unsigned);
+typedef CUresult (*free_fn)(CUdeviceptr);
+typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t, CUstream);
+typedef CUresult (*sync_fn)(CUstream);
 
-/* Pushes device's primary context (retained for good: the consumer's). */
-static void enter(lua_State *L, int device) {
-  CUcontext c;
+/* Pushes device's primary context (retained for good: the consumer's);
+ * returns it. */
+static CUcontext enter(lua_State *L, int device) {
+  CUcontext c = NULL;
   if (CALL(L, "cuInit", CUresult (*)(unsigned))(0) != CUDA_SUCCESS ||
       CALL(L, "cuDevicePrimaryCtxRetain", retain_fn)(&c, device) != CUDA_SUCCESS ||
       CALL(L, "cuCtxPushCurrent_v2", push_fn)(c) != CUDA_SUCCESS)
     luaL_error(L, "cuda_stand_in: no context on device %d", device);
+  return c;
 }
 
 static void leave(lua_State *L) {
@@ -123,19 +148,34 @@ static int l_read(lua_State *L) {
   return 2;
 }
 
+/* Where a producer's memory came from. */
+enum { FROM_MALLOC, FROM_STANDIN, FROM_DRIVER };
+
 typedef struct producer {
   DLManagedTensorVersioned m;
   int64_t shape[1];
   void *memory;
-  int host;
+  int from;
+  CUcontext context; /* FROM_DRIVER: the primary context it was allocated in */
 } producer;
 
+/* Runs on whatever thread drops the last reference (no Lua state). A
+ * driver that has shut down (at exit) frees everything itself. */
 static void producer_deleter(DLManagedTensorVersioned *m) {
   producer *p = (producer *)m;
-  if (p->host) {
+  if (p->from == FROM_MALLOC) {
     free(p->memory);
-  } else if (lib) {
+  } else if (p->from == FROM_STANDIN) {
     ((standin_free_fn)dlsym(lib, "standin_free"))(p->memory);
+  } else {
+    push_fn push = (push_fn)dlsym(lib, "cuCtxPushCurrent_v2");
+    pop_fn pop = (pop_fn)dlsym(lib, "cuCtxPopCurrent_v2");
+    free_fn release = (free_fn)dlsym(lib, "cuMemFree_v2");
+    CUcontext c;
+    if (push && pop && release && push(p->context) == CUDA_SUCCESS) {
+      release((CUdeviceptr)(uintptr_t)p->memory);
+      pop(&c);
+    }
   }
   free(p);
   atomic_fetch_add(&deleted, 1);
@@ -149,29 +189,65 @@ static lua_Integer opt_field(lua_State *L, const char *key, lua_Integer fallback
   return v;
 }
 
+/* The values, in device (or managed) memory allocated through the driver's
+ * ordinary entry points; NULL and *r set on failure. */
+static void *driver_memory(lua_State *L, CUcontext *context, int device, int managed,
+                           const float *values, size_t bytes, CUresult *r) {
+  CUdeviceptr d = 0;
+  CUcontext c;
+  *context = enter(L, device);
+  *r = managed ? CALL(L, "cuMemAllocManaged", alloc_managed_fn)(&d, bytes, 1u /* ATTACH_GLOBAL */)
+               : CALL(L, "cuMemAlloc_v2", alloc_fn)(&d, bytes);
+  if (*r == CUDA_SUCCESS) *r = CALL(L, "cuMemcpyHtoDAsync_v2", htod_fn)(d, values, bytes, CU_STREAM_LEGACY);
+  if (*r == CUDA_SUCCESS) *r = CALL(L, "cuStreamSynchronize", sync_fn)(CU_STREAM_LEGACY);
+  if (*r != CUDA_SUCCESS && d) CALL(L, "cuMemFree_v2", free_fn)(d), d = 0;
+  CALL(L, "cuCtxPopCurrent_v2", pop_fn)(&c);
+  return (void *)(uintptr_t)d;
+}
+
 static int l_tensor(lua_State *L) {
   int n, host, managed, device;
+  size_t bytes;
+  float *values;
+  void *memory = NULL;
+  int from;
+  CUcontext context = NULL;
   producer *p;
+  CUresult r = CUDA_SUCCESS;
   luaL_checktype(L, 1, LUA_TTABLE);
   n = (int)lua_rawlen(L, 1);
+  bytes = (size_t)n * 4 + (n == 0);
   device = (int)opt_field(L, "device", 0);
   lua_getfield(L, 1, "pointer");
   host = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "host") == 0;
   managed = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "managed") == 0;
   lua_pop(L, 1);
-  if (!(p = calloc(1, sizeof *p))) return luaL_error(L, "no memory");
-  p->host = host;
-  p->memory = host ? malloc((size_t)n * 4 + 4)
-                   : CALL(L, "standin_alloc", standin_alloc_fn)(device, (size_t)n * 4 + (n == 0),
-                                                                 managed ? 4 : 2);
-  if (!p->memory) return free(p), luaL_error(L, "no memory for the producer");
+  /* The values first, in a buffer the collector frees (errors below too). */
+  values = lua_newuserdatauv(L, (size_t)n * 4 + 4, 0);
   for (int i = 0; i < n; i++) {
-    float f;
     lua_rawgeti(L, 1, i + 1);
-    f = (float)lua_tonumber(L, -1);
+    values[i] = (float)lua_tonumber(L, -1);
     lua_pop(L, 1);
-    memcpy((char *)p->memory + 4 * i, &f, 4);
   }
+  if (host) {
+    from = FROM_MALLOC;
+    if ((memory = malloc(bytes))) memcpy(memory, values, bytes);
+  } else if (!driver_only && driver() && dlsym(lib, "standin_alloc")) {
+    from = FROM_STANDIN;
+    if ((memory = CALL(L, "standin_alloc", standin_alloc_fn)(device, bytes, managed ? 4 : 2)))
+      memcpy(memory, values, bytes);
+  } else {
+    from = FROM_DRIVER;
+    memory = driver_memory(L, &context, device, managed, values, bytes, &r);
+  }
+  if (!memory)
+    return r != CUDA_SUCCESS ? luaL_error(L, "cuda_stand_in: the producer's memory: CUresult %d", (int)r)
+                             : luaL_error(L, "no memory for the producer");
+  if (!(p = calloc(1, sizeof *p))) return luaL_error(L, "no memory"); /* (leaks memory: a test's last gasp) */
+  p->memory = memory;
+  p->from = from;
+  p->context = context;
+  lua_pop(L, 1); /* values */
   p->shape[0] = opt_field(L, "claim", n);
   p->m.version.major = DLB_DLPACK_MAJOR;
   p->m.version.minor = 0;
@@ -193,6 +269,12 @@ static int l_deleted(lua_State *L) {
   return 1;
 }
 
+static int l_driver_only(lua_State *L) {
+  (void)L;
+  driver_only = 1;
+  return 0;
+}
+
 static int l_queue(lua_State *L) {
   void *q = NULL;
   if (dlb_device_queue(L, kDLCUDA, (int)luaL_checkinteger(L, 1), &q) != DLB_OK) return lua_error(L);
@@ -204,7 +286,8 @@ int luaopen_cuda_stand_in(lua_State *L);
 __attribute__((visibility("default"))) int luaopen_cuda_stand_in(lua_State *L) {
   static const luaL_Reg fns[] = {{"control", l_control}, {"query", l_query}, {"stream", l_stream},
                                  {"read", l_read},       {"tensor", l_tensor}, {"deleted", l_deleted},
-                                 {"queue", l_queue},     {NULL, NULL}};
+                                 {"queue", l_queue},     {"driver_only", l_driver_only},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

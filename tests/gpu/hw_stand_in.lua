@@ -1,15 +1,23 @@
--- hw_stand_in.lua -- spec/cuda_spec.lua's `cuda_stand_in` module on real
--- hardware (tests/gpu/run): the foreign producer and consumer of
--- tests/cuda/stand_in_lua.c use only ordinary driver entry points, so they
--- run against libcuda.so.1 as they are; the stand-in's own controls and
--- counters (control, query) have no hardware equivalent and raise an error
--- marked `standin_only`, which the runner reports as "needs the stand-in"
--- rather than as a failure.
+-- hw_stand_in.lua -- spec/cuda_spec.lua's `cuda_stand_in` module on a GPU
+-- machine (tests/gpu/run): the module of tests/cuda/stand_in_lua.c (loaded
+-- from HW_STAND_IN_LIB) switched to its driver-only mode, so that its
+-- foreign producer and consumer (stream, read, tensor, deleted, queue) use
+-- the driver's ordinary entry points alone (cuMemAlloc_v2,
+-- cuMemAllocManaged, cuMemcpy*Async_v2, cuMemFree_v2, ...), never the
+-- stand-in's standin_alloc. It opens the driver the backend opened
+-- (DLB_CUDA_DRIVER when set, else libcuda.so.1).
+--
+-- `hardware = true` tells the spec to run as on hardware: what needs the
+-- stand-in's controls or counters is pending there with its reason, and
+-- nothing hands the driver a made-up handle. The controls themselves raise
+-- an error marked `standin_only`, which the runner reports as n/a with the
+-- reason rather than as a failure, should a spec still reach one.
 local real = package.loadlib(HW_STAND_IN_LIB, "luaopen_cuda_stand_in")
 assert(real, "tests/gpu: cannot load " .. tostring(HW_STAND_IN_LIB))
 local S = real()
+S.driver_only()
 
-local shim = {}
+local shim = {hardware = true}
 for k, v in pairs(S) do shim[k] = v end
 
 local function standin_only(what)
@@ -19,5 +27,6 @@ end
 
 function shim.control(key) standin_only("control(" .. tostring(key) .. ")") end
 function shim.query(key) standin_only("query(" .. tostring(key) .. ")") end
+shim.driver_only = nil
 
 return shim

@@ -298,6 +298,7 @@ local function run_test(node, r, opts)
     if ok then ok, err = run_hooks(b.before) end
   end
   finalizers = {}
+  if ok and opts.started then opts.started(name) end
   if ok then
     ok, err = xpcall(node.fn, function(e)
       if type(e) == "table" then return e end -- a Failure, a dlbridge.Error: kept as is
@@ -340,11 +341,26 @@ local function runs_any(block, opts, prefix)
   return false
 end
 
+-- A block with no test to run still reports what it holds: its pending
+-- tests (busted lists them too) and broken describes, nested ones included.
+local function report_idle(block, opts, r, prefix)
+  for _, node in ipairs(block.children) do
+    local text = prefix .. " " .. node.name
+    if node.kind == "broken" then
+      r.errors = r.errors + 1
+      r.say("ERROR   " .. full_name(block, node.name) .. " (in describe)\n" .. node.err)
+    elseif node.kind == "pending" and wanted(text, opts) then
+      r.pendings = r.pendings + 1
+      r.say("pending " .. full_name(block, node.name))
+    elseif node.kind == "block" then
+      report_idle(node.block_node, opts, r, text)
+    end
+  end
+end
+
 local function run_block(block, opts, r, prefix)
   if not runs_any(block, opts, prefix) then
-    for _, node in ipairs(block.children) do
-      if node.kind == "broken" then r.errors = r.errors + 1 r.say("ERROR   " .. node.name .. "\n" .. node.err) end
-    end
+    report_idle(block, opts, r, prefix)
     return
   end
   local ok, err = run_hooks(block.setup)
@@ -377,7 +393,8 @@ local function run_block(block, opts, r, prefix)
 end
 
 -- opts: files (paths), tags / exclude_tags (without '#'), print (a function
--- called with each line; default none), not_applicable(err, name) (a reason
+-- called with each line; default none), started(name) (called as each test
+-- starts: a hang can then say which), not_applicable(err, name) (a reason
 -- string when a test's error means "cannot run here" rather than a failure:
 -- counted as n/a; not busted's). Returns counts and the whole log.
 function M.run(opts)
