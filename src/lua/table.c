@@ -305,11 +305,33 @@ static void nest_tick(lua_State *L, nest_walk *w, int64_t n) {
   }
 }
 
+/* Sets t[i + 1] (t at -1) for the elements i in [from, to) of the last dim,
+ * the first of them at off. */
+static void push_leaves(lua_State *L, const nest_walk *w, int64_t from, int64_t to, int64_t off,
+                        int64_t step) {
+  const char *base = w->base;
+  if (w->a->dtype == DLB_FLOAT64) {
+    for (int64_t i = from; i < to; i++, off += step) {
+      double d;
+      memcpy(&d, base + off, 8);
+      lua_pushnumber(L, d);
+      lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+  } else {
+    for (int64_t i = from; i < to; i++, off += step) {
+      dlb_scalar v;
+      dlb_scalar_load(w->a->dtype, base + off, &v);
+      dlbL_push_scalar(L, &v);
+      lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+  }
+}
+
 /* Pushes the elements at the given depth; off is the byte offset of the
- * first one from base (pointers are formed only for elements read). */
+ * first one from base (pointers are formed only for elements read). A long
+ * last dim is pushed in pieces, with a look at the interrupt after each. */
 static void push_nested(lua_State *L, nest_walk *w, int depth, int64_t off) {
   const dlb_array *a = w->a;
-  const char *base = w->base;
   int64_t n = a->shape[depth];
   /* Strides of extent-1 dims and of size-0 arrays are unbounded (no element
    * is reached through them): only the others enter offsets. */
@@ -323,22 +345,11 @@ static void push_nested(lua_State *L, nest_walk *w, int depth, int64_t off) {
     }
     return;
   }
-  if (a->dtype == DLB_FLOAT64) {
-    for (int64_t i = 0; i < n; i++, off += step) {
-      double d;
-      memcpy(&d, base + off, 8);
-      lua_pushnumber(L, d);
-      lua_rawseti(L, -2, (lua_Integer)(i + 1));
-    }
-  } else {
-    for (int64_t i = 0; i < n; i++, off += step) {
-      dlb_scalar v;
-      dlb_scalar_load(a->dtype, base + off, &v);
-      dlbL_push_scalar(L, &v);
-      lua_rawseti(L, -2, (lua_Integer)(i + 1));
-    }
+  for (int64_t from = 0; from < n; from += DLB_WORK_CHECK_EVERY) {
+    int64_t to = n - from > DLB_WORK_CHECK_EVERY ? from + DLB_WORK_CHECK_EVERY : n;
+    push_leaves(L, w, from, to, off + from * step, step);
+    nest_tick(L, w, to - from);
   }
-  nest_tick(L, w, n);
 }
 
 /* A lower bound of the Lua memory a's tables take: a value slot per

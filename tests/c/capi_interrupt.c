@@ -121,6 +121,8 @@ static void test_interrupt_stops_each_kind_of_loop(lua_State *L) {
   check_interrupted(L, "tobytes",
                     "local x = dl.zeros(1):expand(1 << 24)\n"
                     "start(); for _ = 1, 1000 do x:tobytes() end");
+  check_interrupted(L, "one long totable row",
+                    "local x = dl.zeros(1):expand(1 << 23); start(); x:totable()");
   check_interrupted(L, "totable",
                     "local x = dl.zeros(1):expand(1 << 22)\n"
                     "start(); for _ = 1, 1000 do x:totable() end");
