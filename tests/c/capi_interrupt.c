@@ -121,6 +121,10 @@ static void test_interrupt_stops_each_kind_of_loop(lua_State *L) {
   check_interrupted(L, "tobytes",
                     "local x = dl.zeros(1):expand(1 << 24)\n"
                     "start(); for _ = 1, 1000 do x:tobytes() end");
+  check_interrupted(L, "one long take_along_dim lane",
+                    "local a = dl.zeros({1}, {dtype = 'int8'}):expand(1 << 28)\n"
+                    "local i = dl.ones({1}, {dtype = 'int64'}):expand(1 << 28)\n"
+                    "start(); dl.take_along_dim(a, i, 1)");
   check_interrupted(L, "one long totable row",
                     "local x = dl.zeros(1):expand(1 << 23); start(); x:totable()");
   check_interrupted(L, "totable",

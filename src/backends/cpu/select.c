@@ -105,52 +105,77 @@ static void take_walk_init(take_walk *w, const dlb_take_call *c) {
 DEFINE_GATHER(gather4, uint32_t)
 DEFINE_GATHER(gather8, uint64_t)
 
+/* The first piece of a lane (m elements from j0, at most
+ * DLB_WORK_CHECK_EVERY) as a walk of its own: at gets its pointers. A
+ * long lane (a 1-D take is one) goes in such pieces, with a look at the
+ * interrupt after each. */
+static void lane_piece(const take_walk *w, char *const *lane, int64_t j0, take_walk *piece,
+                       char **at) {
+  *piece = *w;
+  piece->m = w->m - j0 < DLB_WORK_CHECK_EVERY ? w->m - j0 : DLB_WORK_CHECK_EVERY;
+  at[0] = lane[0] + j0 * w->step_elements;
+  at[1] = lane[1] + j0 * w->step_index;
+  at[2] = lane[2];
+}
+
 /* Checks every index (before a scatter writes anything). */
 static dlb_status check_indices(dlb_take_call *c) {
-  take_walk w;
-  char *at[3];
+  take_walk w, piece;
+  char *lane[3], *at[3];
   dlb_work *work = dlb_work_current();
   take_walk_init(&w, c);
-  while (dlb_lanes_next(&w.lanes, at)) {
-    for (int64_t j = 0; j < w.m; j++) {
-      int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
-      if (resolve(i, w.n, c->index_base) < 0)
-        return index_error(c, i, &c->error);
+  while (dlb_lanes_next(&w.lanes, lane)) {
+    for (int64_t j0 = 0; j0 < w.m; j0 += piece.m) {
+      lane_piece(&w, lane, j0, &piece, at);
+      for (int64_t j = 0; j < piece.m; j++) {
+        int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
+        if (resolve(i, w.n, c->index_base) < 0)
+          return index_error(c, i, &c->error);
+      }
+      if (dlb_work_tick(work, piece.m)) return DLB_OK;
     }
-    if (dlb_work_tick(work, w.m)) break;
+  }
+  return DLB_OK;
+}
+
+/* Gathers or scatters one piece of a lane. */
+static dlb_status take_piece(dlb_take_call *c, const take_walk *w, char *const *at) {
+  if (!c->scatter && w->index_type == DLB_INT64 && (w->size == 4 || w->size == 8)) {
+    int64_t bad;
+    if (w->size == 4 ? gather4(w, at, c->index_base, &bad) : gather8(w, at, c->index_base, &bad))
+      return index_error(c, bad, &c->error);
+    return DLB_OK;
+  }
+  for (int64_t j = 0; j < w->m; j++) {
+    int64_t i = load_index(w->index_type, at[1] + j * w->step_index);
+    int64_t r = resolve(i, w->n, c->index_base);
+    char *element = at[0] + j * w->step_elements, *datum;
+    if (r < 0) return index_error(c, i, &c->error);
+    datum = at[2] + r * w->step_data;
+    if (c->scatter)
+      copy_element(datum, element, w->size);
+    else
+      copy_element(element, datum, w->size);
   }
   return DLB_OK;
 }
 
 dlb_status dlb_cpu_take(void *ctx, dlb_take_call *c) {
-  take_walk w;
-  char *at[3];
+  take_walk w, piece;
+  char *lane[3], *at[3];
   dlb_work *work = dlb_work_current();
   dlb_status st;
   (void)ctx;
   if (c->data.ndim == 0) return DLB_OK; /* the core never sends one */
   if (c->scatter && (st = check_indices(c)) != DLB_OK) return st;
+  if (work && work->interrupted) return DLB_OK; /* stopped while checking: write nothing */
   take_walk_init(&w, c);
-  while (dlb_lanes_next(&w.lanes, at)) {
-    if (!c->scatter && w.index_type == DLB_INT64 && (w.size == 4 || w.size == 8)) {
-      int64_t bad;
-      if (w.size == 4 ? gather4(&w, at, c->index_base, &bad) : gather8(&w, at, c->index_base, &bad))
-        return index_error(c, bad, &c->error);
-      if (dlb_work_tick(work, w.m)) break;
-      continue;
+  while (dlb_lanes_next(&w.lanes, lane)) {
+    for (int64_t j0 = 0; j0 < w.m; j0 += piece.m) {
+      lane_piece(&w, lane, j0, &piece, at);
+      if ((st = take_piece(c, &piece, at)) != DLB_OK) return st;
+      if (dlb_work_tick(work, piece.m)) return DLB_OK;
     }
-    for (int64_t j = 0; j < w.m; j++) {
-      int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
-      int64_t r = resolve(i, w.n, c->index_base);
-      char *element = at[0] + j * w.step_elements, *datum;
-      if (r < 0) return index_error(c, i, &c->error);
-      datum = at[2] + r * w.step_data;
-      if (c->scatter)
-        copy_element(datum, element, w.size);
-      else
-        copy_element(element, datum, w.size);
-    }
-    if (dlb_work_tick(work, w.m)) break;
   }
   return DLB_OK;
 }
