@@ -248,6 +248,13 @@ describe("dl.load(path, opts)", function()
     end
   end)
 
+  it("refuses a header longer than 64 KiB (NumPy refuses over 10000 bytes) with FORMAT", function()
+    -- A file (a script) decides the header's length: such a header is never read.
+    local s = "\147NUMPY\2\0" .. string.pack("<I4", 70000) .. string.rep(" ", 70000)
+    local err = expect_code("FORMAT", dl.fromnpy, s)
+    assert.matches("70000 bytes", err.message, 1, true)
+  end)
+
   it("stores bool bytes other than 0 and 1 as true, in a copy", function()
     local path = temp_path()
     write_file(path, npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",

@@ -248,6 +248,21 @@ describe("dl.fromsafetensors(s, opts)", function()
     assert.equal(ENGINE .. ":0", dl.fromsafetensors(s, {device = ENGINE}).step.device)
   end)
 
+  it("parses a header only when the host's memory limit has room for the parse", function()
+    -- The JSON header's length is the file's (a script's) to choose, up to
+    -- 100 MB; parsing it takes memory, charged to the limit while it runs.
+    local json = '{"__metadata__":{"k":"' .. string.rep("v", 200000) .. '"}}'
+    local s = string.pack("<I8", #json) .. json
+    collectgarbage()
+    tb.set_memory_limit(dl.memory().in_use + 1024 * 1024)
+    local ok, err = pcall(dl.fromsafetensors, s)
+    tb.set_memory_limit(0)
+    assert.is_false(ok)
+    assert.equal("OUT_OF_MEMORY", err.code)
+    local _, metadata = dl.fromsafetensors(s)       -- without the limit: parsed
+    assert.equal(200000, #metadata.k)
+  end)
+
   it("raises COPY_REQUIRED with copy = false: a string's arrays are copies", function()
     expect_code("COPY_REQUIRED", dl.fromsafetensors, dl.tosafetensors{}, {copy = false})
   end)

@@ -88,6 +88,9 @@ dlb_status dlb_join_result(int stack, int64_t n, const dlb_array *const *arrays,
  * which every backend can do. */
 static dlb_status check_devices(int64_t n, const dlb_array *const *arrays, dlb_backend *cpu,
                                 dlb_placement *where, const char *op, dlb_error *err) {
+  /* Not charged: a script's n is the length of a list of arrays it already
+   * holds in Lua's heap (a userdata each, which Lua's allocator bounds), and
+   * this list is 32 bytes an array for the call's duration. */
   dlb_operand *in = malloc((size_t)n * sizeof *in);
   dlb_status st;
   if (!in) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for %lld operands", op, (long long)n);

@@ -45,6 +45,13 @@ dlb_status dlb_npy_data_offset(const void *data, size_t size, uint64_t total, si
   hlen = p[6] == 1 ? (uint32_t)(p[8] | p[9] << 8)
                    : (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 |
                          (uint32_t)p[11] << 24;
+  /* NumPy writes headers of 64-byte multiples a few hundred long and, since
+   * 1.24, refuses to read ones over 10000 bytes unless told to: a longer one
+   * is no array dlbridge could read, and its text would be allocated by a
+   * size the file (a script) controls. */
+  if (hlen > DLB_NPY_HEADER_READ_MAX)
+    return dlb_fail(err, DLB_E_FORMAT, "the .npy header claims %lu bytes (dlbridge reads at most %u)",
+                    (unsigned long)hlen, (unsigned)DLB_NPY_HEADER_READ_MAX);
   if ((uint64_t)hlen > total - pre)
     return dlb_fail(err, DLB_E_FORMAT,
                     "the .npy header claims %lu bytes, but only %llu follow its length",

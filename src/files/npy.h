@@ -35,6 +35,8 @@ typedef struct dlb_npy_header {
 
 /* The most bytes dlb_npy_format_header writes (32 dims of 19 digits fit). */
 #define DLB_NPY_HEADER_MAX 1024
+/* The longest header a read accepts (FORMAT beyond). */
+#define DLB_NPY_HEADER_READ_MAX 65536u
 
 /*
  * From the first size bytes of a file of total bytes (size >= the smaller of

@@ -448,20 +448,32 @@ void dlb_safetensors_item(const dlb_safetensors_header *h, size_t i, dlb_load_it
   it->swapped = HOST_BIG_ENDIAN;
 }
 
-dlb_status dlb_safetensors_read_header(const dlb_load_source *s, dlb_safetensors_header *out,
-                                       dlb_error *err) {
-  unsigned char first[8];
+/* Parsing builds a cJSON tree and the header's tables: at most about this
+ * many bytes for each byte of JSON (a cJSON node is 64 bytes; the densest
+ * JSON has a value every 2 bytes). A script controls the header (up to
+ * DLB_SAFETENSORS_MAX_HEADER), so the parse is charged to the state's
+ * memory limit, with the header text read from a file, for as long as it
+ * runs. */
+#define PARSE_BYTES_PER_JSON_BYTE 32
+
+/* The header's length as its first 8 bytes say, where the parse would read
+ * it (else 0: it refuses without reading). */
+static uint64_t claimed_header(const unsigned char *first, uint64_t size) {
+  uint64_t n = 0;
+  if (size < 8) return 0;
+  for (int i = 7; i >= 0; i--) n = n << 8 | first[i];
+  return n <= size - 8 && n <= DLB_SAFETENSORS_MAX_HEADER ? n : 0;
+}
+
+static dlb_status read_header(const dlb_load_source *s, dlb_safetensors_header *out,
+                              const unsigned char *first, uint64_t n, dlb_error *err) {
   unsigned char *head;
-  uint64_t n = 0, len = s->size < 8 ? s->size : 8;
+  uint64_t len = s->size < 8 ? s->size : 8;
   dlb_status st;
-  memset(out, 0, sizeof *out);
   if (s->bytes || s->size == 0) /* in memory: parsed where it is */
     return dlb_safetensors_parse_header(s->bytes, (size_t)s->size, s->size, out, err);
-  if ((st = dlb_load_read(s, first, (size_t)len, 0, err)) != DLB_OK) return st;
   if (len < 8) return dlb_safetensors_parse_header(first, (size_t)len, s->size, out, err);
-  for (int i = 7; i >= 0; i--) n = n << 8 | first[i];
-  /* A size the parse will refuse is not read. */
-  if (n <= s->size - 8 && n <= DLB_SAFETENSORS_MAX_HEADER) len += n;
+  len += n; /* a size the parse will refuse is not read */
   if (!(head = malloc((size_t)len)))
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a header of %llu bytes",
                     (unsigned long long)len);
@@ -469,6 +481,31 @@ dlb_status dlb_safetensors_read_header(const dlb_load_source *s, dlb_safetensors
   st = dlb_load_read(s, head + 8, (size_t)len - 8, 8, err);
   if (st == DLB_OK) st = dlb_safetensors_parse_header(head, (size_t)len, s->size, out, err);
   free(head);
+  return st;
+}
+
+dlb_status dlb_safetensors_read_header(const dlb_load_source *s, dlb_safetensors_header *out,
+                                       dlb_error *err) {
+  unsigned char first[8] = {0};
+  dlb_budget *budget = s->host ? s->host->budget : NULL;
+  uint64_t n;
+  size_t charge;
+  dlb_status st;
+  memset(out, 0, sizeof *out);
+  if (s->bytes)
+    memcpy(first, s->bytes, s->size < 8 ? (size_t)s->size : 8);
+  else if (s->size > 0 &&
+           (st = dlb_load_read(s, first, s->size < 8 ? (size_t)s->size : 8, 0, err)) != DLB_OK)
+    return st;
+  n = claimed_header(first, s->size);
+  charge = (size_t)n * (PARSE_BYTES_PER_JSON_BYTE + (s->bytes ? 0 : 1));
+  if (budget && charge && (st = dlb_budget_charge(budget, charge, err)) != DLB_OK) {
+    dlb_error_hint(err, "the header of this safetensors file is too large to parse under the "
+                        "host's memory limit");
+    return st;
+  }
+  st = read_header(s, out, first, n, err);
+  if (budget && charge) dlb_budget_refund(budget, charge);
   return st;
 }
 
