@@ -77,8 +77,8 @@ static int64_t boundary(int64_t size, int64_t n) {
     const int64_t gap = step < 0 ? -step : step, size = (int64_t)sizeof(T);                      \
     T *v = malloc((size_t)n * sizeof(T)), *mem = malloc((size_t)(n * gap) * sizeof(T));          \
     T *x = step < 0 ? mem + (n - 1) * gap : mem;                                                 \
-    if (!v || !mem) {                                                                            \
-      CHECK(v != NULL && mem != NULL);                                                           \
+    if (n < 1 || !v || !mem) { /* the reference reads x[0] */                                    \
+      CHECK(n >= 1 && v != NULL && mem != NULL);                                                 \
       free(v);                                                                                   \
       free(mem);                                                                                 \
       return;                                                                                    \

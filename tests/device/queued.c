@@ -461,11 +461,13 @@ static void q_forget(void *ctx, int dev, void *handle) {
   UNLOCK(q);
 }
 
-/* A byte range of a live handle (locked); NULL and a violation when not. */
+/* A byte range of a live handle (locked); NULL, an empty *s and a violation
+ * when not. */
 static char *range_of(dlb_queued *q, const void *handle, size_t offset, size_t n, span *s) {
   qblock *b = block_of(q, handle);
   if (!b || offset > b->nbytes || n > b->nbytes - offset) {
     violation(q, "a copy hook's range is outside its block");
+    *s = (span){NULL, 0, 0};
     return NULL;
   }
   s->block = b;
