@@ -665,6 +665,76 @@ static void st_compute(gen *g) {
   put(&g->t, ")\n");
 }
 
+/* Construction helpers and random numbers: hostile sizes, operands and
+ * options, generators in the slots (and non-generators as self). */
+static void st_helpers(gen *g) {
+  static const char *sized[] = {"dl.eye", "dl.identity", "dl.logspace", "dl.meshgrid"};
+  static const char *likes[] = {"dl.zeros_like", "dl.ones_like", "dl.empty_like", "dl.full_like"};
+  static const char *reshaping[] = {"dl.tile", "dl.repeat_elements", "dl.roll", "dl.flip",
+                                    "dl.pad", "MT.flatten", "MT.ravel", "MT.item"};
+  static const char *pairs[] = {"dl.convolve", "dl.isclose", "dl.allclose", "dl.array_equal"};
+  static const char *opts[] = {"nil", "{dim = 1}", "{dim = -1}", "{dim = {1, 2}}", "{dim = 33}",
+                               "{nope = 1}", "{dim = 'x'}", "{mode = 'valid'}", "{mode = 'x'}",
+                               "{rtol = nan}", "{atol = -1}", "{equal_nan = true}",
+                               "{dtype = 'int8'}", "{dtype = 'nope'}", "{value = MI}",
+                               "{indexing = 'ij'}", "{indexing = 1}", "{base = 0}",
+                               "{endpoint = false}", "{k = MI}", "{k = mi}", "{1, 2}",
+                               "{dim = 1, x = 2}", "{sparse = true, copy = false}"};
+  static const char *methods[] = {"random",  "integers", "standard_normal", "normal",
+                                  "uniform", "permutation", "shuffle",      "spawn",
+                                  "state"};
+  static const char *gen_args[] = {"",        "3",          "MI",          "-1",
+                                   "{2, 3}",  "{}",         "S[1]",        "0, 10, 3",
+                                   "0, MI, 5", "mi, MI, {2}", "nan, 1, 2",  "0, 1, {2, 2}",
+                                   "{dtype = 'float32'}", "{dtype = 'int8'}", "1e9", "2, 1",
+                                   "0, 1, 4, {dtype = 'float32', endpoint = true}", "inf",
+                                   "TINY(S[2])", "S[3], {dim = 2}", "{axis = 1}", "1, -1"};
+  uint8_t m = u8(g) % 8;
+  switch (m) {
+    case 0: {
+      const char *f = sized[u8(g) % COUNT(sized)];
+      int n = u8(g) % 4;
+      call_head(g, 1, f);
+      for (int i = 0; i < n; i++) { put(&g->t, ", "); if (u8(g) < 40) g_operand(g); else g_num(g); }
+      put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
+      break;
+    }
+    case 1:
+      call_head(g, 1, likes[u8(g) % COUNT(likes)]);
+      put(&g->t, ", "); g_operand(g);
+      if (u8(g) & 1) { put(&g->t, ", "); g_value(g); }
+      put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
+      break;
+    case 2: case 3:
+      call_head(g, 1, reshaping[u8(g) % COUNT(reshaping)]);
+      put(&g->t, ", "); g_operand(g);
+      if (u8(g) & 1) { put(&g->t, ", "); if (u8(g) & 1) g_shape(g, 1); else g_int(g); }
+      put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
+      break;
+    case 4:
+      call_head(g, 1, pairs[u8(g) % COUNT(pairs)]);
+      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
+      break;
+    case 5: /* a generator into a slot: hostile seeds too */
+      call_head(g, 1, u8(g) & 1 ? "dl.random.default_rng" : "dl.random.from_state");
+      put(&g->t, ", ");
+      if (u8(g) & 1) g_int(g); else g_self(g);
+      break;
+    default: { /* a Generator method on a slot (a generator, or anything else) */
+      char f[32];
+      const char *a;
+      snprintf(f, sizeof f, "GEN.%s", methods[u8(g) % COUNT(methods)]);
+      call_head(g, 1, f);
+      put(&g->t, ", ");
+      g_self(g);
+      a = gen_args[u8(g) % COUNT(gen_args)];
+      if (*a) put(&g->t, ", %s", a);
+    }
+  }
+  put(&g->t, ")\n");
+}
+
 static void g_statement(gen *g, int depth, int in_coroutine) {
   uint8_t op = u8(g);
   g->statements++;
@@ -720,7 +790,13 @@ static void g_statement(gen *g, int depth, int in_coroutine) {
       if (in_coroutine && (u8(g) & 1)) put(&g->t, "coroutine.yield()\n");
       put(&g->t, "end\n");
       break;
-    case 14: if (u8(g) & 1) st_misc(g); else st_compute(g); break;
+    case 14: {
+      uint8_t k = u8(g) % 3;
+      if (k == 0) st_misc(g);
+      else if (k == 1) st_compute(g);
+      else st_helpers(g);
+      break;
+    }
     default: { /* a loop: many short-lived arrays (GC accounting, finalizers) */
       int n = u8(g) % 16 + 2;
       put(&g->t, "for i = 1, %d do CALL(%d, -1, dl.zeros, {%d, i}) end\n", n, u8(g) % NSLOTS + 1,
@@ -732,14 +808,16 @@ static void g_statement(gen *g, int depth, int in_coroutine) {
 /* The prelude: locals the statements use. CALL, S and KEEP come from C. */
 static const char prelude[] =
     "local dl, CALL, S, KEEP, LIMIT = ...\n"
+    "LIMIT(1073741824)\n" /* 1 GiB of arrays until a statement changes it */
     "local MI, mi, nan, inf = math.maxinteger, math.mininteger, 0/0, math.huge\n"
     "local A1 = dl.arange(6, {dtype = 'int32'}):view{2, 3}\n"
     "local MT = {}\n"
     "for _, k in ipairs{'view', 'reshape', 'transpose', 'permute', 'narrow', 'select', 'slice',\n"
     "    'squeeze', 'unsqueeze', 'expand', 'contiguous', 'is_contiguous', 'copy', 'astype', 'fill',\n"
     "    'copy_from', 'totable', 'tobytes', 'get', 'set', 'delete', 'to_dlpack', '__dlpack',\n"
-    "    '__dlpack_device', 'to', 'ge'} do MT[k] = A1[k] end\n"
+    "    '__dlpack_device', 'to', 'ge', 'flatten', 'ravel', 'item'} do MT[k] = A1[k] end\n"
     "local AMT = getmetatable(A1)\n"
+    "local GEN = getmetatable(dl.random.default_rng(0)).__index\n"
     "local C1 = dl.zeros{2}:to_dlpack()\n"
     "local CMT = getmetatable(C1)\n"
     "local E0 = select(2, pcall(dl.zeros, -1))\n"
