@@ -345,6 +345,21 @@ describe("rng:shuffle and rng:permutation", function()
     expect_code("VALUE", rng.permutation, rng, -1)
     assert.same({}, rng:permutation(0):totable())
   end)
+
+  it("shuffles an empty array as a no-op, as NumPy: no draw is made", function()
+    local rng = dl.random.default_rng(9)
+    local before = rng:state()
+    local empty, rows = dl.zeros(0), dl.zeros{5, 0} -- rows has five rows, all empty
+    rng:shuffle(empty)
+    rng:shuffle(rows)
+    rng:shuffle(dl.zeros{0, 3})
+    assert.same({ 0 }, empty.shape)
+    assert.same({ 5, 0 }, rows.shape)
+    assert.same(before, rng:state()) -- the generator moved on by nothing
+    assert.same({ 5, 0 }, rng:permutation(rows).shape)
+    -- A read-only array is still refused, empty or not (NumPy: "array is read-only").
+    expect_code("READ_ONLY", rng.shuffle, rng, dl.zeros(0):view{1, 0}:expand{3, 0})
+  end)
 end)
 
 describe("dl.random and the generators' metatable", function()

@@ -302,6 +302,7 @@ dlb_status dlb_matmul(const dlb_array *a, const dlb_array *b, dlb_dtype dtype, d
   int rndim = 0;
   dlb_dtype result_type = DLB_FLOAT64;
   dlb_work w;
+  int given;
   dlb_status st;
   if ((st = dlb_check_operands_for(2, in, cpu, offsetof(dlb_kernels, matmul), &where, "matmul",
                                    err)) != DLB_OK ||
@@ -313,8 +314,11 @@ dlb_status dlb_matmul(const dlb_array *a, const dlb_array *b, dlb_dtype dtype, d
     return st;
   if ((st = dlb_work_begin(&w, where.backend->budget, product_work(&p), "matmul", err)) != DLB_OK)
     return st;
+  given = out->buffer != NULL;
   st = matmul(a, b, dtype, out, cpu, &p, rndim, rshape, result_type, &where, err);
-  return dlb_work_end(&w, st, "matmul", err);
+  st = dlb_work_end(&w, st, "matmul", err);
+  if (st != DLB_OK && !given) dlb_array_release(out); /* interrupted: the new result goes */
+  return st;
 }
 
 /* a as dot reads it: its dims but the last merged into the rows, into *m
@@ -381,7 +385,9 @@ dlb_status dlb_dot(const dlb_array *a, const dlb_array *b, dlb_array *result, dl
   dlb_array_release(&flat);
   dlb_array_release(&ca);
   dlb_array_release(&cb);
-  return dlb_work_end(&w, st, "dot", err);
+  st = dlb_work_end(&w, st, "dot", err);
+  if (st != DLB_OK) dlb_array_release(result); /* interrupted: the result goes */
+  return st;
 }
 
 dlb_status dlb_matmul_result(int is_dot, const dlb_array *a, const dlb_array *b, dlb_dtype dtype,

@@ -264,6 +264,8 @@ dlb_status dlb_searchsorted(const dlb_array *sorted, const dlb_array *values, in
   dlb_work w;
   dlb_status st = dlb_work_begin(&w, dlb_array_budget(sorted), values->numel, "searchsorted", err);
   if (st != DLB_OK) return st;
-  return dlb_work_end(&w, search_into(sorted, values, right, base, out, cpu, err), "searchsorted",
-                      err);
+  st = dlb_work_end(&w, search_into(sorted, values, right, base, out, cpu, err), "searchsorted",
+                    err);
+  if (st != DLB_OK) dlb_array_release(out); /* interrupted: the result goes */
+  return st;
 }

@@ -51,7 +51,10 @@ dlb_status dlb_work_begin(dlb_work *w, dlb_budget *b, int64_t elements, const ch
   return DLB_OK;
 }
 
+void (*dlb_work_poll_hook)(dlb_work *w);
+
 int dlb_work_poll(dlb_work *w) {
+  if (dlb_work_poll_hook) dlb_work_poll_hook(w);
   w->since_check = 0;
   if (dlb_work_raised(w->budget)) w->interrupted = 1;
   return w->interrupted;

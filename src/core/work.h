@@ -54,6 +54,11 @@ dlb_status dlb_work_end(dlb_work *w, dlb_status st, const char *op, dlb_error *e
 dlb_work *dlb_work_current(void);
 /* Looks at the interrupt now; 1 when the work must stop. */
 int dlb_work_poll(dlb_work *w);
+/* Tests only (never set by a host): called by every look at the interrupt,
+ * before it looks, with w->since_check still the elements counted since the
+ * last one; a test counts the looks or raises the interrupt at one
+ * (tests/c/test_work_looks.c). NULL: nothing is called. */
+extern void (*dlb_work_poll_hook)(dlb_work *w);
 
 /* Counts n elements done by the current work w (NULL: nothing); 1 when the
  * work must stop. */

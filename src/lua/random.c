@@ -323,12 +323,25 @@ static int random_from_state(lua_State *L) {
 
 #define SPAWN_USAGE "rng:spawn(n) gives a list of n new generators, 0 <= n <= 1e6"
 
-/* rng:spawn(n): n children, as SeedSequence.spawn (spawn key + (i,)). */
+/* A lower bound of the Lua memory one child of a generator with nw seed
+ * words takes: its userdata (a header, one user value), its seed words' string
+ * (a header, one more spawn-key word at least, the terminator) and its slot
+ * in the list. */
+static size_t child_bytes(size_t nw) {
+  return sizeof(lua_rng) + 40 + 24 + (nw + 1) * sizeof(uint32_t) + 1 + 16;
+}
+
+/* rng:spawn(n): n children, as SeedSequence.spawn (spawn key + (i,)). A
+ * child takes some microseconds: the host's interrupt is looked at before
+ * each (the children made so far are garbage, and the generator spawned
+ * none). */
 static int spawn_unprotected(lua_State *L) {
+  const char *op = "Generator:spawn";
   lua_rng *r = to_rng(L, 1);
   lua_Integer n = lua_tointeger(L, 2);
   size_t len, nw = r->n_entropy + r->n_spawn;
   const char *words;
+  dlb_budget *budget = dlbL_state(L)->budget;
   lua_getiuservalue(L, 1, 1);
   words = lua_tolstring(L, -1, &len);
   lua_createtable(L, (int)n, 0);
@@ -336,6 +349,11 @@ static int spawn_unprotected(lua_State *L) {
     uint32_t key[2];
     size_t nk = dlb_seed_words_of(r->n_spawned + (uint64_t)k, key);
     luaL_Buffer b;
+    if (dlb_work_raised(budget)) {
+      dlb_error err;
+      dlb_work_interrupted(op, &err);
+      dlbL_raise_error(L, &err, op);
+    }
     luaL_buffinit(L, &b);
     luaL_addlstring(&b, words, nw * sizeof(uint32_t));
     luaL_addlstring(&b, (const char *)key, nk * sizeof key[0]);
@@ -348,20 +366,27 @@ static int spawn_unprotected(lua_State *L) {
   return 1;
 }
 
+/* Before a spawn starts: n children count against the host's work limit
+ * (and a raised interrupt refuses it), their Lua memory against its memory
+ * limit (OUT_OF_MEMORY before any is made, as tobytes and totable). */
 static int rng_spawn(lua_State *L) {
-  lua_rng *r = check_rng(L, 1, "Generator:spawn");
+  const char *op = "Generator:spawn";
+  lua_rng *r = check_rng(L, 1, op);
   int isint;
   lua_Integer n = lua_tointegerx(L, 2, &isint);
-  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, "Generator:spawn", SPAWN_USAGE);
+  dlb_error err;
+  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, op, SPAWN_USAGE);
   if (!isint || n < 0 || n > 1000000)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, "Generator:spawn", SPAWN_USAGE,
-                    "n must be an integer in [0, 1e6]");
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SPAWN_USAGE, "n must be an integer in [0, 1e6]");
   if (!r->seeded)
-    dlbL_raise_hint(L, DLB_E_VALUE, "Generator:spawn",
+    dlbL_raise_hint(L, DLB_E_VALUE, op,
                     "only a generator made by dl.random.default_rng (or spawned) has a seed "
                     "sequence to spawn from; a state table holds none",
                     "this generator was made from a state and has no seed sequence");
-  return dlbL_call_protected(L, spawn_unprotected, "Generator:spawn");
+  if (n > 0 && dlb_work_admit(dlbL_state(L)->budget, (int64_t)n, op, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  dlbL_reserve_lua(L, (size_t)n * child_bytes(r->n_entropy + r->n_spawn), op, "generators");
+  return dlbL_call_protected(L, spawn_unprotected, op);
 }
 
 /* --- draws --- */
@@ -754,7 +779,7 @@ static dlb_array *check_shufflable(lua_State *L, int idx, const char *op) {
   if (a->readonly || a->buffer->readonly)
     dlbL_raise_hint(L, DLB_E_READ_ONLY, op, "shuffle a copy: local b = dl.array(a); rng:shuffle(b)",
                     "the array is read-only");
-  if (!dlb_array_host_data(a))
+  if (a->numel > 0 && !dlb_array_host_data(a)) /* (size 0: a no-op anywhere, as NumPy's) */
     dlbL_raise_hint(L, DLB_E_UNSUPPORTED, op, "bring it to the cpu first: a:to(\"cpu\")",
                     "shuffle works on cpu arrays");
   return dlbL_pin(L, idx, op);

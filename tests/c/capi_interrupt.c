@@ -97,6 +97,15 @@ static void test_interrupt_stops_each_kind_of_loop(lua_State *L) {
   check_interrupted(L, "matmul (loops)",
                     "local a = dl.ones({1, 1}, {dtype = 'int64'}):expand{4000, 4000}\n"
                     "start(); dl.matmul(a, a)");
+  /* One long lane: sorting and searching look within it, not only after it
+   * (tests/c/test_work_looks.c counts their looks); spawn between children. */
+  check_interrupted(L, "sort of one lane",
+                    "local a = dl.zeros({1}, {dtype = 'float32'}):expand(1 << 25)\n"
+                    "start(); for _ = 1, 1000 do a:sort() end");
+  check_interrupted(L, "searchsorted of one lane",
+                    "local s, v = dl.arange(1e6), dl.zeros(1):expand(1 << 24)\n"
+                    "start(); for _ = 1, 1000 do s:searchsorted(v) end");
+  check_interrupted(L, "spawn", "local rng = dl.random.default_rng(1); start(); rng:spawn(1e6)");
   /* Loops that write real memory (64 Mi elements). */
   check_interrupted(L, "element-wise",
                     "local x = dl.zeros(1):expand(1 << 26); local out = dl.empty(1 << 26)\n"

@@ -6,7 +6,8 @@
  * exists, and a raised interrupt (dlb_interrupt, before the call or from
  * another thread during it) stops it. A draw that fails so leaves the
  * generator in its state before the call: it consumed nothing, as if it had
- * never been made (its has_uint32 buffer included). */
+ * never been made (its has_uint32 buffer included). spawn is bounded too:
+ * its children count against both limits, and the interrupt stops it. */
 #define _POSIX_C_SOURCE 200809L
 #include <lauxlib.h>
 #include <lua.h>
@@ -191,6 +192,88 @@ static void test_interrupt_midway(lua_State *L, dlb_interrupter *target) {
   CHECK_EQ_INT(RUN(L, "collectgarbage() return 1"), 1);
 }
 
+/* spawn makes Lua values (a generator and its seed words a child): its n
+ * children count against the work limit, their memory against the memory
+ * limit (refused before any is made), and a raised interrupt refuses it.
+ * A refused spawn spawned nothing: the next one numbers its children from
+ * where the generator was. */
+static void test_spawn_bounds(lua_State *L, dlb_interrupter *target) {
+  static const char *next_child_same =
+      "local a = RNG:spawn(1)[1]:random(4)\n"
+      "local b = dl.random.default_rng(11):spawn(1)[1]:random(4)\n"
+      "return a:tobytes() == b:tobytes()";
+  CHECK_EQ_INT(RUN(L, "RNG = dl.random.default_rng(11) return 1"), 1);
+  CHECK_EQ_INT(dlb_set_work_limit(L, 1000), DLB_OK);
+  CHECK_EQ_INT(RUN(L, "return refused('INTERRUPTED', RNG, 'spawn', 1001)"), 0);
+  CHECK_EQ_INT(RUN(L, "local err = select(2, pcall(RNG.spawn, RNG, 5000))\n"
+                      "return err.message:find('1000', 1, true) ~= nil"),
+               1);
+  CHECK_EQ_INT(dlb_set_work_limit(L, 0), DLB_OK);
+  /* 1e6 children take some 200 MB of Lua memory: not under 64 MiB. */
+  CHECK_EQ_INT(dlb_set_memory_limit(L, 64u << 20), DLB_OK);
+  CHECK_EQ_INT(RUN(L, "return refused('OUT_OF_MEMORY', RNG, 'spawn', 1e6)"), 0);
+  CHECK_EQ_INT(dlb_set_memory_limit(L, 0), DLB_OK);
+  dlb_interrupt(target);
+  CHECK_EQ_INT(RUN(L, "return refused('INTERRUPTED', RNG, 'spawn', 10)"), 0);
+  dlb_interrupt_clear(target);
+  CHECK_EQ_INT(RUN(L, next_child_same), 1);
+  /* Within the bounds: n children. */
+  CHECK_EQ_INT(dlb_set_work_limit(L, 1000), DLB_OK);
+  CHECK_EQ_INT(dlb_set_memory_limit(L, 64u << 20), DLB_OK);
+  CHECK_EQ_INT(RUN(L, "return #RNG:spawn(1000)"), 1000);
+  CHECK_EQ_INT(dlb_set_work_limit(L, 0), DLB_OK);
+  CHECK_EQ_INT(dlb_set_memory_limit(L, 0), DLB_OK);
+}
+
+/* An interrupt raised while spawn runs stops it: the Lua allocator of this
+ * state raises it at a chosen allocation after arm() (each child takes a
+ * few), so a spawn that did not look at the interrupt would finish. */
+static dlb_interrupter *alloc_target;
+static long long allocs_left = -1;
+
+static void *raising_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud, (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (allocs_left > 0 && --allocs_left == 0) dlb_interrupt(alloc_target);
+  return realloc(ptr, nsize);
+}
+
+static int arm(lua_State *L) {
+  allocs_left = luaL_checkinteger(L, 1);
+  return 0;
+}
+
+static void test_spawn_interrupted_midway(void) {
+  lua_State *L = lua_newstate(raising_alloc, NULL);
+  luaL_openlibs(L);
+  dlb_preload(L);
+  CHECK_EQ_INT(RUN(L, "dl = require 'dlbridge' return 1"), 1);
+  lua_register(L, "arm", arm);
+  alloc_target = dlb_get_interrupter(L);
+  CHECK(alloc_target != NULL);
+  CHECK_EQ_INT(RUN(L, "local rng = dl.random.default_rng(12)\n"
+                      "arm(3000) -- some hundreds of children in\n"
+                      "local ok, err = pcall(rng.spawn, rng, 100000)\n"
+                      "if ok then return 1 end\n"
+                      "if not dl.is_error(err) or err.code ~= 'INTERRUPTED' then\n"
+                      "  print(tostring(err)) return 2\n"
+                      "end\n"
+                      "RNG = rng return 0"),
+               0);
+  allocs_left = -1;
+  dlb_interrupt_clear(alloc_target);
+  /* It spawned nothing: the next child is the first one. */
+  CHECK_EQ_INT(RUN(L, "local a = RNG:spawn(1)[1]:random(4)\n"
+                      "local b = dl.random.default_rng(12):spawn(1)[1]:random(4)\n"
+                      "return a:tobytes() == b:tobytes()"),
+               1);
+  lua_close(L);
+  dlb_interrupter_release(alloc_target);
+}
+
 int main(void) {
   lua_State *L = new_state();
   dlb_interrupter *target;
@@ -202,7 +285,9 @@ int main(void) {
   test_memory_limit(L);
   test_raised_interrupt(L, target);
   test_interrupt_midway(L, target);
+  test_spawn_bounds(L, target);
   lua_close(L);
+  test_spawn_interrupted_midway();
   dlb_interrupter_release(target);
   return check_done("capi_random_bounds");
 }

@@ -251,7 +251,8 @@ static loop_kernel loop_for(dlb_dtype t) {
 static const float one_c64[2] = {1, 0}, zero_c64[2] = {0, 0};
 static const double one_c128[2] = {1, 0}, zero_c128[2] = {0, 0};
 
-static void blas_gemm(const product *p, char *c, const char *a, const char *b) {
+/* C = A B, or C += A B with add (a later part along K). */
+static void blas_gemm(const product *p, char *c, const char *a, const char *b, int add) {
   int ta, tb, lda, ldb, ldc = (int)p->c.rs, m = (int)p->m, n = (int)p->n, k = (int)p->k;
   CBLAS_TRANSPOSE opa, opb;
   blas_matrix(p->m, p->k, p->a.rs, p->a.cs, &ta, &lda);
@@ -261,66 +262,71 @@ static void blas_gemm(const product *p, char *c, const char *a, const char *b) {
   switch (p->type) {
     case DLB_FLOAT32:
       dlb_blas_get()->sgemm(CblasRowMajor, opa, opb, m, n, k, 1.0f, (const float *)a, lda,
-                  (const float *)b, ldb, 0.0f, (float *)c, ldc);
+                  (const float *)b, ldb, add ? 1.0f : 0.0f, (float *)c, ldc);
       break;
     case DLB_FLOAT64:
       dlb_blas_get()->dgemm(CblasRowMajor, opa, opb, m, n, k, 1.0, (const double *)a, lda,
-                  (const double *)b, ldb, 0.0, (double *)c, ldc);
+                  (const double *)b, ldb, add ? 1.0 : 0.0, (double *)c, ldc);
       break;
     case DLB_COMPLEX64:
-      dlb_blas_get()->cgemm(CblasRowMajor, opa, opb, m, n, k, one_c64, a, lda, b, ldb, zero_c64, c, ldc);
+      dlb_blas_get()->cgemm(CblasRowMajor, opa, opb, m, n, k, one_c64, a, lda, b, ldb,
+                            add ? one_c64 : zero_c64, c, ldc);
       break;
     default:
-      dlb_blas_get()->zgemm(CblasRowMajor, opa, opb, m, n, k, one_c128, a, lda, b, ldb, zero_c128, c, ldc);
+      dlb_blas_get()->zgemm(CblasRowMajor, opa, opb, m, n, k, one_c128, a, lda, b, ldb,
+                            add ? one_c128 : zero_c128, c, ldc);
       break;
   }
 }
 
-/* y = op(M) x for the matrix M (row-major, rows x cols as stored). */
+/* y = op(M) x (y += op(M) x with add) for the matrix M (row-major, rows x
+ * cols as stored). */
 static void blas_gemv(dlb_dtype type, int trans, int rows, int cols, const char *mat, int ld,
-                      const char *x, int incx, char *y, int incy) {
+                      const char *x, int incx, char *y, int incy, int add) {
   CBLAS_TRANSPOSE op = trans ? CblasTrans : CblasNoTrans;
   switch (type) {
     case DLB_FLOAT32:
       dlb_blas_get()->sgemv(CblasRowMajor, op, rows, cols, 1.0f, (const float *)mat, ld, (const float *)x,
-                  incx, 0.0f, (float *)y, incy);
+                  incx, add ? 1.0f : 0.0f, (float *)y, incy);
       break;
     case DLB_FLOAT64:
       dlb_blas_get()->dgemv(CblasRowMajor, op, rows, cols, 1.0, (const double *)mat, ld, (const double *)x,
-                  incx, 0.0, (double *)y, incy);
+                  incx, add ? 1.0 : 0.0, (double *)y, incy);
       break;
     case DLB_COMPLEX64:
-      dlb_blas_get()->cgemv(CblasRowMajor, op, rows, cols, one_c64, mat, ld, x, incx, zero_c64, y, incy);
+      dlb_blas_get()->cgemv(CblasRowMajor, op, rows, cols, one_c64, mat, ld, x, incx,
+                            add ? one_c64 : zero_c64, y, incy);
       break;
     default:
-      dlb_blas_get()->zgemv(CblasRowMajor, op, rows, cols, one_c128, mat, ld, x, incx, zero_c128, y, incy);
+      dlb_blas_get()->zgemv(CblasRowMajor, op, rows, cols, one_c128, mat, ld, x, incx,
+                            add ? one_c128 : zero_c128, y, incy);
       break;
   }
 }
 
 /* N == 1: the column C = A times the column B. A column-major A is stored
  * as its transpose, row-major (K x M). */
-static void blas_gemv_n(const product *p, char *c, const char *a, const char *b) {
+static void blas_gemv_n(const product *p, char *c, const char *a, const char *b, int add) {
   int ta, lda, incx, incy;
   blas_matrix(p->m, p->k, p->a.rs, p->a.cs, &ta, &lda);
   blas_vector(p->k, p->b.rs, &incx);
   blas_vector(p->m, p->c.rs, &incy);
   if (ta)
-    blas_gemv(p->type, 1, (int)p->k, (int)p->m, a, lda, b, incx, c, incy);
+    blas_gemv(p->type, 1, (int)p->k, (int)p->m, a, lda, b, incx, c, incy, add);
   else
-    blas_gemv(p->type, 0, (int)p->m, (int)p->k, a, lda, b, incx, c, incy);
+    blas_gemv(p->type, 0, (int)p->m, (int)p->k, a, lda, b, incx, c, incy, add);
 }
 
 /* M == 1: the row C = the row A times B, that is C = B^T A. */
-static void blas_gemv_m(const product *p, char *c, const char *a, const char *b) {
+static void blas_gemv_m(const product *p, char *c, const char *a, const char *b, int add) {
   int tb, ldb, incx, incy;
   blas_matrix(p->k, p->n, p->b.rs, p->b.cs, &tb, &ldb);
   blas_vector(p->k, p->a.cs, &incx);
   blas_vector(p->n, p->c.cs, &incy);
   if (tb)
-    blas_gemv(p->type, 0, (int)p->n, (int)p->k, b, ldb, a, incx, c, incy);
+    blas_gemv(p->type, 0, (int)p->n, (int)p->k, b, ldb, a, incx, c, incy, add);
   else
-    blas_gemv(p->type, 1, (int)p->k, (int)p->n, b, ldb, a, incx, c, incy);
+    blas_gemv(p->type, 1, (int)p->k, (int)p->n, b, ldb, a, incx, c, incy, add);
 }
 
 static void blas_dot(const product *p, char *c, const char *a, const char *b) {
@@ -354,8 +360,8 @@ static void zero_matrix(const product *p, char *c) {
       memset(c + (i * p->c.rs + j * p->c.cs) * (int64_t)item, 0, item);
 }
 
-/* One product of p's kind into c from a and b (accumulate: the loops add
- * to C, a later part of a K split). */
+/* One product of p's kind into c from a and b (accumulate: add to C, a
+ * later part along K; never for KERNEL_DOT). */
 static void multiply_part(const product *p, char *c, const char *a, const char *b,
                           int accumulate) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
@@ -364,19 +370,27 @@ static void multiply_part(const product *p, char *c, const char *a, const char *
       loop_for(p->type)(c, p->c.rs * item, a, p->a.rs * item, p->a.cs * item, b, p->b.rs * item,
                         p->m, p->n, p->k, accumulate);
       break;
-    case KERNEL_GEMM: blas_gemm(p, c, a, b); break;
-    case KERNEL_GEMV_N: blas_gemv_n(p, c, a, b); break;
-    case KERNEL_GEMV_M: blas_gemv_m(p, c, a, b); break;
+    case KERNEL_GEMM: blas_gemm(p, c, a, b, accumulate); break;
+    case KERNEL_GEMV_N: blas_gemv_n(p, c, a, b, accumulate); break;
+    case KERNEL_GEMV_M: blas_gemv_m(p, c, a, b, accumulate); break;
     case KERNEL_DOT: blas_dot(p, c, a, b); break;
   }
 }
 
-/* Inside a bounded call (work.h) a product runs in parts of about
- * PART_WORK multiply-adds, a look at the host's interrupt after each:
- * about a tenth of a second of one core's BLAS. Parts of a BLAS product
- * have at least MIN_BAND rows, so that BLAS still works on large panels. */
-#define PART_WORK ((int64_t)1 << 28)
-#define MIN_BAND 128
+/* Inside a bounded call (work.h) a product runs in pieces (blocks of rows,
+ * columns and depth along K), a look at the host's interrupt after each,
+ * of about PIECE_COST units of time each: a unit is about 1/16 ns, a
+ * float32 multiply-add of BLAS's GEMM on one core here, so that a piece
+ * takes about 2 ms and the interrupt is seen well within 20 ms. The parts
+ * of one element's sum along K run in order, each adding to C (BLAS's
+ * beta = 1, the loops' accumulate): the loops' sums are as without
+ * pieces; BLAS's may round differently, as BLAS's own blocking does. */
+#define PIECE_COST ((int64_t)1 << 25)
+#define MIN_BAND 128  /* BLAS pieces: rows and columns (of a GEMM) at least, as there are */
+#define MIN_DEPTH 256 /* and this deep along K: BLAS still works on large panels */
+/* The loops: a step of the inner loop over a row's columns costs about
+ * LOOP_STEP units on top of its multiply-adds (a lone column: ~6 ns). */
+#define LOOP_STEP 100
 
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -386,78 +400,134 @@ static int64_t times(int64_t a, int64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-/* C += (or =) A B in parts along K (the loops; sums keep their order). */
-static int loop_in_k_parts(const product *p, char *c, const char *a, const char *b,
-                           dlb_work *work) {
+/* The units of one multiply-add of p's kind and dtype (measured here, on
+ * one core of a busy machine). */
+static int64_t unit_cost(const product *p) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
-  int64_t part = clamp(PART_WORK / times(p->m, p->n) / BLOCK_K * BLOCK_K, BLOCK_K, p->k);
-  for (int64_t k0 = 0; k0 < p->k; k0 += part) {
-    product q = *p;
-    q.k = p->k - k0 < part ? p->k - k0 : part;
-    multiply_part(&q, c, a + k0 * p->a.cs * item, b + k0 * p->b.rs * item, k0 > 0);
-    if (dlb_work_tick(work, times(times(q.m, q.n), q.k))) return DLB_ITER_STOPPED;
+  switch (p->kind) {
+    case KERNEL_GEMM: /* compute-bound: float32 1, float64 3, complex64 4, complex128 10 */
+      return p->type == DLB_FLOAT32 ? 1 : p->type == DLB_FLOAT64 ? 3 :
+             p->type == DLB_COMPLEX64 ? 4 : 10;
+    case KERNEL_LOOP:
+      switch (p->type) {
+        case DLB_INT32: case DLB_UINT32: case DLB_FLOAT32: return 4;
+        case DLB_FLOAT64: return 10;
+        case DLB_INT64: case DLB_UINT64: case DLB_COMPLEX64: return 21;
+        case DLB_COMPLEX128: return 40;
+        default: return 3; /* bool and the 8- and 16-bit integers */
+      }
+    default: return item + item / 2; /* GEMV and DOT stream A: bandwidth-bound */
   }
-  return 0;
 }
 
-/* A product in bands of rows of C (GEMM, GEMV_N, the loops). */
-static int rows_in_parts(const product *p, char *c, const char *a, const char *b,
-                         dlb_work *work) {
-  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize, per_row = times(p->n, p->k);
-  int64_t band = clamp(PART_WORK / per_row, p->kind == KERNEL_LOOP ? 1 : MIN_BAND, p->m);
-  for (int64_t r = 0; r < p->m; r += band) {
-    product q = *p;
-    char *cr = c + r * p->c.rs * item;
-    const char *ar = a + r * p->a.rs * item;
-    q.m = p->m - r < band ? p->m - r : band;
-    if (q.kind == KERNEL_LOOP) {
-      int st = loop_in_k_parts(&q, cr, ar, b, work);
-      if (st) return st;
-      continue;
+/* The extents of one piece of p: rows, cols and depth (K). */
+typedef struct piece_plan {
+  int64_t rows, cols, depth;
+} piece_plan;
+
+static void plan_pieces(const product *p, piece_plan *q) {
+  int64_t u = unit_cost(p);
+  if (p->kind == KERNEL_LOOP) {
+    /* The loops' own block of columns; the depth in the loops' blocks of K
+     * (all rows meet a block of B while it is in cache), then the rows. */
+    int64_t cols = BLOCK_ROW_BYTES / (int64_t)dlb_dtype_get(p->type)->itemsize;
+    int64_t steps; /* (row, k) steps a piece may take */
+    q->cols = clamp(cols, 1, p->n);
+    steps = clamp(PIECE_COST / (LOOP_STEP + times(q->cols, u)), 1, INT64_MAX);
+    q->depth = clamp(steps / p->m / BLOCK_K * BLOCK_K, BLOCK_K, p->k);
+    q->rows = clamp(steps / q->depth, 1, p->m);
+    return;
+  }
+  {
+    int64_t macs = PIECE_COST / u; /* multiply-adds a piece may take */
+    int64_t r0 = clamp(MIN_BAND, 1, p->m), c0 = clamp(MIN_BAND, 1, p->n), area;
+    q->depth = p->k;
+    if (p->k > macs / (r0 * c0))
+      q->depth = clamp(macs / (r0 * c0) / MIN_DEPTH * MIN_DEPTH, MIN_DEPTH, p->k);
+    area = clamp(macs / q->depth, r0 * c0, INT64_MAX);
+    if (times(p->m, p->n) <= area) {
+      q->rows = p->m, q->cols = p->n;
+    } else if (times(p->n, r0) <= area) { /* bands of whole rows */
+      q->cols = p->n, q->rows = clamp(area / p->n, r0, p->m);
+    } else {
+      q->rows = r0, q->cols = clamp(area / r0, c0, p->n);
     }
-    multiply_part(&q, cr, ar, b, 0);
-    if (dlb_work_tick(work, times(q.m, per_row))) return DLB_ITER_STOPPED;
   }
-  return 0;
 }
 
-/* M == 1 by BLAS: the row C in parts of its columns. */
-static int columns_in_parts(const product *p, char *c, const char *a, const char *b,
-                            dlb_work *work) {
+/* The piece of p at row r, column j and depth k0 (extents from q, cut at
+ * p's edges) into c from a and b. */
+static void run_piece(const product *p, const piece_plan *q, char *c, const char *a,
+                      const char *b, int64_t r, int64_t j, int64_t k0) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
-  int64_t part = clamp(PART_WORK / p->k, MIN_BAND, p->n);
-  for (int64_t j = 0; j < p->n; j += part) {
-    product q = *p;
-    q.n = p->n - j < part ? p->n - j : part;
-    multiply_part(&q, c + j * p->c.cs * item, a, b + j * p->b.cs * item, 0);
-    if (dlb_work_tick(work, times(q.n, p->k))) return DLB_ITER_STOPPED;
+  product x = *p;
+  x.m = p->m - r < q->rows ? p->m - r : q->rows;
+  x.n = p->n - j < q->cols ? p->n - j : q->cols;
+  x.k = p->k - k0 < q->depth ? p->k - k0 : q->depth;
+  multiply_part(&x, c + (r * p->c.rs + j * p->c.cs) * item,
+                a + (r * p->a.rs + k0 * p->a.cs) * item, b + (k0 * p->b.rs + j * p->b.cs) * item,
+                k0 > 0);
+}
+
+/* The multiply-adds of the piece at (r, j, k0). */
+static int64_t piece_work(const product *p, const piece_plan *q, int64_t r, int64_t j,
+                          int64_t k0) {
+  int64_t m = p->m - r < q->rows ? p->m - r : q->rows;
+  int64_t n = p->n - j < q->cols ? p->n - j : q->cols;
+  return times(times(m, n), p->k - k0 < q->depth ? p->k - k0 : q->depth);
+}
+
+/* A product in pieces: the loops by blocks of columns, then depth, then
+ * rows (their own order); BLAS by rows, columns, then depth (one block of
+ * C takes its parts along K in a row). */
+static int product_in_pieces(const product *p, char *c, const char *a, const char *b,
+                             dlb_work *work) {
+  piece_plan q;
+  plan_pieces(p, &q);
+  if (p->kind == KERNEL_LOOP) {
+    for (int64_t j = 0; j < p->n; j += q.cols)
+      for (int64_t k0 = 0; k0 < p->k; k0 += q.depth)
+        for (int64_t r = 0; r < p->m; r += q.rows) {
+          run_piece(p, &q, c, a, b, r, j, k0);
+          if (dlb_work_tick(work, piece_work(p, &q, r, j, k0))) return DLB_ITER_STOPPED;
+        }
+    return 0;
   }
+  for (int64_t r = 0; r < p->m; r += q.rows)
+    for (int64_t j = 0; j < p->n; j += q.cols)
+      for (int64_t k0 = 0; k0 < p->k; k0 += q.depth) {
+        run_piece(p, &q, c, a, b, r, j, k0);
+        if (dlb_work_tick(work, piece_work(p, &q, r, j, k0))) return DLB_ITER_STOPPED;
+      }
   return 0;
 }
 
-/* M == N == 1 by BLAS: partial dot products along K, added up. */
+/* M == N == 1 by BLAS: partial dot products along K, added up (the first
+ * one as it is: a -0.0 stays). */
 static int dot_in_parts(const product *p, char *c, const char *a, const char *b,
                         dlb_work *work) {
-  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
+  int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize, part = PIECE_COST / unit_cost(p);
   double sum[2] = {0, 0};
   float sum32[2] = {0, 0};
-  if (p->k <= PART_WORK) { /* one part: BLAS's own result, -0.0 included */
+  if (p->k <= part) { /* one part: BLAS's own result */
     multiply_part(p, c, a, b, 0);
     return dlb_work_tick(work, p->k) ? DLB_ITER_STOPPED : 0;
   }
-  for (int64_t k0 = 0; k0 < p->k; k0 += PART_WORK) {
+  for (int64_t k0 = 0; k0 < p->k; k0 += part) {
     product q = *p;
-    unsigned char part[16];
-    q.k = p->k - k0 < PART_WORK ? p->k - k0 : PART_WORK;
-    multiply_part(&q, (char *)part, a + k0 * p->a.cs * item, b + k0 * p->b.rs * item, 0);
+    unsigned char bytes[16];
+    q.k = p->k - k0 < part ? p->k - k0 : part;
+    multiply_part(&q, (char *)bytes, a + k0 * p->a.cs * item, b + k0 * p->b.rs * item, 0);
     if (p->type == DLB_FLOAT32 || p->type == DLB_COMPLEX64) {
       float v[2] = {0, 0};
-      memcpy(v, part, (size_t)item);
-      sum32[0] += v[0], sum32[1] += v[1];
+      memcpy(v, bytes, (size_t)item);
+      if (k0 == 0) sum32[0] = v[0], sum32[1] = v[1];
+      else sum32[0] += v[0], sum32[1] += v[1];
     } else {
       double v[2] = {0, 0};
-      memcpy(v, part, (size_t)item);
-      sum[0] += v[0], sum[1] += v[1];
+      memcpy(v, bytes, (size_t)item);
+      if (k0 == 0) sum[0] = v[0], sum[1] = v[1];
+      else sum[0] += v[0], sum[1] += v[1];
     }
     if (dlb_work_tick(work, q.k)) return DLB_ITER_STOPPED;
   }
@@ -481,11 +551,8 @@ static int multiply_one(char **data, void *aux) {
     multiply_part(p, data[0], data[1], data[2], 0);
     return 0;
   }
-  switch (p->kind) {
-    case KERNEL_DOT: return dot_in_parts(p, data[0], data[1], data[2], work);
-    case KERNEL_GEMV_M: return columns_in_parts(p, data[0], data[1], data[2], work);
-    default: return rows_in_parts(p, data[0], data[1], data[2], work);
-  }
+  if (p->kind == KERNEL_DOT) return dot_in_parts(p, data[0], data[1], data[2], work);
+  return product_in_pieces(p, data[0], data[1], data[2], work);
 }
 
 static void run_product(const product *p) {

@@ -147,11 +147,39 @@ static complex_key complex_key_of(dlb_dtype t, const char *p) {
   return k;
 }
 
+/* --- the host's bounds -------------------------------------------------------- */
+
+/* Every loop over a lane runs in stretches of this many elements, counting
+ * each with dlb_work_tick, so that a long lane looks at the host's
+ * interrupt as often as any other loop does (work.h); once it is raised,
+ * each step returns at once and the kernel leaves what it wrote (the call
+ * fails INTERRUPTED and frees it). */
+#define STRETCH DLB_WORK_CHECK_EVERY
+
+/* Whether the work saw the interrupt (NULL: never). */
+static int stopped(const dlb_work *w) { return w && w->interrupted; }
+
+/* The end of the stretch of [i, n) that starts at i. */
+static int64_t stretch_end(int64_t i, int64_t n) { return n - i < STRETCH ? n : i + STRETCH; }
+
+/* n elements of size bytes from src to dst, counted as work; 0 when stopped. */
+static int copy_counted(void *dst, const void *src, int64_t n, size_t size, dlb_work *w) {
+  for (int64_t i = 0; i < n; i = stretch_end(i, n)) {
+    int64_t e = stretch_end(i, n);
+    memcpy((char *)dst + (size_t)i * size, (const char *)src + (size_t)i * size,
+           (size_t)(e - i) * size);
+    if (dlb_work_tick(w, e - i)) return 0;
+  }
+  return 1;
+}
+
 /* --- the radix sort --------------------------------------------------------- */
 
 /* Radix sorts of n keys (and their payloads, when pay is given): ascending,
  * stable, BITS bits a digit, through buffers tk and tp of n elements; the
- * result ends in key and pay. count is scratch of RADIX_COUNTS int64.
+ * result ends in key and pay. count is scratch of RADIX_COUNTS int64; every
+ * pass counts its elements as w's work and stops when w does (key and pay
+ * then hold no order, only elements they held).
  *
  * NAME_lsd sorts by the low `bits` bits, one pass a digit from the lowest
  * (digits all keys share skipped). NAME sorts by the bits up to the highest
@@ -165,15 +193,19 @@ static complex_key complex_key_of(dlb_dtype t, const char *p) {
 #define RADIX_MSD_BITS 8 /* 256 buckets a level: their write streams stay in L1 and the TLB */
 #define DEFINE_RADIX(NAME, KT, PT, BITS)                                                    \
   static void NAME##_lsd(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits,            \
-                         int64_t *count) {                                                  \
+                         int64_t *count, dlb_work *w) {                                     \
     enum { RADIX = 1 << BITS };                                                             \
     const int passes = (bits + BITS - 1) / BITS;                                            \
     KT *src = key, *dst = tk;                                                               \
     PT *ps = pay, *pd = tp;                                                                 \
     memset(count, 0, sizeof(int64_t) * RADIX * (size_t)passes);                             \
-    for (int64_t i = 0; i < n; i++) {                                                       \
-      KT k = key[i];                                                                        \
-      for (int b = 0; b < passes; b++) count[b * RADIX + ((k >> (BITS * b)) & (RADIX - 1))]++; \
+    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
+      i1 = stretch_end(i0, n);                                                              \
+      for (int64_t i = i0; i < i1; i++) {                                                   \
+        KT k = key[i];                                                                      \
+        for (int b = 0; b < passes; b++) count[b * RADIX + ((k >> (BITS * b)) & (RADIX - 1))]++; \
+      }                                                                                     \
+      if (dlb_work_tick(w, i1 - i0)) return;                                                \
     }                                                                                       \
     for (int b = 0; b < passes; b++) {                                                      \
       int64_t *offset = count + b * RADIX, sum = 0;                                         \
@@ -186,17 +218,21 @@ static complex_key complex_key_of(dlb_dtype t, const char *p) {
         sum += c;                                                                           \
       }                                                                                     \
       if (shared) continue;                                                                 \
-      if (pay) {                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-          int64_t at = offset[(src[i] >> shift) & (RADIX - 1)]++;                           \
-          dst[at] = src[i];                                                                 \
-          pd[at] = ps[i];                                                                   \
+      for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                           \
+        i1 = stretch_end(i0, n);                                                            \
+        if (pay) {                                                                          \
+          for (int64_t i = i0; i < i1; i++) {                                               \
+            int64_t at = offset[(src[i] >> shift) & (RADIX - 1)]++;                         \
+            dst[at] = src[i];                                                               \
+            pd[at] = ps[i];                                                                 \
+          }                                                                                 \
+        } else {                                                                            \
+          for (int64_t i = i0; i < i1; i++) {                                               \
+            KT k = src[i];                                                                  \
+            dst[offset[(k >> shift) & (RADIX - 1)]++] = k;                                  \
+          }                                                                                 \
         }                                                                                   \
-      } else {                                                                              \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-          KT k = src[i];                                                                    \
-          dst[offset[(k >> shift) & (RADIX - 1)]++] = k;                                    \
-        }                                                                                   \
+        if (dlb_work_tick(w, i1 - i0)) return;                                              \
       }                                                                                     \
       KT *t = src;                                                                          \
       src = dst, dst = t;                                                                   \
@@ -204,49 +240,62 @@ static complex_key complex_key_of(dlb_dtype t, const char *p) {
       ps = pd, pd = u;                                                                      \
     }                                                                                       \
     if (src != key) {                                                                       \
-      memcpy(key, src, (size_t)n * sizeof(KT));                                             \
-      if (pay) memcpy(pay, ps, (size_t)n * sizeof(PT));                                     \
+      if (!copy_counted(key, src, n, sizeof(KT), w)) return;                                \
+      if (pay) copy_counted(pay, ps, n, sizeof(PT), w);                                     \
     }                                                                                       \
   }                                                                                         \
   /* By the low `bits` bits: scattered by the top digit first while the keys \
    * would not fit a cache, each bucket then sorted the same way (its digit \
    * counts one level further into count). */                                \
   static void NAME##_msd(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits, int level, \
-                         int64_t *count) {                                                  \
+                         int64_t *count, dlb_work *w) {                                     \
     enum { RADIX = 1 << RADIX_MSD_BITS };                                                   \
     int64_t *offset = count + RADIX_LSD_LEVELS * 2048 + level * RADIX, sum = 0;             \
     int shift = bits - RADIX_MSD_BITS;                                                      \
     if (n <= RADIX_SPLIT || bits <= 2 * BITS || level >= RADIX_MSD_LEVELS) {                \
-      NAME##_lsd(key, pay, tk, tp, n, bits, count);                                         \
+      NAME##_lsd(key, pay, tk, tp, n, bits, count, w);                                      \
       return;                                                                               \
     }                                                                                       \
     memset(offset, 0, sizeof(int64_t) * RADIX);                                             \
-    for (int64_t i = 0; i < n; i++) offset[(key[i] >> shift) & (RADIX - 1)]++;              \
+    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
+      i1 = stretch_end(i0, n);                                                              \
+      for (int64_t i = i0; i < i1; i++) offset[(key[i] >> shift) & (RADIX - 1)]++;          \
+      if (dlb_work_tick(w, i1 - i0)) return;                                                \
+    }                                                                                       \
     for (int d = 0; d < RADIX; d++) {                                                       \
       int64_t c = offset[d];                                                                \
       offset[d] = sum;                                                                      \
       sum += c;                                                                             \
     }                                                                                       \
-    for (int64_t i = 0; i < n; i++) {                                                       \
-      int64_t at = offset[(key[i] >> shift) & (RADIX - 1)]++;                               \
-      tk[at] = key[i];                                                                      \
-      if (pay) tp[at] = pay[i];                                                             \
+    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
+      i1 = stretch_end(i0, n);                                                              \
+      for (int64_t i = i0; i < i1; i++) {                                                   \
+        int64_t at = offset[(key[i] >> shift) & (RADIX - 1)]++;                             \
+        tk[at] = key[i];                                                                    \
+        if (pay) tp[at] = pay[i];                                                           \
+      }                                                                                     \
+      if (dlb_work_tick(w, i1 - i0)) return;                                                \
     }                                                                                       \
     for (int64_t d = 0, lo = 0; d < RADIX; d++) { /* offset[d]: the end of bucket d */      \
       int64_t hi = offset[d], m = hi - lo;                                                  \
       if (m > 1) NAME##_msd(tk + lo, pay ? tp + lo : NULL, key + lo, pay ? pay + lo : NULL,  \
-                            m, shift, level + 1, count);                                    \
-      memcpy(key + lo, tk + lo, (size_t)m * sizeof(KT));                                    \
-      if (pay) memcpy(pay + lo, tp + lo, (size_t)m * sizeof(PT));                           \
+                            m, shift, level + 1, count, w);                                 \
+      if (stopped(w) || !copy_counted(key + lo, tk + lo, m, sizeof(KT), w)) return;          \
+      if (pay && !copy_counted(pay + lo, tp + lo, m, sizeof(PT), w)) return;                 \
       lo = hi;                                                                              \
     }                                                                                       \
   }                                                                                         \
-  static void NAME(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int64_t *count) {           \
+  static void NAME(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int64_t *count,             \
+                   dlb_work *w) {                                                           \
     KT all_and = (KT)~(KT)0, all_or = 0;                                                    \
-    for (int64_t i = 0; i < n; i++) all_and &= key[i], all_or |= key[i];                   \
+    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
+      i1 = stretch_end(i0, n);                                                              \
+      for (int64_t i = i0; i < i1; i++) all_and &= key[i], all_or |= key[i];               \
+      if (dlb_work_tick(w, i1 - i0)) return;                                                \
+    }                                                                                       \
     if (all_and == all_or) return; /* all equal (or none) */                                \
     NAME##_msd(key, pay, tk, tp, n, 64 - __builtin_clzll((uint64_t)(all_and ^ all_or)), 0,  \
-               count);                                                                      \
+               count, w);                                                                   \
   }
 
 DEFINE_RADIX(radix16, uint16_t, uint32_t, 8)
@@ -279,6 +328,7 @@ typedef struct sort_job {
   keyer k;
   int wide; /* positions need 64 bits */
   int64_t out_stride[3]; /* bytes along dim: values, indices, runs */
+  dlb_work *work;        /* the thread's current work (NULL: unbounded) */
 } sort_job;
 
 static const char *lane_at(const lane *l, int64_t i) { return l->data + i * l->stride; }
@@ -304,58 +354,64 @@ static void pay_set(int wide, void *pay, int64_t i, uint64_t v) {
 
 /* Radix-sorts n keys of family f, with positions when pay is given. */
 static void radix(family f, int wide, void *keys, void *pay, void *tk, void *tp, int64_t n,
-                  int64_t *count) {
+                  int64_t *count, dlb_work *w) {
   switch (f) {
     case FAMILY_16:
-      if (wide) radix16_wide(keys, pay, tk, tp, n, count); else radix16(keys, pay, tk, tp, n,
-                                                                        count);
+      if (wide) radix16_wide(keys, pay, tk, tp, n, count, w);
+      else radix16(keys, pay, tk, tp, n, count, w);
       break;
     case FAMILY_32:
-      if (wide) radix32_wide(keys, pay, tk, tp, n, count); else radix32(keys, pay, tk, tp, n,
-                                                                        count);
+      if (wide) radix32_wide(keys, pay, tk, tp, n, count, w);
+      else radix32(keys, pay, tk, tp, n, count, w);
       break;
     default:
-      if (wide) radix64_wide(keys, pay, tk, tp, n, count); else radix64(keys, pay, tk, tp, n,
-                                                                        count);
+      if (wide) radix64_wide(keys, pay, tk, tp, n, count, w);
+      else radix64(keys, pay, tk, tp, n, count, w);
       break;
   }
 }
 
 /* The typed loops of one real element type ET with keys KT (FP: a float
  * dtype): gathering keys (exact ones without NaN for the values alone,
- * canonical ones with positions) and writing sorted values back. */
+ * canonical ones with positions) and writing sorted values back, each in
+ * stretches counted as w's work (stopping when w does). */
 #define DEFINE_TYPED(SUFFIX, ET, KT, FP)                                                     \
   /* Exact keys of the lane's non-NaN elements into keys from the front; NaN \
    * bits, in order, from the back; counts zeros by sign; returns the keys. */ \
   static int64_t exact_keys_##SUFFIX(const keyer *k, const lane *in, KT *keys,            \
-                                     int64_t *nans, int64_t zeros[2], int *ordered) {       \
+                                     int64_t *nans, int64_t zeros[2], int *ordered,         \
+                                     dlb_work *w) {                                         \
     const KT sign = (KT)k->sign, inf = (KT)k->inf, flip = (KT)k->flip;                     \
     const int is_bool = k->dtype == DLB_BOOL;                                               \
     int64_t m = 0, nn = 0, z_neg = 0, z_pos = 0;                                            \
     int ord = 1;                                                                            \
     KT prev = 0;                                                                            \
-    for (int64_t i = 0; i < in->n; i++) {                                                   \
-      ET bits;                                                                              \
-      KT key;                                                                               \
-      memcpy(&bits, in->data + i * in->stride, sizeof bits);                                \
-      if (FP) {                                                                             \
-        KT mag = (KT)(bits & (KT)~sign);                                                    \
-        if (mag > inf) {                                                                    \
-          keys[in->n - 1 - nn++] = (KT)bits;                                                \
-          continue;                                                                         \
+    for (int64_t i0 = 0, i1; i0 < in->n; i0 = i1) {                                         \
+      i1 = stretch_end(i0, in->n);                                                          \
+      for (int64_t i = i0; i < i1; i++) {                                                   \
+        ET bits;                                                                            \
+        KT key;                                                                             \
+        memcpy(&bits, in->data + i * in->stride, sizeof bits);                              \
+        if (FP) {                                                                           \
+          KT mag = (KT)(bits & (KT)~sign);                                                  \
+          if (mag > inf) {                                                                  \
+            keys[in->n - 1 - nn++] = (KT)bits;                                              \
+            continue;                                                                       \
+          }                                                                                 \
+          if (mag == 0) {                                                                   \
+            if (bits) z_neg++;                                                              \
+            else z_pos++;                                                                   \
+          }                                                                                 \
+          key = (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));                          \
+        } else {                                                                            \
+          key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                              \
         }                                                                                   \
-        if (mag == 0) {                                                                     \
-          if (bits) z_neg++;                                                                \
-          else z_pos++;                                                                     \
-        }                                                                                   \
-        key = (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));                            \
-      } else {                                                                              \
-        key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                                \
+        key ^= flip;                                                                        \
+        if (key < prev) ord = 0;                                                            \
+        prev = key;                                                                         \
+        keys[m++] = key;                                                                    \
       }                                                                                     \
-      key ^= flip;                                                                          \
-      if (key < prev) ord = 0;                                                              \
-      prev = key;                                                                           \
-      keys[m++] = key;                                                                      \
+      if (dlb_work_tick(w, i1 - i0)) break;                                                 \
     }                                                                                       \
     *nans = nn;                                                                             \
     zeros[0] = z_neg, zeros[1] = z_pos;                                                     \
@@ -364,42 +420,51 @@ static void radix(family f, int wide, void *keys, void *pay, void *tk, void *tp,
   }                                                                                         \
   /* The m values of sorted exact keys, to out (step bytes apart) from slot at. */         \
   static void write_values_##SUFFIX(const keyer *k, const KT *keys, int64_t m, char *out,  \
-                                    int64_t step, int64_t at) {                             \
+                                    int64_t step, int64_t at, dlb_work *w) {                \
     const KT sign = (KT)k->sign, flip = (KT)k->flip;                                        \
-    for (int64_t i = m; i-- > 0;) { /* backwards: keys may be out itself, at <= 0 ahead */  \
-      KT key = keys[i] ^ flip;                                                              \
-      ET bits = FP ? (ET)(key & sign ? (KT)(key & (KT)~sign) : (KT)~key) : (ET)(key ^ sign); \
-      memcpy(out + (at + i) * step, &bits, sizeof bits);                                    \
+    /* backwards: keys may be out itself, at <= 0 ahead */                                  \
+    for (int64_t hi = m, lo; hi > 0; hi = lo) {                                             \
+      lo = hi > STRETCH ? hi - STRETCH : 0;                                                 \
+      for (int64_t i = hi; i-- > lo;) {                                                     \
+        KT key = keys[i] ^ flip;                                                            \
+        ET bits = FP ? (ET)(key & sign ? (KT)(key & (KT)~sign) : (KT)~key) : (ET)(key ^ sign); \
+        memcpy(out + (at + i) * step, &bits, sizeof bits);                                  \
+      }                                                                                     \
+      if (dlb_work_tick(w, hi - lo)) return;                                                \
     }                                                                                       \
   }                                                                                         \
   /* Canonical keys of the whole lane with their positions; returns whether \
    * they were in order already. */                                          \
   static int canonical_keys_##SUFFIX(const keyer *k, const lane *in, KT *keys, void *pay,  \
-                                     int wide) {                                            \
+                                     int wide, dlb_work *w) {                               \
     const KT sign = (KT)k->sign, inf = (KT)k->inf, ones = (KT)k->ones, flip = (KT)k->flip; \
     const int is_bool = k->dtype == DLB_BOOL;                                               \
     int ord = 1;                                                                            \
     KT prev = 0;                                                                            \
-    for (int64_t i = 0; i < in->n; i++) {                                                   \
-      ET bits;                                                                              \
-      KT key;                                                                               \
-      memcpy(&bits, in->data + i * in->stride, sizeof bits);                                \
-      if (FP) {                                                                             \
-        KT mag = (KT)(bits & (KT)~sign);                                                    \
-        key = mag > inf    ? ones                                                            \
-              : mag == 0   ? sign                                                            \
-                           : (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));              \
-      } else {                                                                              \
-        key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                                \
+    for (int64_t i0 = 0, i1; i0 < in->n; i0 = i1) {                                         \
+      i1 = stretch_end(i0, in->n);                                                          \
+      for (int64_t i = i0; i < i1; i++) {                                                   \
+        ET bits;                                                                            \
+        KT key;                                                                             \
+        memcpy(&bits, in->data + i * in->stride, sizeof bits);                              \
+        if (FP) {                                                                           \
+          KT mag = (KT)(bits & (KT)~sign);                                                  \
+          key = mag > inf    ? ones                                                          \
+                : mag == 0   ? sign                                                          \
+                             : (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));            \
+        } else {                                                                            \
+          key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                              \
+        }                                                                                   \
+        key ^= flip;                                                                        \
+        if (key < prev) ord = 0;                                                            \
+        prev = key;                                                                         \
+        keys[i] = key;                                                                      \
+        if (wide)                                                                           \
+          ((uint64_t *)pay)[i] = (uint64_t)i;                                               \
+        else                                                                                \
+          ((uint32_t *)pay)[i] = (uint32_t)i;                                               \
       }                                                                                     \
-      key ^= flip;                                                                          \
-      if (key < prev) ord = 0;                                                              \
-      prev = key;                                                                           \
-      keys[i] = key;                                                                        \
-      if (wide)                                                                             \
-        ((uint64_t *)pay)[i] = (uint64_t)i;                                                 \
-      else                                                                                  \
-        ((uint32_t *)pay)[i] = (uint32_t)i;                                                 \
+      if (dlb_work_tick(w, i1 - i0)) break;                                                 \
     }                                                                                       \
     return ord;                                                                             \
   }
@@ -423,52 +488,57 @@ static int typed_of(const keyer *k) {
 }
 
 static int64_t exact_keys(const keyer *k, const lane *in, void *keys, int64_t *nans,
-                          int64_t zeros[2], int *ordered) {
+                          int64_t zeros[2], int *ordered, dlb_work *w) {
   switch (typed_of(k)) {
-    case 0: return exact_keys_u8(k, in, keys, nans, zeros, ordered);
-    case 1: return exact_keys_u16(k, in, keys, nans, zeros, ordered);
-    case 2: return exact_keys_f16(k, in, keys, nans, zeros, ordered);
-    case 3: return exact_keys_u32(k, in, keys, nans, zeros, ordered);
-    case 4: return exact_keys_f32(k, in, keys, nans, zeros, ordered);
-    case 5: return exact_keys_u64(k, in, keys, nans, zeros, ordered);
-    default: return exact_keys_f64(k, in, keys, nans, zeros, ordered);
+    case 0: return exact_keys_u8(k, in, keys, nans, zeros, ordered, w);
+    case 1: return exact_keys_u16(k, in, keys, nans, zeros, ordered, w);
+    case 2: return exact_keys_f16(k, in, keys, nans, zeros, ordered, w);
+    case 3: return exact_keys_u32(k, in, keys, nans, zeros, ordered, w);
+    case 4: return exact_keys_f32(k, in, keys, nans, zeros, ordered, w);
+    case 5: return exact_keys_u64(k, in, keys, nans, zeros, ordered, w);
+    default: return exact_keys_f64(k, in, keys, nans, zeros, ordered, w);
   }
 }
 
 static void write_values(const keyer *k, const void *keys, int64_t m, char *out, int64_t step,
-                         int64_t at) {
+                         int64_t at, dlb_work *w) {
   switch (typed_of(k)) {
-    case 0: write_values_u8(k, keys, m, out, step, at); break;
-    case 1: write_values_u16(k, keys, m, out, step, at); break;
-    case 2: write_values_f16(k, keys, m, out, step, at); break;
-    case 3: write_values_u32(k, keys, m, out, step, at); break;
-    case 4: write_values_f32(k, keys, m, out, step, at); break;
-    case 5: write_values_u64(k, keys, m, out, step, at); break;
-    default: write_values_f64(k, keys, m, out, step, at); break;
+    case 0: write_values_u8(k, keys, m, out, step, at, w); break;
+    case 1: write_values_u16(k, keys, m, out, step, at, w); break;
+    case 2: write_values_f16(k, keys, m, out, step, at, w); break;
+    case 3: write_values_u32(k, keys, m, out, step, at, w); break;
+    case 4: write_values_f32(k, keys, m, out, step, at, w); break;
+    case 5: write_values_u64(k, keys, m, out, step, at, w); break;
+    default: write_values_f64(k, keys, m, out, step, at, w); break;
   }
 }
 
-static int canonical_keys(const keyer *k, const lane *in, void *keys, void *pay, int wide) {
+static int canonical_keys(const keyer *k, const lane *in, void *keys, void *pay, int wide,
+                          dlb_work *w) {
   switch (typed_of(k)) {
-    case 0: return canonical_keys_u8(k, in, keys, pay, wide);
-    case 1: return canonical_keys_u16(k, in, keys, pay, wide);
-    case 2: return canonical_keys_f16(k, in, keys, pay, wide);
-    case 3: return canonical_keys_u32(k, in, keys, pay, wide);
-    case 4: return canonical_keys_f32(k, in, keys, pay, wide);
-    case 5: return canonical_keys_u64(k, in, keys, pay, wide);
-    default: return canonical_keys_f64(k, in, keys, pay, wide);
+    case 0: return canonical_keys_u8(k, in, keys, pay, wide, w);
+    case 1: return canonical_keys_u16(k, in, keys, pay, wide, w);
+    case 2: return canonical_keys_f16(k, in, keys, pay, wide, w);
+    case 3: return canonical_keys_u32(k, in, keys, pay, wide, w);
+    case 4: return canonical_keys_f32(k, in, keys, pay, wide, w);
+    case 5: return canonical_keys_u64(k, in, keys, pay, wide, w);
+    default: return canonical_keys_f64(k, in, keys, pay, wide, w);
   }
 }
 
 /* Runs over sorted values (step bytes apart): each element that starts a
  * run of equal ones (-0 as +0; the NaN, all last, one run). */
 static void runs_of_values(const keyer *k, const char *values, int64_t step, int64_t n,
-                           char *runs, int64_t rstep) {
+                           char *runs, int64_t rstep, dlb_work *w) {
   uint64_t prev = 0;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t key = canonical_key(k, load_bits(values + i * step, k->size));
-    runs[i * rstep] = (char)(i == 0 || key != prev);
-    prev = key;
+  for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
+    i1 = stretch_end(i0, n);
+    for (int64_t i = i0; i < i1; i++) {
+      uint64_t key = canonical_key(k, load_bits(values + i * step, k->size));
+      runs[i * rstep] = (char)(i == 0 || key != prev);
+      prev = key;
+    }
+    if (dlb_work_tick(w, i1 - i0)) return;
   }
 }
 
@@ -480,14 +550,261 @@ int dlb_vqsort_keys(void *keys, int64_t n, int bytes); /* vqsort.cc */
  * quicksort where it was built in (3.5x the radix sort's speed on 1e7
  * float32 here; not stable, so only for keys whose equals are equal). */
 #define VQSORT_MIN 4096
+/* The most keys one vqsort call sorts: about 3 ms here (they fit the L2
+ * cache: vqsort is at its fastest per key there), so that the host's
+ * interrupt is seen soon (vqsort itself cannot look at it). Longer runs are
+ * first partitioned by our own quicksort steps, as vqsort's own first steps
+ * would (about as fast: 0-7% slower on 2e6-1e7 float32 here, faster on
+ * 5e7), each pass counting its keys as work. */
+#define VQSORT_PIECE_BYTES ((int64_t)1 << 20)
+/* 16-bit keys (the 1- and 2-byte dtypes) of lanes longer than this sort by
+ * counting them (65,536 counts; vqsort's 16-bit sort is slow here). */
+#define COUNTING_MIN ((int64_t)1 << 16)
+#define COUNTING_KEYS 65536
 
-/* Sorts n keys of family f by it; 0 when it is not there (or n is short). */
-static int vectorised_sort(family f, void *keys, int64_t n) {
+/* 16-bit keys by counting, in stretches counted as work. */
+static void counting_sort16(uint16_t *key, int64_t n, int64_t *count, dlb_work *w) {
+  int64_t at = 0;
+  memset(count, 0, sizeof(int64_t) * COUNTING_KEYS);
+  for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
+    i1 = stretch_end(i0, n);
+    for (int64_t i = i0; i < i1; i++) count[key[i]]++;
+    if (dlb_work_tick(w, i1 - i0)) return;
+  }
+  for (int64_t v = 0; v < COUNTING_KEYS; v++) {
+    for (int64_t c = count[v]; c > 0;) { /* runs of one key, a stretch at a time */
+      int64_t m = c < STRETCH ? c : STRETCH;
+      for (int64_t i = 0; i < m; i++) key[at + i] = (uint16_t)v;
+      at += m, c -= m;
+      if (dlb_work_tick(w, m + 1)) return;
+    }
+  }
+}
+
 #ifdef DLB_HAVE_VQSORT
-  if (n >= VQSORT_MIN) return dlb_vqsort_keys(keys, n, f == FAMILY_16 ? 2 : f == FAMILY_32 ? 4 : 8);
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define PARTITION_AVX2 1
+#include <immintrin.h>
+#include <pthread.h>
 #endif
-  (void)f, (void)keys, (void)n;
-  return 0;
+
+/* Partitions of n keys in place around pivot: the keys before it (le: not
+ * after it) first; returns how many. Hoare's, for hosts without AVX2 (and
+ * the short runs the vector ones leave). Stops (leaving the keys mixed up:
+ * some may be lost) when w does. */
+#define DEFINE_PARTITION_SCALAR(NAME, KT)                                                    \
+  static int64_t NAME(KT *a, int64_t n, KT pivot, int le, dlb_work *w) {                     \
+    int64_t i = 0, j = n - 1, since = 0;                                                     \
+    for (;;) {                                                                               \
+      while (i <= j && (le ? a[i] <= pivot : a[i] < pivot)) i++, since++;                    \
+      while (i <= j && !(le ? a[j] <= pivot : a[j] < pivot)) j--, since++;                   \
+      if (i >= j) break;                                                                     \
+      KT t = a[i];                                                                           \
+      a[i++] = a[j], a[j--] = t;                                                             \
+      if ((since += 2) >= STRETCH) {                                                         \
+        if (dlb_work_tick(w, since)) return i;                                               \
+        since = 0;                                                                           \
+      }                                                                                      \
+    }                                                                                        \
+    dlb_work_tick(w, since);                                                                 \
+    return i;                                                                                \
+  }
+DEFINE_PARTITION_SCALAR(partition32_scalar, uint32_t)
+DEFINE_PARTITION_SCALAR(partition64_scalar, uint64_t)
+
+#ifdef PARTITION_AVX2
+/* The vector partitions (AVX2): a vector's keys before the pivot are packed
+ * to its low lanes and stored at the front, the others packed to its high
+ * lanes and stored at the back, by two permutations a lookup table gives
+ * for each comparison mask. In place: the first and last vectors are read
+ * ahead, so that the side read next (the one with less room) always has a
+ * vector's room to be written; they go last, with the few keys left. */
+static int32_t lut32[256][2][8] __attribute__((aligned(32)));
+static int32_t lut64[16][2][8] __attribute__((aligned(32)));
+static int have_avx2;
+static pthread_once_t luts_once = PTHREAD_ONCE_INIT;
+
+static void make_luts(void) {
+  for (int m = 0; m < 256; m++) { /* the rights from lane (lefts) up */
+    int l = 0, r = __builtin_popcount((unsigned)m);
+    memset(lut32[m], 0, sizeof lut32[m]);
+    for (int j = 0; j < 8; j++) {
+      if (m >> j & 1) lut32[m][0][l++] = j;
+      else lut32[m][1][r++] = j;
+    }
+  }
+  for (int m = 0; m < 16; m++) {
+    int l = 0, r = __builtin_popcount((unsigned)m);
+    memset(lut64[m], 0, sizeof lut64[m]);
+    for (int j = 0; j < 4; j++) {
+      int32_t *to = (m >> j & 1) ? &lut64[m][0][2 * l++] : &lut64[m][1][2 * r++];
+      to[0] = 2 * j, to[1] = 2 * j + 1;
+    }
+  }
+  __builtin_cpu_init();
+  have_avx2 = __builtin_cpu_supports("avx2");
+}
+
+/* NAME: the partition of KT keys, LANES a vector, compared as signed after
+ * flipping the sign bit (CMPGT, SET1), the mask of a comparison by MASK. */
+#define DEFINE_PARTITION_AVX2(NAME, KT, LANES, LUT, CMPGT, SET1, MASK, SCALAR)                   \
+  __attribute__((target("avx2"))) static int64_t NAME(KT *a, int64_t n, KT pivot, int le,        \
+                                                      dlb_work *w) {                              \
+    const __m256i flip = SET1((KT)1 << (sizeof(KT) * 8 - 1));                                    \
+    const __m256i pv = _mm256_xor_si256(SET1(pivot), flip);                                      \
+    int64_t lw = 0, rw = n, lr = LANES, rr = n - LANES, steps = 0;                               \
+    KT rest[3 * LANES];                                                                          \
+    int nr = 0;                                                                                  \
+    __m256i first, last;                                                                         \
+    if (n < 4 * LANES) return SCALAR(a, n, pivot, le, w);                                        \
+    first = _mm256_loadu_si256((const __m256i *)(const void *)a);                                \
+    last = _mm256_loadu_si256((const __m256i *)(const void *)(a + n - LANES));                   \
+    while (rr - lr >= LANES) {                                                                   \
+      __m256i v, x, c;                                                                           \
+      int m, cl;                                                                                 \
+      if (lr - lw <= rw - rr) {                                                                  \
+        v = _mm256_loadu_si256((const __m256i *)(const void *)(a + lr));                         \
+        lr += LANES;                                                                             \
+      } else {                                                                                   \
+        rr -= LANES;                                                                             \
+        v = _mm256_loadu_si256((const __m256i *)(const void *)(a + rr));                         \
+      }                                                                                          \
+      x = _mm256_xor_si256(v, flip);                                                             \
+      c = le ? CMPGT(x, pv) : CMPGT(pv, x); /* le: after the pivot; else: before it */           \
+      m = MASK(c);                                                                               \
+      if (le) m = ~m & ((1 << LANES) - 1);                                                       \
+      cl = __builtin_popcount((unsigned)m);                                                      \
+      _mm256_storeu_si256((__m256i *)(void *)(a + lw),                                           \
+                          _mm256_permutevar8x32_epi32(v, _mm256_load_si256(                      \
+                                                             (const __m256i *)LUT[m][0])));      \
+      _mm256_storeu_si256((__m256i *)(void *)(a + rw - LANES),                                   \
+                          _mm256_permutevar8x32_epi32(v, _mm256_load_si256(                      \
+                                                             (const __m256i *)LUT[m][1])));      \
+      lw += cl, rw -= LANES - cl;                                                                \
+      if ((++steps & 8191) == 0 && dlb_work_tick(w, 8192 * LANES)) return lw;                    \
+    }                                                                                            \
+    for (int64_t i = lr; i < rr; i++) rest[nr++] = a[i];                                         \
+    _mm256_storeu_si256((__m256i *)(void *)(rest + nr), first);                                  \
+    _mm256_storeu_si256((__m256i *)(void *)(rest + nr + LANES), last);                           \
+    nr += 2 * LANES;                                                                             \
+    for (int i = 0; i < nr; i++) { /* into [lw, rw): exactly their room */                       \
+      KT k = rest[i];                                                                            \
+      if (le ? k <= pivot : k < pivot) a[lw++] = k;                                              \
+      else a[--rw] = k;                                                                          \
+    }                                                                                            \
+    dlb_work_tick(w, (steps & 8191) * LANES + nr);                                               \
+    return lw;                                                                                   \
+  }
+#define SET1_32(v) _mm256_set1_epi32((int)(v))
+#define SET1_64(v) _mm256_set1_epi64x((long long)(v))
+#define MASK_32(c) _mm256_movemask_ps(_mm256_castsi256_ps(c))
+#define MASK_64(c) _mm256_movemask_pd(_mm256_castsi256_pd(c))
+DEFINE_PARTITION_AVX2(partition32_avx2, uint32_t, 8, lut32, _mm256_cmpgt_epi32, SET1_32, MASK_32,
+                      partition32_scalar)
+DEFINE_PARTITION_AVX2(partition64_avx2, uint64_t, 4, lut64, _mm256_cmpgt_epi64, SET1_64, MASK_64,
+                      partition64_scalar)
+#endif
+
+/* NAME: vqsort of n keys KT in place, in pieces of at most
+ * VQSORT_PIECE_BYTES: longer runs are partitioned around the median of 63
+ * of their keys first (PARTITION, or the scalar one without AVX2), the
+ * smaller side sorted first and the larger one next (no deeper than
+ * log2 n levels on the stack). lo and hi bound the keys: a run whose bounds
+ * meet is all one key. Too many levels (pivots that keep missing the
+ * middle): the radix sort RADIX_OF, through tmp, as where vqsort has no
+ * memory. */
+#define DEFINE_QUICK(NAME, KT, RADIX_OF, PARTITION, SCALAR)                                       \
+  static void NAME(KT *key, KT *tmp, int64_t n, KT lo, KT hi, int levels, int64_t *count,         \
+                   dlb_work *w) {                                                                 \
+    enum { SAMPLES = 63 };                                                                        \
+    while (!stopped(w)) {                                                                         \
+      KT sample[SAMPLES], pivot;                                                                  \
+      int le, many;                                                                               \
+      int64_t left;                                                                               \
+      if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) || levels-- <= 0) {                      \
+        if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) &&                                      \
+            dlb_vqsort_keys(key, n, (int)sizeof(KT)))                                             \
+          dlb_work_tick(w, n);                                                                    \
+        else                                                                                      \
+          RADIX_OF(key, NULL, tmp, NULL, n, count, w);                                            \
+        return;                                                                                   \
+      }                                                                                           \
+      if (lo == hi) return; /* all one key */                                                     \
+      for (int s = 0; s < SAMPLES; s++) { /* sorted as they come (insertion) */                   \
+        KT v = key[n / SAMPLES * s + n / (2 * SAMPLES)];                                          \
+        int t = s;                                                                                \
+        for (; t > 0 && sample[t - 1] > v; t--) sample[t] = sample[t - 1];                        \
+        sample[t] = v;                                                                            \
+      }                                                                                           \
+      pivot = sample[SAMPLES / 2];                                                                \
+      many = sample[SAMPLES / 2 - 1] == pivot || sample[SAMPLES / 2 + 1] == pivot;                \
+      /* Keys equal to the pivot go left when it is the lowest key or a common one. */            \
+      le = pivot != hi && (pivot == lo || many);                                                  \
+      left = PARTITION(key, n, pivot, le, w);                                                     \
+      if (stopped(w)) return;                                                                     \
+      if (left == 0) { /* (le 0: no key is below the pivot) */                                    \
+        lo = pivot;                                                                               \
+        continue;                                                                                 \
+      }                                                                                           \
+      if (left == n) { /* (le 1: none is above it) */                                             \
+        hi = pivot;                                                                               \
+        continue;                                                                                 \
+      }                                                                                           \
+      {                                                                                           \
+        KT left_hi = le ? pivot : (KT)(pivot - 1), right_lo = le ? (KT)(pivot + 1) : pivot;       \
+        if (left <= n - left) {                                                                   \
+          NAME(key, tmp, left, lo, left_hi, levels, count, w);                                    \
+          key += left, tmp += left, n -= left, lo = right_lo;                                     \
+        } else {                                                                                  \
+          NAME(key + left, tmp + left, n - left, right_lo, hi, levels, count, w);                 \
+          n = left, hi = left_hi;                                                                 \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+#ifdef PARTITION_AVX2
+static int64_t partition32(uint32_t *a, int64_t n, uint32_t p, int le, dlb_work *w) {
+  return have_avx2 ? partition32_avx2(a, n, p, le, w) : partition32_scalar(a, n, p, le, w);
+}
+static int64_t partition64(uint64_t *a, int64_t n, uint64_t p, int le, dlb_work *w) {
+  return have_avx2 ? partition64_avx2(a, n, p, le, w) : partition64_scalar(a, n, p, le, w);
+}
+#else
+#define partition32 partition32_scalar
+#define partition64 partition64_scalar
+#endif
+DEFINE_QUICK(quick32, uint32_t, radix32, partition32, partition32_scalar)
+DEFINE_QUICK(quick64, uint64_t, radix64, partition64, partition64_scalar)
+#endif
+
+/* Sorts n keys of family f: by counting (16-bit keys of a long lane), by
+ * vqsort in pieces where it was built in, else (or short) by the radix
+ * sort; through tmp (n keys), count as the radix sort's (COUNTING_KEYS for
+ * counting). */
+static void sort_keys(family f, void *keys, void *tmp, int64_t n, int64_t *count, dlb_work *w) {
+  if (f == FAMILY_16 && n > COUNTING_MIN) {
+    counting_sort16(keys, n, count, w);
+    return;
+  }
+#ifdef DLB_HAVE_VQSORT
+  if (n >= VQSORT_MIN) {
+    int levels = 2 * (64 - __builtin_clzll((uint64_t)n)) + 4; /* as vqsort's own bound */
+#ifdef PARTITION_AVX2
+    pthread_once(&luts_once, make_luts);
+#endif
+    switch (f) {
+      case FAMILY_16: /* (at most COUNTING_MIN: one piece) */
+        if (dlb_vqsort_keys(keys, n, 2)) {
+          dlb_work_tick(w, n);
+          return;
+        }
+        break;
+      case FAMILY_32: quick32(keys, tmp, n, 0, UINT32_MAX, levels, count, w); return;
+      default: quick64(keys, tmp, n, 0, UINT64_MAX, levels, count, w); return;
+    }
+  }
+#endif
+  radix(f, 0, keys, NULL, tmp, NULL, n, count, w);
 }
 
 /* The bits of the i-th NaN of a lane of n, kept at the back of keys. */
@@ -504,29 +821,45 @@ static uint64_t nan_at(family f, const void *keys, int64_t n, int64_t i) {
  * back in their order where stable and both occur. */
 static void sort_values(const sort_job *j, const lane *in, char *out, char *runs, scratch *s) {
   const keyer *k = &j->k;
+  dlb_work *w = j->work;
   int64_t n = in->n, m, nans, zeros[2], size = k->size, step = j->out_stride[0];
   int ordered;
   /* Keys as wide as the elements go straight into a contiguous out. */
   void *keys = s->keys ? (void *)s->keys : out;
   void *nan_bits = s->keys_tmp; /* free again once the keys are sorted (as wide as keys) */
-  m = exact_keys(k, in, keys, &nans, zeros, &ordered);
-  if (!ordered && !vectorised_sort(j->fam, keys, m))
-    radix(j->fam, 0, keys, NULL, s->keys_tmp, NULL, m, s->count);
-  for (int64_t i = 0; i < nans; i++) key_set(j->fam, nan_bits, i, nan_at(j->fam, keys, n, i));
-  write_values(k, keys, m, out, step, k->flip ? nans : 0); /* descending: NaN first */
-  for (int64_t i = 0; i < nans; i++)
-    store_bits(out + (k->flip ? i : m + i) * step, size, nan_at(j->fam, nan_bits, nans,
-                                                                nans - 1 - i));
+  m = exact_keys(k, in, keys, &nans, zeros, &ordered, w);
+  if (stopped(w)) return;
+  if (!ordered) sort_keys(j->fam, keys, s->keys_tmp, m, s->count, w);
+  if (stopped(w)) return;
+  for (int64_t i0 = 0, i1; i0 < nans; i0 = i1) {
+    i1 = stretch_end(i0, nans);
+    for (int64_t i = i0; i < i1; i++) key_set(j->fam, nan_bits, i, nan_at(j->fam, keys, n, i));
+    if (dlb_work_tick(w, i1 - i0)) return;
+  }
+  write_values(k, keys, m, out, step, k->flip ? nans : 0, w); /* descending: NaN first */
+  if (stopped(w)) return;
+  for (int64_t i0 = 0, i1; i0 < nans; i0 = i1) {
+    i1 = stretch_end(i0, nans);
+    for (int64_t i = i0; i < i1; i++)
+      store_bits(out + (k->flip ? i : m + i) * step, size,
+                 nan_at(j->fam, nan_bits, nans, nans - 1 - i));
+    if (dlb_work_tick(w, i1 - i0)) return;
+  }
   if (j->call->stable && zeros[0] && zeros[1]) {
     /* The zeros lie together: give them the signs they had, in order. */
     int64_t first = 0, z = 0;
-    while ((load_bits(out + first * step, size) & ~k->sign) != 0) first++;
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t bits = load_bits(lane_at(in, i), size);
-      if ((bits & ~k->sign) == 0) store_bits(out + (first + z++) * step, size, bits);
+    while ((load_bits(out + first * step, size) & ~k->sign) != 0)
+      if ((++first & (STRETCH - 1)) == 0 && dlb_work_tick(w, STRETCH)) return;
+    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
+      i1 = stretch_end(i0, n);
+      for (int64_t i = i0; i < i1; i++) {
+        uint64_t bits = load_bits(lane_at(in, i), size);
+        if ((bits & ~k->sign) == 0) store_bits(out + (first + z++) * step, size, bits);
+      }
+      if (dlb_work_tick(w, i1 - i0)) return;
     }
   }
-  if (runs) runs_of_values(k, out, step, n, runs, j->out_stride[2]);
+  if (runs) runs_of_values(k, out, step, n, runs, j->out_stride[2], w);
 }
 
 /* A max-heap entry of the top-k selection: the worst kept element at the top. */
@@ -556,35 +889,68 @@ static int pick_compare(const void *a, const void *b) {
 }
 
 /* The first k of a lane by (key, position), in order, into keys and pay:
- * one pass keeping the k best in a heap. */
+ * one pass keeping the k best in a heap, then the heap in order (qsort;
+ * past a stretch, the heap sorted in place). A sift through the heap is
+ * counted as 4 elements a level: each level is a load that depends on the
+ * one before, across a heap that may be far larger than the caches. */
 static void select_few(const sort_job *j, const lane *in, int64_t k, scratch *s) {
+  dlb_work *w = j->work;
   pick *h = (pick *)s->pay_tmp; /* 16 bytes a pick: k <= n / 8 of them fit */
+  const int64_t sift = 4 * (64 - __builtin_clzll((uint64_t)k));
+  int64_t done = 0; /* counted since the last tick */
   for (int64_t i = 0; i < in->n; i++) {
     pick p = {canonical_key(&j->k, load_bits(lane_at(in, i), j->k.size)) ^ j->k.flip, i};
     if (i < k) {
       h[i] = p;
-      if (i == k - 1)
-        for (int64_t r = k / 2; r-- > 0;) sift_down(h, k, r);
+      if (i == k - 1) /* the heap, built bottom-up (a sift there is short on average) */
+        for (int64_t r = k / 2; r-- > 0;) {
+          sift_down(h, k, r);
+          if ((r & 1023) == 0 && dlb_work_tick(w, 4 * 1024)) return;
+        }
     } else if (p.key < h[0].key) { /* a tie keeps the earlier */
       h[0] = p;
       sift_down(h, k, 0);
+      done += sift;
+    }
+    if (++done >= STRETCH) {
+      if (dlb_work_tick(w, done)) return;
+      done = 0;
     }
   }
-  qsort(h, (size_t)k, sizeof *h, pick_compare);
-  for (int64_t i = 0; i < k; i++) {
-    key_set(FAMILY_64, s->keys, i, h[i].key);
-    pay_set(1, s->pay, i, (uint64_t)h[i].pos);
+  if (dlb_work_tick(w, done)) return;
+  if (k <= STRETCH) {
+    qsort(h, (size_t)k, sizeof *h, pick_compare);
+  } else { /* the worst kept to the back, one at a time */
+    for (int64_t e = k - 1; e > 0; e--) {
+      pick t = h[0];
+      h[0] = h[e], h[e] = t;
+      sift_down(h, e, 0);
+      if (dlb_work_tick(w, sift)) return;
+    }
+  }
+  for (int64_t i0 = 0, i1; i0 < k; i0 = i1) {
+    i1 = stretch_end(i0, k);
+    for (int64_t i = i0; i < i1; i++) {
+      key_set(FAMILY_64, s->keys, i, h[i].key);
+      pay_set(1, s->pay, i, (uint64_t)h[i].pos);
+    }
+    if (dlb_work_tick(w, i1 - i0)) return;
   }
 }
 
 /* Gathers key of family f from complex keys by position (for the next pass). */
 static void complex_pass(const sort_job *j, const lane *in, int which, int64_t n, scratch *s) {
-  for (int64_t i = 0; i < n; i++) {
-    complex_key ck = complex_key_of(j->dtype, lane_at(in, (int64_t)pay_get(j->wide, s->pay, i)));
-    uint64_t v = which == 0 ? ck.second : which == 1 ? ck.first : ck.cls;
-    ((uint64_t *)s->keys)[i] = j->call->descending ? ~v : v;
+  for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
+    i1 = stretch_end(i0, n);
+    for (int64_t i = i0; i < i1; i++) {
+      complex_key ck =
+          complex_key_of(j->dtype, lane_at(in, (int64_t)pay_get(j->wide, s->pay, i)));
+      uint64_t v = which == 0 ? ck.second : which == 1 ? ck.first : ck.cls;
+      ((uint64_t *)s->keys)[i] = j->call->descending ? ~v : v;
+    }
+    if (dlb_work_tick(j->work, i1 - i0)) return;
   }
-  radix(FAMILY_64, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count);
+  radix(FAMILY_64, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count, j->work);
 }
 
 /* Whether sorted elements a and b (positions in the lane) have equal keys,
@@ -606,24 +972,35 @@ static int has_nan(const sort_job *j, const lane *in, uint64_t a) {
 
 /* NumPy's unique runs over the sorted positions of a lane (see dlbridge.h). */
 static void write_runs(const sort_job *j, const lane *in, const scratch *s, int wide, char *out) {
+  dlb_work *w = j->work;
   int64_t n = in->n, step = j->out_stride[2], first_last;
   uint64_t last;
   if (n == 0) return;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t here = pay_get(wide, s->pay, i);
-    int starts = i == 0;
-    if (!starts) {
-      uint64_t before = pay_get(wide, s->pay, i - 1);
-      starts = !keys_equal(j, in, here, before) || has_nan(j, in, here) || has_nan(j, in, before);
+  for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
+    i1 = stretch_end(i0, n);
+    for (int64_t i = i0; i < i1; i++) {
+      uint64_t here = pay_get(wide, s->pay, i);
+      int starts = i == 0;
+      if (!starts) {
+        uint64_t before = pay_get(wide, s->pay, i - 1);
+        starts = !keys_equal(j, in, here, before) || has_nan(j, in, here) ||
+                 has_nan(j, in, before);
+      }
+      out[i * step] = (char)starts;
     }
-    out[i * step] = (char)starts;
+    if (dlb_work_tick(w, i1 - i0)) return;
   }
   last = pay_get(wide, s->pay, n - 1);
   if (!has_nan(j, in, last)) return;
   first_last = n - 1; /* the first element with a NaN: they sort together, last */
-  while (first_last > 0 && has_nan(j, in, pay_get(wide, s->pay, first_last - 1))) first_last--;
+  while (first_last > 0 && has_nan(j, in, pay_get(wide, s->pay, first_last - 1)))
+    if (((n - --first_last) & (STRETCH - 1)) == 0 && dlb_work_tick(w, STRETCH)) return;
   out[first_last * step] = 1;
-  for (int64_t i = first_last + 1; i < n; i++) out[i * step] = 0;
+  for (int64_t i0 = first_last + 1, i1; i0 < n; i0 = i1) {
+    i1 = stretch_end(i0, n);
+    for (int64_t i = i0; i < i1; i++) out[i * step] = 0;
+    if (dlb_work_tick(w, i1 - i0)) return;
+  }
 }
 
 /* Sorts (or selects from) one lane by position: keys and positions end in
@@ -636,12 +1013,16 @@ static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) 
     return 1;
   }
   if (j->fam == FAMILY_COMPLEX) {
-    for (int64_t i = 0; i < n; i++) pay_set(j->wide, s->pay, i, (uint64_t)i);
-    for (int which = 0; which < 3; which++) complex_pass(j, in, which, n, s);
+    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
+      i1 = stretch_end(i0, n);
+      for (int64_t i = i0; i < i1; i++) pay_set(j->wide, s->pay, i, (uint64_t)i);
+      if (dlb_work_tick(j->work, i1 - i0)) return j->wide;
+    }
+    for (int which = 0; which < 3 && !stopped(j->work); which++) complex_pass(j, in, which, n, s);
     return j->wide;
   }
-  if (!canonical_keys(&j->k, in, s->keys, s->pay, j->wide))
-    radix(j->fam, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count);
+  if (!canonical_keys(&j->k, in, s->keys, s->pay, j->wide, j->work) && !stopped(j->work))
+    radix(j->fam, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count, j->work);
   return j->wide;
 }
 
@@ -654,24 +1035,30 @@ static void sort_lane(const sort_job *j, const lane *in, char **out, scratch *s)
     return;
   }
   wide = order_lane(j, in, k, s);
-  for (int64_t i = 0; i < k; i++) {
-    uint64_t pos = pay_get(wide, s->pay, i);
-    if (c->want & DLB_SORT_VALUES)
-      memcpy(out[0] + i * j->out_stride[0], lane_at(in, (int64_t)pos), (size_t)size);
-    if (c->want & DLB_SORT_INDICES) {
-      int64_t index = (int64_t)pos + c->index_base;
-      memcpy(out[1] + i * j->out_stride[1], &index, 8);
+  if (stopped(j->work)) return; /* the order is not there: nothing more to write */
+  for (int64_t i0 = 0, i1; i0 < k; i0 = i1) {
+    i1 = stretch_end(i0, k);
+    for (int64_t i = i0; i < i1; i++) {
+      uint64_t pos = pay_get(wide, s->pay, i);
+      if (c->want & DLB_SORT_VALUES)
+        memcpy(out[0] + i * j->out_stride[0], lane_at(in, (int64_t)pos), (size_t)size);
+      if (c->want & DLB_SORT_INDICES) {
+        int64_t index = (int64_t)pos + c->index_base;
+        memcpy(out[1] + i * j->out_stride[1], &index, 8);
+      }
     }
+    if (dlb_work_tick(j->work, i1 - i0)) return;
   }
   if (c->want & DLB_SORT_RUNS) write_runs(j, in, s, wide, out[2]);
 }
 
 /* The scratch for lanes of up to n elements: keys (key_bytes each) and
  * positions (pay_bytes each; 0: none) twice, but keys once where they go
- * into the output (keys_in_out: s->keys NULL); on the call's cpu backend
- * (the budget counts it). */
+ * into the output (keys_in_out: s->keys NULL), and `counts` int64 counts;
+ * on the call's cpu backend (the budget counts it). */
 static dlb_status scratch_open(scratch *s, dlb_backend *cpu, int64_t n, int64_t key_bytes,
-                               int64_t pay_bytes, int keys_in_out, dlb_error *err) {
+                               int64_t pay_bytes, int keys_in_out, int64_t counts,
+                               dlb_error *err) {
   int64_t each = n < 1 ? 1 : n, kb, pb, bytes;
   dlb_status st;
   if (each > INT64_MAX / 64)
@@ -679,7 +1066,7 @@ static dlb_status scratch_open(scratch *s, dlb_backend *cpu, int64_t n, int64_t 
                     (long long)n);
   kb = (each * key_bytes + 63) / 64 * 64; /* 64-byte aligned parts */
   pb = (each * pay_bytes + 63) / 64 * 64;
-  bytes = (keys_in_out ? 1 : 2) * kb + 2 * pb + RADIX_COUNTS * 8;
+  bytes = (keys_in_out ? 1 : 2) * kb + 2 * pb + counts * 8;
   if ((st = dlb_array_allocate(&s->mem, cpu, 0, DLB_UINT8, 1, &bytes, 0, err)) != DLB_OK)
     return st;
   s->keys_tmp = (uint64_t *)dlb_array_host_data(&s->mem);
@@ -709,6 +1096,7 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
   dlb_work *work = dlb_work_current();
   dlb_status st;
   j.call = c;
+  j.work = work;
   j.dtype = dlb_dtype_of_dl(c->in.dtype);
   j.fam = family_of(j.dtype);
   j.wide = n > (int64_t)UINT32_MAX;
@@ -730,16 +1118,19 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
     if (c->k < n && key_bytes < 8) key_bytes = 8; /* (the heap's picks hold 64-bit keys) */
     int in_out = values_only && size >= 2 && j.out_stride[0] == size &&
                  ((uintptr_t)c->values.data & (uintptr_t)(size - 1)) == 0;
+    /* Counts: the radix sort's, or one per key for 16-bit keys sorted by counting. */
+    int64_t counts = values_only && j.fam == FAMILY_16 && n > COUNTING_MIN ? COUNTING_KEYS
+                                                                             : RADIX_COUNTS;
     st = scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, key_bytes,
-                      pay_bytes, in_out, &err);
+                      pay_bytes, in_out, counts, &err);
   }
   if (st != DLB_OK)
     return report(&err, &c->error);
   dlb_lanes_init(&lanes, 4, t, c->dim);
   while (dlb_lanes_next(&lanes, at)) {
     lane in = {at[0], dlb_tensor_stride(&c->in, c->dim), n};
-    sort_lane(&j, &in, at + 1, &s);
-    if (dlb_work_tick(work, n)) break;
+    sort_lane(&j, &in, at + 1, &s); /* (its loops count their work) */
+    if (stopped(work)) break;
   }
   dlb_array_release(&s.mem);
   return DLB_OK;
@@ -790,7 +1181,7 @@ dlb_status dlb_cpu_search(void *ctx, dlb_search_call *c) {
   const dlb_tensor *t[2] = {&c->values, &c->out};
   char *at[2];
   int last = c->values.ndim - 1;
-  int64_t vstep, ostep, m;
+  int64_t vstep, ostep, m, visits, block;
   dlb_work *work = dlb_work_current();
   (void)ctx;
   s.call = c;
@@ -806,13 +1197,20 @@ dlb_status dlb_cpu_search(void *ctx, dlb_search_call *c) {
   vstep = dlb_tensor_stride(&c->values, last);
   ostep = dlb_tensor_stride(&c->out, last);
   m = c->values.shape[last];
+  /* A search visits about log2(n) + 1 elements of sorted: values go in
+   * blocks of about a stretch of visits, each block counted as them. */
+  visits = 65 - __builtin_clzll((uint64_t)s.n | 1);
+  block = STRETCH / visits;
   dlb_lanes_init(&lanes, 2, t, last);
   while (dlb_lanes_next(&lanes, at)) {
-    for (int64_t i = 0; i < m; i++) {
-      int64_t r = search_one(&s, any_key(s.dtype, &s.k, at[0] + i * vstep)) + c->index_base;
-      memcpy(at[1] + i * ostep, &r, 8);
+    for (int64_t i0 = 0, i1; i0 < m; i0 = i1) {
+      i1 = m - i0 < block ? m : i0 + block;
+      for (int64_t i = i0; i < i1; i++) {
+        int64_t r = search_one(&s, any_key(s.dtype, &s.k, at[0] + i * vstep)) + c->index_base;
+        memcpy(at[1] + i * ostep, &r, 8);
+      }
+      if (dlb_work_tick(work, (i1 - i0) * visits)) return DLB_OK;
     }
-    if (dlb_work_tick(work, m)) break;
   }
   return DLB_OK;
 }
