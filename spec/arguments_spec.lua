@@ -465,6 +465,7 @@ describe("a list argument", function()
     expect_code("ARGUMENT", dl.array, {{}, {x = 1}})
     expect_code("ARGUMENT", dl.take, a, {1, 2, x = 3})
     expect_code("ARGUMENT", a.to_dlpack, a, {max_version = {1, 1, x = 1}})
+    expect_code("ARGUMENT", dl.random.default_rng, {1, 2, x = 3})
     -- however the table was built: here the named keys come first, and the
     -- entries may share the table's hash part with them
     for n = 1, 6 do

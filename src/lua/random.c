@@ -126,14 +126,7 @@ static void push_seed_words(lua_State *L, int idx, const char *op) {
     while (n > 1 && w[n - 1] == 0) n--; /* NumPy's randbits(128) as an integer */
     luaL_addlstring(&b, (const char *)w, n * sizeof w[0]);
   } else if (lua_type(L, idx) == LUA_TTABLE) {
-    lua_Integer len = (lua_Integer)lua_rawlen(L, idx), keys = 0;
-    lua_pushnil(L);
-    while (lua_next(L, idx) != 0) {
-      lua_pop(L, 1);
-      if (++keys > len)
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SEED_HINT,
-                        "a seed list must be a sequence (keys 1..n)");
-    }
+    lua_Integer len = dlbL_check_list(L, idx, "a seed list", SEED_HINT, op);
     for (lua_Integer i = 1; i <= len; i++) {
       lua_rawgeti(L, idx, i);
       if (lua_type(L, -1) == LUA_TTABLE)
