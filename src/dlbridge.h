@@ -778,6 +778,16 @@ DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed);
 DLB_API dlb_status dlb_allow_mapping(lua_State *L, int allowed);
 
 /*
+ * Raw pointers. On LuaJIT, a:ptr() gives scripts a typed FFI pointer to an
+ * array's elements (LuaJIT's FFI can already read and write any memory,
+ * so a host that sandboxes scripts has taken ffi away from them). A host
+ * turns a:ptr() off with dlb_allow_pointers(L, 0): it then raises
+ * UNSUPPORTED. On by default; Lua code cannot change it. On other Luas
+ * a:ptr() always raises UNSUPPORTED. Fails as dlb_allow_files.
+ */
+DLB_API dlb_status dlb_allow_pointers(lua_State *L, int allowed);
+
+/*
  * Loading safetensors from C, so an engine can hand weights to Lua without
  * the file system. Both push two values on success: the table name -> array
  * and the table of __metadata__ (string -> string; empty when absent).

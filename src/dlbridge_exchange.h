@@ -60,11 +60,14 @@ typedef struct dlb_exchange {
  * ("dlbridge", through the global require). Leaves the stack as it was. */
 static inline const dlb_exchange *dlb_exchange_get(lua_State *L) {
   const dlb_exchange *x;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, DLB_EXCHANGE_KEY) != LUA_TLIGHTUSERDATA) {
+  /* (written for every Lua from 5.1 on: the getters' results unused) */
+  lua_getfield(L, LUA_REGISTRYINDEX, DLB_EXCHANGE_KEY);
+  if (lua_type(L, -1) != LUA_TLIGHTUSERDATA) {
     lua_pop(L, 1);
-    if (lua_getglobal(L, "require") == LUA_TFUNCTION) {
+    lua_getglobal(L, "require");
+    if (lua_type(L, -1) == LUA_TFUNCTION) {
       lua_pushliteral(L, "dlbridge");
-      if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
+      if (lua_pcall(L, 1, 0, 0) != 0) lua_pop(L, 1);
     } else {
       lua_pop(L, 1);
     }

@@ -8,9 +8,9 @@
 #include "../core/work.h"
 #include "reduce.h"
 
-static const char *const reduce_names[DLB_REDUCE_OP_COUNT] = {
-    "sum", "prod", "mean", "min", "max", "argmin", "argmax", "all", "any", "count_nonzero",
-    "std", "var"};
+#define REDUCE_NAME(ID, name, dtype, ddof) [DLB_REDUCE_##ID] = #name,
+static const char *const reduce_names[DLB_REDUCE_OP_COUNT] = {DLB_REDUCTIONS(REDUCE_NAME)};
+#undef REDUCE_NAME
 
 const char *dlb_reduce_name(dlb_reduce_op op) {
   return (unsigned)op < DLB_REDUCE_OP_COUNT ? reduce_names[op] : "reduce";

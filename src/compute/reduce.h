@@ -48,6 +48,24 @@
 
 /* dlb_reduce_op: the list is public (dlbridge.h): device backends' kernels take it. */
 
+/* The reductions, declared once: X(ID, name, dtype, ddof) is DLB_REDUCE_ID,
+ * NumPy's name (also the Lua one: dl.name(a, opts) and a:name(opts)), and
+ * whether it takes the dtype and the ddof options (1 or 0). The names here
+ * and the binding's functions, options and usage lines derive from it. */
+#define DLB_REDUCTIONS(X)                  \
+  X(SUM, sum, 1, 0)                        \
+  X(PROD, prod, 1, 0)                      \
+  X(MEAN, mean, 1, 0)                      \
+  X(MIN, min, 0, 0)                        \
+  X(MAX, max, 0, 0)                        \
+  X(ARGMIN, argmin, 0, 0)                  \
+  X(ARGMAX, argmax, 0, 0)                  \
+  X(ALL, all, 0, 0)                        \
+  X(ANY, any, 0, 0)                        \
+  X(COUNT_NONZERO, count_nonzero, 0, 0)    \
+  X(STD, std, 1, 1)                        \
+  X(VAR, var, 1, 1)
+
 /* NumPy's name of op: "sum", "count_nonzero". */
 const char *dlb_reduce_name(dlb_reduce_op op);
 

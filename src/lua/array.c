@@ -71,20 +71,20 @@ static int new_array_object(lua_State *L) {
 
 dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   /* Called from the module (the usual case), the upvalues hold both. */
-  dlb_lua_state *state = dlbL_to_state(L, DLB_UV_STATE);
-  int in_module = state != NULL;
+  dlb_lua_state *state = dlbL_upvalue_state(L);
+  int in_module = state != NULL, extra;
   if (!state || !state->registry) state = dlbL_state(L);
   dlbL_pace_collector(L, state);
   /* The usual case inline: no maker call (about 10 ns of a small operation). */
   if (in_module && !dlbL_alloc_may_fail(L))
     return &make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
-  lua_pushcfunction(L, new_array_object); /* a light C function: no allocation */
+  extra = dlbL_push_callee(L, new_array_object); /* no allocation */
   if (in_module)
     lua_pushvalue(L, DLB_UV_ARRAY_MT);
   else
     luaL_getmetatable(L, DLB_ARRAY_MT);
   lua_pushlightuserdata(L, state);
-  dlbL_call_maker(L, op, "a new array object");
+  dlbL_call_maker(L, 2 + extra, op, "a new array object");
   return &((lua_array *)lua_touserdata(L, -1))->array;
 }
 
@@ -129,7 +129,7 @@ static void push_element(lua_State *L, const dlb_array *a, const char *p) {
     case DLB_INT64: {
       int64_t i;
       memcpy(&i, p, 8);
-      lua_pushinteger(L, (lua_Integer)i);
+      dlbL_push_int64(L, i);
       return;
     }
     default:
@@ -166,7 +166,7 @@ static void push_item(lua_State *L, dlb_array *a, int64_t i) {
  * which no array has, and a fraction raise INDEX (a:get stays strict). */
 static int index_number(lua_State *L, dlb_array *a) {
   int isint;
-  int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n;
+  int64_t i = (int64_t)dlbL_tointegerx(L, 2, &isint), n;
   if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__index", "the array was deleted");
   if (a->ndim == 0)
     dlbL_raise_hint(L, DLB_E_INDEX, "Array:__index", ZERO_D_HINT, "a 0-d array cannot be indexed");
@@ -187,7 +187,7 @@ static int index_number(lua_State *L, dlb_array *a) {
 static int next_row(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:__pairs");
   int isint;
-  lua_Integer i = lua_isnoneornil(L, 2) ? 0 : lua_tointegerx(L, 2, &isint);
+  lua_Integer i = lua_isnoneornil(L, 2) ? 0 : dlbL_tointegerx(L, 2, &isint);
   if (!lua_isnoneornil(L, 2) && !isint)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:__pairs",
                     "the iterator of pairs(a) takes the array and the last index (0 to start)",
@@ -215,10 +215,10 @@ static int array_pairs(lua_State *L) {
 /* int_list(pointer, n): a table of n int64 values (run in protected mode). */
 static int int_list(lua_State *L) {
   const int64_t *v = lua_touserdata(L, 1);
-  int n = (int)lua_tointeger(L, 2);
+  int n = (int)dlbL_tointeger(L, 2);
   lua_createtable(L, n, 0);
   for (int d = 0; d < n; d++) {
-    lua_pushinteger(L, (lua_Integer)v[d]);
+    dlbL_push_int64(L, v[d]);
     lua_rawseti(L, -2, d + 1);
   }
   return 1;
@@ -228,10 +228,10 @@ static int int_list(lua_State *L) {
 static void push_int_list(lua_State *L, int n, const int64_t *v) {
   int64_t copy[DLB_MAX_NDIM]; /* a finalizer run by the allocation may delete the array */
   memcpy(copy, v, (size_t)n * sizeof *v);
-  lua_pushcfunction(L, int_list);
+  int extra = dlbL_push_callee(L, int_list);
   lua_pushlightuserdata(L, copy);
   lua_pushinteger(L, n);
-  dlbL_pcall(L, 2, 1, "Array:__index");
+  dlbL_pcall(L, 2 + extra, 1, "Array:__index");
 }
 
 /* a.shape, a.dtype, ...: returns 0 when name is not an attribute. */
@@ -241,7 +241,7 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   if (strcmp(name, "shape") == 0) push_int_list(L, a->ndim, a->shape);
   else if (strcmp(name, "strides") == 0) push_int_list(L, a->ndim, a->strides);
   else if (strcmp(name, "ndim") == 0) lua_pushinteger(L, a->ndim);
-  else if (strcmp(name, "size") == 0) lua_pushinteger(L, (lua_Integer)a->numel);
+  else if (strcmp(name, "size") == 0) dlbL_push_int64(L, a->numel);
   else if (strcmp(name, "dtype") == 0) dlbL_push_string(L, dlb_dtype_get(a->dtype)->name, "Array:__index");
   else if (strcmp(name, "itemsize") == 0) lua_pushinteger(L, (lua_Integer)dlb_array_itemsize(a));
   else if (strcmp(name, "nbytes") == 0) {
@@ -250,7 +250,7 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
     if (__builtin_mul_overflow(a->numel, (int64_t)dlb_array_itemsize(a), &n))
       lua_pushnumber(L, (lua_Number)a->numel * (lua_Number)dlb_array_itemsize(a));
     else
-      lua_pushinteger(L, (lua_Integer)n);
+      dlbL_push_int64(L, n);
   }
   else if (strcmp(name, "device") == 0) {
     dlbL_device_name(a, device, sizeof device);
@@ -267,8 +267,8 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__index");
   switch (lua_type(L, 2)) {
     case LUA_TNUMBER:
-      if (a->ndim == 1 && a->buffer && a->buffer->host && !a->buffer->pending && lua_isinteger(L, 2)) {
-        int64_t i = (int64_t)lua_tointeger(L, 2), n = a->shape[0];
+      if (a->ndim == 1 && a->buffer && a->buffer->host && !a->buffer->pending && dlbL_isinteger(L, 2)) {
+        int64_t i = (int64_t)dlbL_tointeger(L, 2), n = a->shape[0];
         if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
         if (i >= 1 && i <= n) {
           push_element(L, a, element_1d(a, i - 1));
@@ -299,7 +299,7 @@ static int array_index(lua_State *L) {
   if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host && !a->buffer->pending &&
       lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
-    int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
+    int64_t i = (int64_t)dlbL_tointegerx(L, 2, &isint), n = a->shape[0];
     if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
     if (isint && i >= 1 && i <= n) {
       double d;
@@ -317,7 +317,7 @@ static int array_newindex(lua_State *L) {
   if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host && !a->buffer->pending &&
       !a->readonly && !a->buffer->readonly && lua_type(L, 2) == LUA_TNUMBER) {
     int isint, isnum;
-    int64_t i = (int64_t)lua_tointegerx(L, 2, &isint), n = a->shape[0];
+    int64_t i = (int64_t)dlbL_tointegerx(L, 2, &isint), n = a->shape[0];
     double d = (double)lua_tonumberx(L, 3, &isnum);
     if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
     if (isint && isnum && lua_type(L, 3) == LUA_TNUMBER && i >= 1 && i <= n) {
@@ -396,13 +396,13 @@ static int array_set(lua_State *L) {
 static int array_len(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:__len");
   if (a->ndim == 0) dlbL_raise(L, DLB_E_SHAPE, "Array:__len", "a 0-d array has no length");
-  lua_pushinteger(L, (lua_Integer)a->shape[0]);
+  dlbL_push_int64(L, a->shape[0]);
   return 1;
 }
 
 /* push_text(pointer, length): the string (called in protected mode). */
 static int push_text(lua_State *L) {
-  lua_pushlstring(L, (const char *)lua_touserdata(L, 1), (size_t)lua_tointeger(L, 2));
+  lua_pushlstring(L, (const char *)lua_touserdata(L, 1), (size_t)dlbL_tointeger(L, 2));
   return 1;
 }
 
@@ -412,6 +412,7 @@ static int array_tostring(lua_State *L) {
   dlb_strbuf sb;
   dlb_error err;
   dlb_status st;
+  int extra;
   if (!a->buffer) {
     dlbL_push_string(L, "dlbridge.Array (deleted)", "Array:__tostring");
     return 1;
@@ -425,17 +426,17 @@ static int array_tostring(lua_State *L) {
     dlbL_raise_error(L, &err, "Array:__tostring");
   }
   /* Pushed in protected mode, so that a Lua memory error cannot leak sb. */
-  lua_pushcfunction(L, push_text);
+  extra = dlbL_push_callee(L, push_text);
   lua_pushlightuserdata(L, sb.data ? sb.data : (char *)"");
   lua_pushinteger(L, (lua_Integer)sb.len);
-  st = lua_pcall(L, 2, 1, 0) == LUA_OK ? DLB_OK : DLB_E_OUT_OF_MEMORY;
+  st = lua_pcall(L, 2 + extra, 1, 0) == LUA_OK ? DLB_OK : DLB_E_OUT_OF_MEMORY;
   dlb_strbuf_free(&sb);
   if (st != DLB_OK) dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:__tostring", "no memory to print");
   return 1;
 }
 
 /* __gc and __close: the idempotent release; never raises. */
-static int array_release(lua_State *L) {
+static int array_gc(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
   if (a) dlb_array_release(a);
   return 0;
@@ -450,9 +451,11 @@ static int array_delete(lua_State *L) {
 }
 
 static const luaL_Reg array_metamethods[] = {
-    {"__index", array_index},       {"__newindex", array_newindex}, {"__len", array_len},
-    {"__tostring", array_tostring}, {"__gc", array_release},        {"__close", array_release},
-    {"__pairs", array_pairs},       {NULL, NULL}};
+    {"__index", array_index},       {"__newindex", array_newindex},
+    {"__len", array_len},           {"__tostring", array_tostring},
+    {"__gc", array_gc},             {"__close", array_gc},
+    {"__pairs", array_pairs},       {"__ipairs", array_pairs}, /* (5.2's ipairs) */
+    {NULL, NULL}};
 
 static const luaL_Reg array_methods[] = {
     {"get", array_get}, {"set", array_set}, {"delete", array_delete}, {NULL, NULL}};

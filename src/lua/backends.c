@@ -1,5 +1,4 @@
 /* backends.c -- dlb_register_backend, dl.backends(), dl.device_put and a:to. */
-#include <string.h>
 #include "../backends/cuda/cuda.h"
 #include "../core/event.h"
 #include "hostapi.h"
@@ -83,35 +82,18 @@ static int list_unprotected(lua_State *L) {
   return 1;
 }
 
-static int backends_list(lua_State *L) {
+static int backends_backends(lua_State *L) {
   dlbL_check_nargs(L, 0, "dl.backends");
   return dlbL_call_protected(L, list_unprotected, "dl.backends");
 }
 
-#define TRANSFER_OPTIONS_HINT \
-  "the options are copy = true (a new array even on the same device) and donate = true " \
-  "(delete the source after the copy): a:to(\"cpu\", {copy = true})"
-
 /* Reads device_put's options {copy=, donate=} at idx. */
 static void transfer_options(lua_State *L, int idx, int *copy, int *donate, const char *op) {
+  static const char *const keys[] = {"copy", "donate", NULL};
   *copy = *donate = 0;
-  if (lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, TRANSFER_OPTIONS_HINT, "options must be a table, got %s",
-                    luaL_typename(L, idx));
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    int *flag = strcmp(key, "copy") == 0 ? copy : strcmp(key, "donate") == 0 ? donate : NULL;
-    if (!flag)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, TRANSFER_OPTIONS_HINT,
-                      "unknown option '%.40s' (expected copy, donate)", dlbL_key_name(L, -2));
-    if (lua_type(L, -1) != LUA_TBOOLEAN)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, TRANSFER_OPTIONS_HINT,
-                      "%s must be true or false, got %s", key, luaL_typename(L, -1));
-    *flag = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-  }
+  if (!dlbL_check_option_table(L, idx, keys, op)) return;
+  *copy = dlbL_opt_boolean(L, idx, "copy", 0, op);
+  *donate = dlbL_opt_boolean(L, idx, "donate", 0, op);
 }
 
 /* dl.device_put(a, device, opts) and a:to(device, opts): a on that device.
@@ -174,6 +156,6 @@ static int backends_synchronize(lua_State *L) {
 static int backends_to(lua_State *L) { return transfer(L, "Array:to"); }
 
 const luaL_Reg dlbL_backend_functions[] = {
-    {"backends", backends_list}, {"device_put", backends_device_put},
+    {"backends", backends_backends}, {"device_put", backends_device_put},
     {"synchronize", backends_synchronize}, {NULL, NULL}};
 const luaL_Reg dlbL_backend_methods[] = {{"to", backends_to}, {NULL, NULL}};

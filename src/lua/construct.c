@@ -5,148 +5,16 @@
  * a:item(). The work is in src/compute/construct.c; views and copies in the
  * core. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include "../compute/construct.h"
 #include "../core/shape.h"
 #include "internal.h"
 
-/* --- usage lines (the hint of an ARGUMENT error) ---------------------------- */
-
-typedef struct usage_entry {
-  const char *op, *text;
-} usage_entry;
-
-static const usage_entry usages[] = {
-    {"dl.eye", "dl.eye(n, m, opts): an n x m array (m defaults to n) with ones on diagonal "
-               "opts.k (0 the main one); opts = {k = 1, dtype = \"int32\", device = \"cpu\"}"},
-    {"dl.identity", "dl.identity(n, opts): the n x n identity; opts = {dtype =, device =}"},
-    {"dl.zeros_like", "dl.zeros_like(a, opts): a's shape, dtype and device unless opts = "
-                      "{shape =, dtype =, device =} say otherwise"},
-    {"dl.ones_like", "dl.ones_like(a, opts): a's shape, dtype and device unless opts = "
-                     "{shape =, dtype =, device =} say otherwise"},
-    {"dl.empty_like", "dl.empty_like(a, opts): a's shape, dtype and device unless opts = "
-                      "{shape =, dtype =, device =} say otherwise"},
-    {"dl.full_like", "dl.full_like(a, value, opts): a's shape, dtype and device filled with "
-                     "value; opts = {shape =, dtype =, device =}"},
-    {"dl.logspace", "dl.logspace(start, stop, num, opts): base^start .. base^stop; "
-                    "opts = {base = 10, endpoint = true, dtype =, device =}"},
-    {"dl.meshgrid", "dl.meshgrid(x, y, ..., opts): one array per input; opts = "
-                    "{indexing = \"xy\" or \"ij\", sparse = false, copy = true}"},
-    {"dl.tile", "dl.tile(a, reps): reps an integer or a list of integers >= 0, dl.tile(a, {2, 3})"},
-    {"dl.repeat_elements", "dl.repeat_elements(a, repeats, dim): repeats an integer or a list "
-                           "(one count per element along dim); no dim: a flattened"},
-    {"dl.roll", "dl.roll(a, shift, dims): shift an integer or a list; dims a dim or a list "
-                "(nil: a flattened, rolled, reshaped)"},
-    {"dl.flip", "dl.flip(a, dims): dims a dim or a list of dims (nil: every dim)"},
-    {"dl.pad", "dl.pad(a, widths, opts): widths n, {before, after} or {{b1, a1}, {b2, a2}, ...}; "
-               "opts = {mode = \"constant\", \"edge\", \"reflect\", \"symmetric\" or \"wrap\", "
-               "value = 0}"},
-    {"dl.convolve", "dl.convolve(a, v, opts): 1-D arrays; opts = {mode = \"full\", \"same\" or "
-                    "\"valid\"}"},
-    {"dl.isclose", "dl.isclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
-    {"dl.allclose", "dl.allclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
-    {"dl.array_equal", "dl.array_equal(a, b, opts): opts = {equal_nan = false}"},
-    {"Array:flatten", "a:flatten() takes no arguments: a 1-D copy"},
-    {"Array:ravel", "a:ravel() takes no arguments: 1-D, a view when possible"},
-    {"Array:item", "a:item() for a one-element array, a:item(i) for the i-th element in row-major "
-                   "order, a:item(i, j, ...) with one index per dimension"},
-};
-
-static const char *usage(const char *op) {
-  for (size_t k = 0; k < sizeof usages / sizeof usages[0]; k++)
-    if (strcmp(usages[k].op, op) == 0) return usages[k].text;
-  return NULL;
-}
-
-static void check_nargs(lua_State *L, int max, const char *op) {
-  if (lua_gettop(L) > max) dlbL_extra_argument(L, max, op, usage(op));
-}
-
-/* --- options ----------------------------------------------------------------- */
-
-/* Checks that the value at idx is nil or a table whose keys are all in
- * known (a NULL-terminated list); returns whether it is a table. */
-static int check_option_keys(lua_State *L, int idx, const char *const *known, const char *op) {
-  char list[160];
-  size_t len = 0;
-  if (lua_isnoneornil(L, idx)) return 0;
-  if (lua_type(L, idx) != LUA_TTABLE || dlbL_to_array(L, idx))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "argument #%d: an options table expected, "
-                    "got %s", idx, dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
-  list[0] = 0;
-  for (int k = 0; known[k] && len < sizeof list; k++)
-    len += (size_t)snprintf(list + len, sizeof list - len, k ? ", %s" : "%s", known[k]);
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    int found = 0;
-    if (lua_type(L, -2) == LUA_TSTRING)
-      for (int k = 0; known[k] && !found; k++) found = strcmp(lua_tostring(L, -2), known[k]) == 0;
-    if (!found)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "unknown option '%.40s' (expected %s)",
-                      dlbL_key_name(L, -2), list);
-    lua_pop(L, 1);
-  }
-  return 1;
-}
-
-/* Pushes opts[key] (nil when opts at idx is no table); returns its type. */
-static int get_option(lua_State *L, int idx, const char *key) {
-  if (lua_type(L, idx) != LUA_TTABLE) {
-    lua_pushnil(L);
-    return LUA_TNIL;
-  }
-  return lua_getfield(L, idx, key);
-}
-
-static double number_option(lua_State *L, int idx, const char *key, double def, const char *op) {
-  double x = def;
-  int t = get_option(L, idx, key);
-  if (t == LUA_TNUMBER)
-    x = (double)lua_tonumber(L, -1);
-  else if (t != LUA_TNIL)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "option %s must be a number, got %s", key,
-                    luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return x;
-}
-
-static int bool_option(lua_State *L, int idx, const char *key, int def, const char *op) {
-  int b = def, t = get_option(L, idx, key);
-  if (t == LUA_TBOOLEAN)
-    b = lua_toboolean(L, -1);
-  else if (t != LUA_TNIL)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "option %s must be a boolean, got %s", key,
-                    luaL_typename(L, -1));
-  lua_pop(L, 1);
-  return b;
-}
-
-/* The index in names of opts[key] (a string), def when absent. */
-static int choice_option(lua_State *L, int idx, const char *key, const char *const *names,
-                         int def, const char *op) {
-  int t = get_option(L, idx, key), k = def;
-  if (t != LUA_TNIL) {
-    const char *s = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    for (k = 0; s && names[k] && strcmp(names[k], s) != 0; k++) {
-    }
-    if (!s || !names[k])
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "option %s: unknown value %s%.40s%s", key,
-                      s ? "\"" : "", s ? s : luaL_typename(L, -1), s ? "\"" : "");
-  }
-  lua_pop(L, 1);
-  return k;
-}
-
-/* opts.dtype and opts.device into o (which holds the defaults). */
+/* opts.dtype and opts.device of the options at idx into o (which holds the
+ * defaults). */
 static void placement_options(lua_State *L, int idx, dlbL_options *o, const char *op) {
-  if (get_option(L, idx, "dtype") != LUA_TNIL) {
-    o->dtype = dlbL_check_dtype(L, -1, op);
-    o->has_dtype = 1;
-  }
-  lua_pop(L, 1);
-  if (get_option(L, idx, "device") != LUA_TNIL) dlbL_check_device(L, -1, o, op);
-  lua_pop(L, 1);
+  if (dlbL_opt_dtype(L, idx, "dtype", &o->dtype, op)) o->has_dtype = 1;
+  dlbL_opt_device(L, idx, "device", o, op);
 }
 
 /* --- arguments ---------------------------------------------------------------- */
@@ -154,10 +22,10 @@ static void placement_options(lua_State *L, int idx, dlbL_options *o, const char
 /* An integer argument (or list entry) at idx; ARGUMENT otherwise. */
 static int64_t integer_at(lua_State *L, int idx, const char *what, const char *op) {
   int isint;
-  lua_Integer n = lua_tointegerx(L, idx, &isint);
+  lua_Integer n = dlbL_tointegerx(L, idx, &isint);
   if (!isint)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "%s must be an integer, got %s", what,
-                    lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be an integer, got %s", what,
+               lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
   return (int64_t)n;
 }
 
@@ -172,9 +40,9 @@ static dlb_array *array_arg(lua_State *L, int idx, const char *op) {
     lua_replace(L, idx);
     return dlbL_to_array(L, idx);
   }
-  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
-                  "argument #%d: an array (or nested tables) expected, got %s", idx,
-                  luaL_typename(L, idx));
+  dlbL_raise(L, DLB_E_ARGUMENT, op,
+             "argument #%d: an array (or nested tables) expected, got %s", idx,
+             luaL_typename(L, idx));
 }
 
 /* An element count for a memory reservation (saturating). */
@@ -247,8 +115,8 @@ static dlb_array *push_new(lua_State *L, const dlbL_options *o, int ndim, const 
 /* An extent argument: an integer (negative: SHAPE from the core). */
 static int64_t extent_arg(lua_State *L, int idx, const char *op) {
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "argument #%d: an integer expected, got %s",
-                    idx, luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: an integer expected, got %s",
+               idx, luaL_typename(L, idx));
   return integer_at(L, idx, "an extent", op);
 }
 
@@ -261,11 +129,11 @@ static int make_eye(lua_State *L, int identity, const char *op) {
   dlbL_options o;
   dlb_array *a;
   dlb_error err;
-  check_nargs(L, oi, op);
+  dlbL_check_nargs(L, oi, op);
   n = extent_arg(L, 1, op);
   m = oi == 3 && !lua_isnoneornil(L, 2) ? extent_arg(L, 2, op) : n;
-  check_option_keys(L, oi, identity ? identity_keys : eye_keys, op);
-  if (!identity && get_option(L, oi, "k") != LUA_TNIL) k = integer_at(L, -1, "option k", op);
+  dlbL_check_option_table(L, oi, identity ? identity_keys : eye_keys, op);
+  if (!identity) k = dlbL_opt_integer(L, oi, "k", 0, op);
   lua_settop(L, oi);
   dlbL_check_options(L, 0, &o, op);
   placement_options(L, oi, &o, op);
@@ -291,20 +159,20 @@ static int make_like(lua_State *L, enum like_fill fill, const char *op) {
   dlbL_options o;
   dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = 1};
   dlb_error err;
-  check_nargs(L, oi, op);
+  dlbL_check_nargs(L, oi, op);
   a = array_arg(L, 1, op);
   if (fill == LIKE_VALUE) {
     if (lua_isnoneornil(L, 2))
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.full_like needs a value");
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.full_like needs a value");
     dlbL_to_scalar(L, 2, &v, op);
   }
-  check_option_keys(L, oi, keys, op);
+  dlbL_check_option_table(L, oi, keys, op);
   lua_settop(L, oi);
   a = dlbL_check_live(L, 1, op); /* reading options runs Lua code */
   o = placement_of(L, a);
   ndim = a->ndim;
   memcpy(shape, a->shape, sizeof shape);
-  if (get_option(L, oi, "shape") != LUA_TNIL) ndim = dlbL_check_shape(L, -1, shape, 0, op);
+  if (dlbL_opt_get(L, oi, "shape") != LUA_TNIL) ndim = dlbL_check_shape(L, -1, shape, 0, op);
   lua_pop(L, 1);
   placement_options(L, oi, &o, op);
   r = push_new(L, &o, ndim, shape, fill == LIKE_ZEROS, op);
@@ -330,21 +198,21 @@ static int construct_logspace(lua_State *L) {
   dlb_error err;
   while (n < 3 && lua_type(L, n + 1) == LUA_TNUMBER) n++;
   if (n < 2)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.logspace needs start and stop, got %s",
-                    luaL_typename(L, n + 1));
-  check_nargs(L, n + 1, op);
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.logspace needs start and stop, got %s",
+               luaL_typename(L, n + 1));
+  dlbL_check_nargs(L, n + 1, op);
   start = (double)lua_tonumber(L, 1);
   stop = (double)lua_tonumber(L, 2);
   if (!isfinite(start) || !isfinite(stop))
     dlbL_raise(L, DLB_E_VALUE, op, "start and stop must be finite");
   if (n == 3) {
     int isint;
-    num = (int64_t)lua_tointegerx(L, 3, &isint);
+    num = (int64_t)dlbL_tointegerx(L, 3, &isint);
     if (!isint || num < 0) dlbL_raise(L, DLB_E_SHAPE, op, "num must be an integer >= 0");
   }
-  check_option_keys(L, n + 1, keys, op);
-  base = number_option(L, n + 1, "base", 10.0, op);
-  endpoint = bool_option(L, n + 1, "endpoint", 1, op);
+  dlbL_check_option_table(L, n + 1, keys, op);
+  base = dlbL_opt_number(L, n + 1, "base", 10.0, op);
+  endpoint = dlbL_opt_boolean(L, n + 1, "endpoint", 1, op);
   dlbL_check_options(L, 0, &o, op);
   placement_options(L, n + 1, &o, op);
   /* the result, and the float64 cpu array it is computed in when it is
@@ -374,10 +242,10 @@ static int construct_meshgrid(lua_State *L) {
   }
   if (n > DLB_MAX_NDIM)
     dlbL_raise(L, DLB_E_SHAPE, op, "%d inputs make %d-D results (at most %d)", n, n, DLB_MAX_NDIM);
-  check_option_keys(L, n + 1, keys, op);
-  xy = choice_option(L, n + 1, "indexing", indexing_names, 0, op) == 0;
-  sparse = bool_option(L, n + 1, "sparse", 0, op);
-  copy = bool_option(L, n + 1, "copy", 1, op);
+  dlbL_check_option_table(L, n + 1, keys, op);
+  xy = dlbL_opt_choice(L, n + 1, "indexing", indexing_names, 0, op) == 0;
+  sparse = dlbL_opt_boolean(L, n + 1, "sparse", 0, op);
+  copy = dlbL_opt_boolean(L, n + 1, "copy", 1, op);
   lua_settop(L, n);
   for (int i = 1; i <= n; i++) array_arg(L, i, op);
   for (int i = 1; i <= n; i++) shape[i - 1] = dlbL_check_live(L, i, op)->numel;
@@ -411,7 +279,7 @@ static int construct_flatten(lua_State *L) {
   dlb_array *a, *c;
   dlb_error err;
   int64_t n;
-  check_nargs(L, 1, op);
+  dlbL_check_nargs(L, 1, op);
   dlbL_check_live(L, 1, op);
   a = dlbL_push_result(L, 1, 0, &c, op);
   n = a->numel;
@@ -422,7 +290,7 @@ static int construct_flatten(lua_State *L) {
 
 /* a:ravel(): 1-D, a view when the strides allow one, else a copy. */
 static int construct_ravel(lua_State *L) {
-  check_nargs(L, 1, "Array:ravel");
+  dlbL_check_nargs(L, 1, "Array:ravel");
   dlbL_check_live(L, 1, "Array:ravel");
   push_flat(L, 1, "Array:ravel");
   return 1;
@@ -437,10 +305,10 @@ static int construct_item(lua_State *L) {
   int64_t index[DLB_MAX_NDIM];
   dlb_scalar v;
   dlb_error err;
-  check_nargs(L, 1 + (a->ndim > 1 ? a->ndim : 1), op);
+  dlbL_check_nargs(L, 1 + (a->ndim > 1 ? a->ndim : 1), op);
   if (nidx == 0) {
     if (a->numel != 1)
-      dlbL_raise_hint(L, DLB_E_SHAPE, op, usage(op),
+      dlbL_raise_hint(L, DLB_E_SHAPE, op, dlbL_usage(op),
                       "a:item() reads a one-element array; this one has %lld elements",
                       (long long)a->numel);
     for (int d = 0; d < a->ndim; d++) index[d] = 0;
@@ -453,8 +321,8 @@ static int construct_item(lua_State *L) {
   } else if (nidx == a->ndim) {
     for (int d = 0; d < a->ndim; d++) index[d] = dlbL_check_index(L, d + 2, a->shape[d], op);
   } else {
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
-                    "a:item takes no index, one flat index or %d indices, got %d", a->ndim, nidx);
+    dlbL_raise(L, DLB_E_ARGUMENT, op,
+               "a:item takes no index, one flat index or %d indices, got %d", a->ndim, nidx);
   }
   check(L, dlb_array_get(a, index, &v, &err), &err, op);
   dlbL_push_scalar(L, &v);
@@ -477,8 +345,8 @@ static int dims_arg(lua_State *L, int idx, int ndim, int *dims, const char *op) 
     return 1;
   }
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
-                    "dims must be a dim, a list of dims or nil, got %s", luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op,
+               "dims must be a dim, a list of dims or nil, got %s", luaL_typename(L, idx));
   if (dlbL_check_list(L, idx, "dims", DIMS_HINT, op) > ndim)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "list each dimension once",
                     "%zu dims listed for a %d-D array", (size_t)lua_rawlen(L, idx), ndim);
@@ -500,7 +368,7 @@ static int construct_flip(lua_State *L) {
   int dims[DLB_MAX_NDIM], n;
   dlb_array *a, *v;
   dlb_error err;
-  check_nargs(L, 2, op);
+  dlbL_check_nargs(L, 2, op);
   a = array_arg(L, 1, op);
   lua_settop(L, 2);
   n = dims_arg(L, 2, a->ndim, dims, op);
@@ -522,8 +390,8 @@ static int64_t integers_arg(lua_State *L, int idx, int64_t *out, int64_t max, co
     return 1;
   }
   if (lua_type(L, idx) != LUA_TTABLE || dlbL_to_array(L, idx))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "%s: an integer or a list of integers "
-                    "expected, got %s", what, dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s: an integer or a list of integers "
+               "expected, got %s", what, dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
   n = (int64_t)dlbL_check_list(L, idx, what, hint, op);
   if (n > max)
     dlbL_raise(L, DLB_E_SHAPE, op, "%s: %lld entries, at most %lld", what, (long long)n,
@@ -543,10 +411,10 @@ static int construct_tile(lua_State *L) {
   int nreps, nd;
   dlb_array *a, *r;
   dlb_error err;
-  check_nargs(L, 2, op);
+  dlbL_check_nargs(L, 2, op);
   a = array_arg(L, 1, op);
   if (lua_isnoneornil(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.tile needs reps");
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.tile needs reps");
   nreps = (int)integers_arg(L, 2, reps, DLB_MAX_NDIM, "reps",
                             "reps is an integer or a list of integers >= 0 such as {2, 3}: "
                             "dl.tile(a, {2, 3})",
@@ -585,9 +453,9 @@ static int repeat_unprotected(lua_State *L) {
     counts_array = dlbL_check_live(L, 2, op);
     k = dlb_dtype_get(counts_array->dtype)->kind;
     if (counts_array->ndim > 1 || (k != DLB_KIND_INT && k != DLB_KIND_UINT))
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
-                      "repeats as an array is 1-D of an integer dtype, got %d-D %s",
-                      counts_array->ndim, dlb_dtype_get(counts_array->dtype)->name);
+      dlbL_raise(L, DLB_E_ARGUMENT, op,
+                 "repeats as an array is 1-D of an integer dtype, got %d-D %s",
+                 counts_array->ndim, dlb_dtype_get(counts_array->dtype)->name);
     ncounts = counts_array->numel;
   } else if (lua_type(L, 2) == LUA_TTABLE) {
     ncounts = (int64_t)dlbL_check_list(L, 2, "repeats", REPEATS_HINT, op);
@@ -596,7 +464,7 @@ static int repeat_unprotected(lua_State *L) {
   if (counts_array) {
     counts_array = dlbL_check_live(L, 2, op); /* the allocation may have run finalizers */
     if (counts_array->numel != ncounts)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "repeats changed during the call");
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "repeats changed during the call");
     check(L, dlb_array_read_into(counts_array, counts, DLB_INT64, &err), &err, op);
   } else {
     ncounts = integers_arg(L, 2, counts, ncounts, "repeats", REPEATS_HINT, op);
@@ -611,10 +479,10 @@ static int repeat_unprotected(lua_State *L) {
 
 static int construct_repeat_elements(lua_State *L) {
   const char *op = "dl.repeat_elements";
-  check_nargs(L, 3, op);
+  dlbL_check_nargs(L, 3, op);
   array_arg(L, 1, op);
   if (lua_isnoneornil(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.repeat_elements needs repeats");
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.repeat_elements needs repeats");
   lua_settop(L, 3);
   return dlbL_call_protected(L, repeat_unprotected, op);
 }
@@ -627,10 +495,10 @@ static int construct_roll(lua_State *L) {
   dlb_array *a, *r;
   dlb_error err;
   int flat;
-  check_nargs(L, 3, op);
+  dlbL_check_nargs(L, 3, op);
   a = array_arg(L, 1, op);
   if (lua_isnoneornil(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.roll needs a shift");
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.roll needs a shift");
   lua_settop(L, 3);
   flat = lua_isnil(L, 3);
   nshift = integers_arg(L, 2, shift, DLB_MAX_NDIM, "shift",
@@ -646,7 +514,7 @@ static int construct_roll(lua_State *L) {
                               "argument itself (no options table): dl.roll(a, -6, -1)",
                               op);
     for (int k = 0; k < ndims; k++) {
-      lua_pushinteger(L, (lua_Integer)per_dim[k]);
+      dlbL_push_int64(L, per_dim[k]);
       dims[k] = dlbL_check_dim(L, -1, a->ndim, op);
       lua_pop(L, 1);
     }
@@ -743,18 +611,18 @@ static int construct_pad(lua_State *L) {
   dlb_array *a, *r;
   dlb_error err;
   int mode;
-  check_nargs(L, 3, op);
+  dlbL_check_nargs(L, 3, op);
   a = array_arg(L, 1, op);
   if (lua_isnoneornil(L, 2))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT, "dl.pad needs widths");
   lua_settop(L, 3);
   widths_arg(L, 2, a->ndim, widths, op);
-  check_option_keys(L, 3, keys, op);
-  mode = choice_option(L, 3, "mode", modes, 0, op);
-  if (get_option(L, 3, "value") != LUA_TNIL) {
+  dlbL_check_option_table(L, 3, keys, op);
+  mode = dlbL_opt_choice(L, 3, "mode", modes, 0, op);
+  if (dlbL_opt_get(L, 3, "value") != LUA_TNIL) {
     if (mode != DLB_PAD_CONSTANT)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
-                      "option value is for mode \"constant\" only");
+      dlbL_raise(L, DLB_E_ARGUMENT, op,
+                 "option value is for mode \"constant\" only");
     dlbL_to_scalar(L, -1, &value, op);
   }
   lua_pop(L, 1);
@@ -779,14 +647,14 @@ static int construct_convolve(lua_State *L) {
   dlb_error err;
   int mode;
   int64_t n;
-  check_nargs(L, 3, op);
+  dlbL_check_nargs(L, 3, op);
   if (lua_isnoneornil(L, 1) || lua_isnoneornil(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.convolve needs two arrays");
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.convolve needs two arrays");
   lua_settop(L, 3);
   array_arg(L, 1, op);
   array_arg(L, 2, op);
-  check_option_keys(L, 3, keys, op);
-  mode = choice_option(L, 3, "mode", modes, 0, op);
+  dlbL_check_option_table(L, 3, keys, op);
+  mode = dlbL_opt_choice(L, 3, "mode", modes, 0, op);
   a = dlbL_check_live(L, 1, op);
   v = dlbL_check_live(L, 2, op);
   n = a->numel > v->numel ? a->numel : v->numel;
@@ -812,9 +680,9 @@ static void operand_arg(lua_State *L, int idx, dlb_operand *o, const char *op) {
   } else if (lua_type(L, idx) == LUA_TTABLE) {
     o->array = array_arg(L, idx, op);
   } else {
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op),
-                    "argument #%d: an array, a number or nested tables expected, got %s", idx,
-                    luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op,
+               "argument #%d: an array, a number or nested tables expected, got %s", idx,
+               luaL_typename(L, idx));
   }
 }
 
@@ -828,14 +696,14 @@ static dlb_array *push_isclose(lua_State *L, const char *op) {
   dlb_array *r;
   dlb_error err;
   int64_t numel = 1;
-  check_nargs(L, 3, op);
+  dlbL_check_nargs(L, 3, op);
   if (lua_isnoneornil(L, 1) || lua_isnoneornil(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "%s needs two operands", op);
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s needs two operands", op);
   lua_settop(L, 3);
-  check_option_keys(L, 3, keys, op);
-  rtol = number_option(L, 3, "rtol", 1e-5, op);
-  atol = number_option(L, 3, "atol", 1e-8, op);
-  equal_nan = bool_option(L, 3, "equal_nan", 0, op);
+  dlbL_check_option_table(L, 3, keys, op);
+  rtol = dlbL_opt_number(L, 3, "rtol", 1e-5, op);
+  atol = dlbL_opt_number(L, 3, "atol", 1e-8, op);
+  equal_nan = dlbL_opt_boolean(L, 3, "equal_nan", 0, op);
   operand_arg(L, 1, &x, op);
   operand_arg(L, 2, &y, op);
   if (x.array) numel = x.array->numel;
@@ -871,12 +739,12 @@ static int construct_array_equal(lua_State *L) {
   const char *op = "dl.array_equal";
   int equal_nan, equal;
   dlb_error err;
-  check_nargs(L, 3, op);
+  dlbL_check_nargs(L, 3, op);
   if (lua_isnoneornil(L, 1) || lua_isnoneornil(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage(op), "dl.array_equal needs two arrays");
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.array_equal needs two arrays");
   lua_settop(L, 3);
-  check_option_keys(L, 3, keys, op);
-  equal_nan = bool_option(L, 3, "equal_nan", 0, op);
+  dlbL_check_option_table(L, 3, keys, op);
+  equal_nan = dlbL_opt_boolean(L, 3, "equal_nan", 0, op);
   array_arg(L, 1, op);
   array_arg(L, 2, op);
   dlbL_reserve(L, dlbL_check_live(L, 1, op)->numel, 3); /* the bool temporaries */

@@ -37,9 +37,9 @@ static double complex_part(lua_State *L, int idx, const char *k, const char *op)
 void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op) {
   switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
-      if (lua_isinteger(L, idx)) {
+      if (dlbL_isinteger(L, idx)) {
         out->kind = DLB_SCALAR_INT;
-        out->v.i = (int64_t)lua_tointeger(L, idx);
+        out->v.i = (int64_t)dlbL_tointeger(L, idx);
       } else {
         out->kind = DLB_SCALAR_FLOAT;
         out->v.f = (double)lua_tonumber(L, idx);
@@ -59,6 +59,7 @@ void dlbL_to_scalar(lua_State *L, int idx, dlb_scalar *out, const char *op) {
       }
       break;
     default:
+      if (dlbL_cdata_integer(L, idx, out)) return; /* LuaJIT: 1LL */
       break;
   }
   dlbL_raise(L, DLB_E_VALUE, op, "expected an element value (number, boolean, {re=, im=}), got %s",
@@ -78,21 +79,18 @@ static int complex_table(lua_State *L) {
 void dlbL_push_scalar(lua_State *L, const dlb_scalar *v) {
   switch (v->kind) {
     case DLB_SCALAR_BOOL: lua_pushboolean(L, v->v.b); break;
-    case DLB_SCALAR_INT: lua_pushinteger(L, (lua_Integer)v->v.i); break;
-    /* uint64 above 2^63-1 has no Lua integer: it comes back as a float. */
-    case DLB_SCALAR_UINT: lua_pushnumber(L, (lua_Number)v->v.u); break;
+    case DLB_SCALAR_INT: dlbL_push_int64(L, v->v.i); break;
+    case DLB_SCALAR_UINT: dlbL_push_uint64(L, v->v.u); break;
     case DLB_SCALAR_FLOAT: lua_pushnumber(L, (lua_Number)v->v.f); break;
     case DLB_SCALAR_COMPLEX:
-      lua_pushcfunction(L, complex_table);
-      lua_pushnumber(L, v->v.c.re);
-      lua_pushnumber(L, v->v.c.im);
-      dlbL_pcall(L, 2, 1, "dlbridge");
+      {
+        int extra = dlbL_push_callee(L, complex_table);
+        lua_pushnumber(L, v->v.c.re);
+        lua_pushnumber(L, v->v.c.im);
+        dlbL_pcall(L, 2 + extra, 1, "dlbridge");
+      }
       break;
   }
-}
-
-const char *dlbL_key_name(lua_State *L, int idx) {
-  return lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : luaL_typename(L, idx);
 }
 
 dlb_dtype dlbL_check_dtype(lua_State *L, int idx, const char *op) {
@@ -111,7 +109,7 @@ dlb_dtype dlbL_check_dtype(lua_State *L, int idx, const char *op) {
 /* An integer-valued number at idx; ok is 0 for floats with a fraction, NaN, inf. */
 static int64_t integer_at(lua_State *L, int idx, int *ok) {
   int isint;
-  lua_Integer n = lua_tointegerx(L, idx, &isint);
+  lua_Integer n = dlbL_tointegerx(L, idx, &isint);
   *ok = isint && lua_type(L, idx) == LUA_TNUMBER;
   return (int64_t)n;
 }
@@ -167,8 +165,8 @@ lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char 
    * are exactly 1..n when every key lies in 1..n and there are n of them. */
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
-    int isint = lua_isinteger(L, -2);
-    lua_Integer k = isint ? lua_tointeger(L, -2) : 0;
+    int isint = dlbL_isinteger(L, -2);
+    lua_Integer k = isint ? dlbL_tointeger(L, -2) : 0;
     lua_pop(L, 1);
     if (isint && k >= 1 && k <= n) {
       count++;
@@ -348,70 +346,4 @@ void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op
   if (dlb_registry_parse_device(dlbL_state(L)->registry, name, len, &opts->backend,
                                 &opts->device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-}
-
-#define OPTIONS_EXAMPLE "{dtype = \"int32\", device = \"cpu\"}"
-
-void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op) {
-  dlb_lua_state *state = dlbL_state(L);
-  opts->has_dtype = 0;
-  opts->dtype = DLB_FLOAT64;
-  opts->backend = state->cpu;
-  opts->device_id = 0;
-  if (idx == 0 || lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "options are a table such as " OPTIONS_EXAMPLE,
-                    "options must be a table, got %s", luaL_typename(L, idx));
-  idx = lua_absindex(L, idx);
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    if (strcmp(key, "dtype") == 0) {
-      opts->dtype = dlbL_check_dtype(L, -1, op);
-      opts->has_dtype = 1;
-    } else if (strcmp(key, "device") == 0) {
-      dlbL_check_device(L, -1, opts, op);
-    } else {
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                      "the options are dtype (a name such as \"int32\") and device (such as "
-                      "\"cpu\"), e.g. " OPTIONS_EXAMPLE,
-                      "unknown option '%.40s' (expected dtype, device)", dlbL_key_name(L, -2));
-    }
-    lua_pop(L, 1);
-  }
-}
-
-#define LOAD_OPTIONS_HINT                                                                    \
-  "the options are copy (true: writable copies; false: views of the file or an error; "    \
-  "left out: views where possible) and device (such as \"cpu\"), e.g. {copy = true}"
-
-void dlbL_check_load_options(lua_State *L, int idx, dlbL_load_options *o, const char *op) {
-  dlbL_options where;
-  dlbL_check_options(L, 0, &where, op); /* the cpu */
-  o->copy = DLB_COPY_IF_NEEDED;
-  o->backend = where.backend;
-  o->device_id = where.device_id;
-  if (lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LOAD_OPTIONS_HINT, "options must be a table, got %s",
-                    luaL_typename(L, idx));
-  idx = lua_absindex(L, idx);
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    if (strcmp(key, "copy") == 0) {
-      if (lua_type(L, -1) != LUA_TBOOLEAN)
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LOAD_OPTIONS_HINT,
-                        "copy must be nil, true or false, got %s", luaL_typename(L, -1));
-      o->copy = lua_toboolean(L, -1) ? DLB_COPY_ALWAYS : DLB_COPY_NEVER;
-    } else if (strcmp(key, "device") == 0) {
-      dlbL_check_device(L, -1, &where, op);
-      o->backend = where.backend;
-      o->device_id = where.device_id;
-    } else {
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LOAD_OPTIONS_HINT,
-                      "unknown option '%.40s' (expected copy, device)", dlbL_key_name(L, -2));
-    }
-    lua_pop(L, 1);
-  }
 }

@@ -134,7 +134,7 @@ static int number_args(lua_State *L, int max, const char *op) {
   if (n == 0)
     dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #1: a number expected, got %s",
                luaL_typename(L, 1));
-  if (n > max) dlbL_extra_argument(L, max, op, NULL);
+  if (n > max) dlbL_extra_argument(L, max, op);
   if (top > n && !lua_istable(L, n + 1) && !lua_isnil(L, n + 1))
     dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: a number or an options table expected, got %s",
                n + 1, luaL_typename(L, n + 1));
@@ -179,12 +179,12 @@ static int create_arange(lua_State *L) {
   dlb_array *a;
   dlb_dtype dtype;
   dlb_error err;
-  for (int k = 1; k <= n; k++) all_int = all_int && lua_isinteger(L, k);
+  for (int k = 1; k <= n; k++) all_int = all_int && dlbL_isinteger(L, k);
   dlbL_check_options(L, n + 1, &opts, "dl.arange");
   if (all_int) {
-    int64_t start = n >= 2 ? (int64_t)lua_tointeger(L, 1) : 0;
-    int64_t stop = (int64_t)lua_tointeger(L, n >= 2 ? 2 : 1);
-    int64_t step = n == 3 ? (int64_t)lua_tointeger(L, 3) : 1, span;
+    int64_t start = n >= 2 ? (int64_t)dlbL_tointeger(L, 1) : 0;
+    int64_t stop = dlbL_tointeger(L, n >= 2 ? 2 : 1);
+    int64_t step = n == 3 ? (int64_t)dlbL_tointeger(L, 3) : 1, span;
     if (step == 0)
       dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.arange", STEP_HINT, "the step cannot be 0");
     if (__builtin_sub_overflow(stop, start, &span))
@@ -237,7 +237,7 @@ static int create_linspace(lua_State *L) {
   start = finite_arg(L, 1, "dl.linspace");
   stop = finite_arg(L, 2, "dl.linspace");
   if (n == 3) {
-    num = (int64_t)lua_tointegerx(L, 3, &isint);
+    num = (int64_t)dlbL_tointegerx(L, 3, &isint);
     if (!isint || num < 0)
       dlbL_raise(L, DLB_E_SHAPE, "dl.linspace", "num must be an integer >= 0");
   }

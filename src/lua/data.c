@@ -1,5 +1,7 @@
 /* data.c -- Array methods that read, write or copy elements. */
+#include <stdio.h>
 #include <string.h>
+#include "../core/event.h"
 #include "../core/shape.h"
 #include "internal.h"
 
@@ -126,7 +128,54 @@ static int data_tobytes(lua_State *L) {
   return dlbL_call_protected(L, tobytes_unprotected, "Array:tobytes");
 }
 
+/* The FFI element type of each dtype (float16/bfloat16: their bits). */
+static const char *const pointer_ctypes[DLB_DTYPE_COUNT] = {
+    [DLB_BOOL] = "bool *",         [DLB_INT8] = "int8_t *",       [DLB_INT16] = "int16_t *",
+    [DLB_INT32] = "int32_t *",     [DLB_INT64] = "int64_t *",     [DLB_UINT8] = "uint8_t *",
+    [DLB_UINT16] = "uint16_t *",   [DLB_UINT32] = "uint32_t *",   [DLB_UINT64] = "uint64_t *",
+    [DLB_FLOAT16] = "uint16_t *",  [DLB_BFLOAT16] = "uint16_t *", [DLB_FLOAT32] = "float *",
+    [DLB_FLOAT64] = "double *",    [DLB_COMPLEX64] = "complex float *",
+    [DLB_COMPLEX128] = "complex double *"};
+
+/* a:ptr(): on LuaJIT, a typed FFI pointer to element 1 (const for a
+ * read-only array); nil for size 0. The array must stay alive (referenced)
+ * while the pointer is used: the pointer does not keep it. */
+static int data_ptr(lua_State *L) {
+  dlb_array *a = dlbL_check_live(L, 1, "Array:ptr");
+  char ctype[32];
+  char *p;
+  dlbL_check_nargs(L, 1, "Array:ptr");
+  if (!dlbL_pointers_allowed(dlbL_state(L))) /* (first: the same answer on every Lua) */
+    dlbL_raise_hint(L, DLB_E_UNSUPPORTED, "Array:ptr",
+                    "the host turned raw pointers off (dlb_allow_pointers); use a[i] or a:totable()",
+                    "this host does not let scripts hold raw pointers");
+  if (!DLB_LUA_IS_JIT)
+    dlbL_raise_hint(L, DLB_E_UNSUPPORTED, "Array:ptr",
+                    "a:tobytes() copies the elements out; C code shares them through DLPack "
+                    "(a:to_dlpack()) or the C API",
+                    "a:ptr() needs LuaJIT's FFI; this is Lua %s", DLB_LUA_NAME);
+  if (a->numel == 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  p = dlb_array_host_data(a);
+  if (!p)
+    dlbL_raise_hint(L, DLB_E_BACKEND_INCOMPATIBLE, "Array:ptr",
+                    "dl.device_put(a, \"cpu\"):ptr() points at a host copy",
+                    "the memory of a %s array is not host memory", a->buffer->backend->name);
+  if (a->buffer->pending) { /* host memory a queue still writes: wait for it */
+    dlb_error err;
+    if (dlb_buffer_sync_host(a->buffer, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:ptr");
+  }
+  snprintf(ctype, sizeof ctype, "%s%s", a->readonly ? "const " : "", pointer_ctypes[a->dtype]);
+  if (!dlbL_push_pointer(L, p, ctype))
+    dlbL_raise_hint(L, DLB_E_UNSUPPORTED, "Array:ptr",
+                    "the host opens LuaJIT's ffi library (luaL_openlibs does) before dlbridge",
+                    "a:ptr() needs LuaJIT's ffi library, which this host did not open");
+  return 1;
+}
+
 const luaL_Reg dlbL_data_methods[] = {
     {"copy", data_copy},           {"astype", data_astype},   {"fill", data_fill},
     {"copy_from", data_copy_from}, {"totable", data_totable}, {"tobytes", data_tobytes},
-    {NULL, NULL}};
+    {"ptr", data_ptr},             {NULL, NULL}};

@@ -65,10 +65,10 @@ dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
     lua_remove(L, -2); /* the metatable */
     return c;
   }
-  lua_pushcfunction(L, new_capsule_object);
+  int extra = dlbL_push_callee(L, new_capsule_object);
   lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
   lua_pushlightuserdata(L, state);
-  dlbL_call_maker(L, op, "a new capsule");
+  dlbL_call_maker(L, 2 + extra, op, "a new capsule");
   return lua_touserdata(L, -1);
 }
 
@@ -94,7 +94,7 @@ void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t) {
 }
 
 /* __gc: an unconsumed capsule gives the tensor back to its producer, once. */
-static int capsule_gc(lua_State *L) {
+static int dlpack_gc(lua_State *L) {
   dlbL_capsule_release(L, 1);
   return 0;
 }
@@ -136,7 +136,7 @@ static int index_unprotected(lua_State *L) {
 }
 
 /* Protected: the version and device tables are allocations. */
-static int capsule_index(lua_State *L) {
+static int dlpack_index(lua_State *L) {
   return dlbL_call_protected(L, index_unprotected, "Capsule:__index");
 }
 
@@ -157,14 +157,14 @@ static int tostring_unprotected(lua_State *L) {
   return 1;
 }
 
-static int capsule_tostring(lua_State *L) {
+static int dlpack_tostring(lua_State *L) {
   return dlbL_call_protected(L, tostring_unprotected, "Capsule:__tostring");
 }
 
 void dlbL_open_capsule(lua_State *L) {
-  static const luaL_Reg meta[] = {{"__gc", capsule_gc},
-                                  {"__index", capsule_index},
-                                  {"__tostring", capsule_tostring},
+  static const luaL_Reg meta[] = {{"__gc", dlpack_gc},
+                                  {"__index", dlpack_index},
+                                  {"__tostring", dlpack_tostring},
                                   {NULL, NULL}};
   dlb_lua_state *state = dlbL_state(L);
   if (luaL_newmetatable(L, DLB_CAPSULE_MT)) {
@@ -241,94 +241,46 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   return DLB_OK;
 }
 
-/* An integer pair {a, b} from the table field at the top of the stack. */
-static void int_pair(lua_State *L, const char *key, int64_t *a, int64_t *b, const char *op) {
-  const char *hint = strcmp(key, "max_version") == 0
-                         ? "max_version = {major, minor}: the newest DLPack the consumer reads, "
-                           "e.g. {1, 1}"
-                         : "dl_device = {device_type, device_id} in DLPack's numbering, e.g. "
-                           "{1, 0} for the cpu";
-  int ok1 = 0, ok2 = 0;
-  if (lua_type(L, -1) == LUA_TTABLE && dlbL_check_list(L, -1, key, hint, op) == 2) {
-    ok1 = lua_rawgeti(L, -1, 1) == LUA_TNUMBER; /* numbers only: "1" is not a version */
-    *a = (int64_t)lua_tointegerx(L, -1, ok1 ? &ok1 : NULL);
-    ok2 = lua_rawgeti(L, -2, 2) == LUA_TNUMBER;
-    *b = (int64_t)lua_tointegerx(L, -1, ok2 ? &ok2 : NULL);
-    lua_pop(L, 2);
-  }
-  if (!ok1 || !ok2 || *a < 0 || *b < 0 || *a > INT32_MAX || *b > INT32_MAX)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "%s must be a pair of integers {a, b} >= 0", key);
+/* Option key of the options at idx as a pair {a, b} of integers in
+ * [0, 2^31) into pair: 1 when given. */
+static int int_pair(lua_State *L, int idx, const char *key, int64_t *pair, const char *op) {
+  int n = dlbL_opt_integers(L, idx, key, pair, 2, op);
+  if (n < 0) return 0;
+  if (n != 2 || pair[0] < 0 || pair[1] < 0 || pair[0] > INT32_MAX || pair[1] > INT32_MAX)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "option %s must be a pair of integers {a, b} >= 0", key);
+  return 1;
 }
 
-/* Raises ARGUMENT for an option, with a hint on what it takes. */
-static void bad_option(lua_State *L, const char *op, const char *message, const char *hint) {
-  dlb_error err;
-  dlb_fail(&err, DLB_E_ARGUMENT, "%s", message);
-  dlb_error_hint(&err, hint);
-  dlbL_raise_error(L, &err, op);
+/* Whether the options at idx give key (its value may be any). */
+static int has_option(lua_State *L, int idx, const char *key) {
+  int given = dlbL_opt_get(L, idx, key) != LUA_TNIL;
+  lua_pop(L, 1);
+  return given;
 }
-
-#define COPY_HINT \
-  "copy = true always copies, copy = false never does; leave it out to copy only when needed"
 
 /* Reads to_dlpack's options table at idx into o. */
 static void check_export_options(lua_State *L, int idx, dlb_export_options *o, const char *op) {
+  static const char *const keys[] = {"max_version", "dl_device", "copy", "stream", "fallback",
+                                     "layout", NULL};
+  static const char *const layouts[] = {"any", "nonnegative", "contiguous", NULL};
+  static const char *const fallbacks[] = {"cpu", NULL};
+  int64_t pair[2];
   dlb_export_options_init(o);
-  if (lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                    "options are a table: a:to_dlpack{copy = true, max_version = {1, 1}}",
-                    "options must be a table, got %s", luaL_typename(L, idx));
-  idx = lua_absindex(L, idx);
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    int64_t x, y;
-    if (strcmp(key, "max_version") == 0) {
-      int_pair(L, key, &x, &y, op);
-      o->max_version_major = (int32_t)x;
-      o->max_version_minor = (int32_t)y;
-    } else if (strcmp(key, "dl_device") == 0) {
-      int_pair(L, key, &x, &y, op);
-      o->has_dl_device = 1;
-      o->dl_device.device_type = (DLDeviceType)x;
-      o->dl_device.device_id = (int32_t)y;
-    } else if (strcmp(key, "copy") == 0) {
-      if (lua_type(L, -1) != LUA_TBOOLEAN)
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, COPY_HINT, "copy must be nil, true or false");
-      o->copy = lua_toboolean(L, -1);
-    } else if (strcmp(key, "stream") == 0) {
-      int isint;
-      o->stream = (int64_t)lua_tointegerx(L, -1, &isint);
-      if (!isint || lua_type(L, -1) != LUA_TNUMBER)
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                        "stream is the consumer's CUDA or ROCm stream, an integer; leave it out "
-                        "for host memory",
-                        "stream must be an integer");
-      o->has_stream = 1;
-    } else if (strcmp(key, "layout") == 0) {
-      static const char *const layouts[] = {"any", "nonnegative", "contiguous", NULL};
-      const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-      int i = 0;
-      while (layouts[i] && strcmp(layouts[i], name) != 0) i++;
-      if (!layouts[i])
-        bad_option(L, op, "layout must be \"any\", \"nonnegative\" or \"contiguous\"",
-                   "layout = \"nonnegative\" (no negative strides, for PyTorch) or \"contiguous\" "
-                   "(row-major); the default \"any\" keeps the array's strides");
-      o->layout = i;
-    } else if (strcmp(key, "fallback") == 0) {
-      if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "cpu") != 0)
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                        "fallback = \"cpu\" exports a host copy when the backend cannot export",
-                        "fallback must be \"cpu\"");
-      o->fallback_cpu = 1;
-    } else {
-            dlbL_raise(L, DLB_E_ARGUMENT, op,
-                 "unknown option '%.40s' (expected max_version, dl_device, copy, stream, fallback, layout)",
-                 dlbL_key_name(L, -2));
-    }
-    lua_pop(L, 1);
+  if (!dlbL_check_option_table(L, idx, keys, op)) return;
+  if (int_pair(L, idx, "max_version", pair, op)) {
+    o->max_version_major = (int32_t)pair[0];
+    o->max_version_minor = (int32_t)pair[1];
   }
+  if (int_pair(L, idx, "dl_device", pair, op)) {
+    o->has_dl_device = 1;
+    o->dl_device.device_type = (DLDeviceType)pair[0];
+    o->dl_device.device_id = (int32_t)pair[1];
+  }
+  o->copy = dlbL_opt_boolean(L, idx, "copy", o->copy, op);
+  o->has_stream = has_option(L, idx, "stream");
+  o->stream = dlbL_opt_integer(L, idx, "stream", o->stream, op);
+  o->layout = dlbL_opt_choice(L, idx, "layout", layouts, o->layout, op);
+  o->fallback_cpu = dlbL_opt_choice(L, idx, "fallback", fallbacks, -1, op) == 0;
 }
 
 /* a:to_dlpack(opts) and a:__dlpack(opts): a capsule owning the tensor.
@@ -353,10 +305,10 @@ static int dlpack_export(lua_State *L, const char *op, int protocol) {
 }
 
 static int dlpack_to_dlpack(lua_State *L) { return dlpack_export(L, "Array:to_dlpack", 0); }
-static int dlpack_dunder(lua_State *L) { return dlpack_export(L, "Array:__dlpack", 1); }
+static int dlpack_dlpack(lua_State *L) { return dlpack_export(L, "Array:__dlpack", 1); }
 
 /* a:__dlpack_device() -> device_type, device_id (DLPack numbering). */
-static int dlpack_device(lua_State *L) {
+static int dlpack_dlpack_device(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:__dlpack_device");
   dlbL_check_nargs(L, 1, "Array:__dlpack_device");
   lua_pushinteger(L, a->buffer->backend->ops.device_type);
@@ -365,8 +317,8 @@ static int dlpack_device(lua_State *L) {
 }
 
 const luaL_Reg dlbL_dlpack_methods[] = {{"to_dlpack", dlpack_to_dlpack},
-                                        {"__dlpack", dlpack_dunder},
-                                        {"__dlpack_device", dlpack_device},
+                                        {"__dlpack", dlpack_dlpack},
+                                        {"__dlpack_device", dlpack_dlpack_device},
                                         {NULL, NULL}};
 
 /* ---- import ---------------------------------------------------------------- */
@@ -400,10 +352,10 @@ static int invoke_dunder(lua_State *L) {
 /* Calls x:__dlpack(opts) (opts at the stack top, popped) and leaves the
  * result or the error. */
 static int call_dunder(lua_State *L, int x) {
-  lua_pushcfunction(L, invoke_dunder);
+  int extra = dlbL_push_callee(L, invoke_dunder);
   lua_pushvalue(L, x);
-  lua_rotate(L, -3, 2); /* ... invoke_dunder x opts */
-  return lua_pcall(L, 2, 1, 0);
+  lua_rotate(L, -(3 + extra), 2 + extra); /* ... invoke_dunder x opts */
+  return lua_pcall(L, 2 + extra, 1, 0);
 }
 
 /* has_callable_dunder(x): whether x.__dlpack is a function or has __call
@@ -459,8 +411,8 @@ static int producer_queue(lua_State *L, int x) {
   }
   lua_pushvalue(L, x);
   lua_call(L, 1, 2); /* protected by the caller */
-  type = lua_tointegerx(L, -2, &type_ok);
-  id = lua_tointegerx(L, -1, &id_ok);
+  type = dlbL_tointegerx(L, -2, &type_ok);
+  id = dlbL_tointegerx(L, -1, &id_ok);
   lua_pop(L, 2);
   return type_ok && id_ok ? push_own_queue(L, type, id) : 0;
 }
@@ -478,7 +430,7 @@ static int push_stream(lua_State *L, int x, protocol_request *r, int with_dl_dev
   if (!r->producer_queue_known) { /* __dlpack_device is asked once */
     r->producer_queue_known = 1;
     if ((r->has_producer_queue = producer_queue(L, x)) != 0) {
-      r->producer_queue = lua_tointeger(L, -1);
+      r->producer_queue = dlbL_tointeger(L, -1);
       lua_pop(L, 1);
     }
   }
@@ -579,9 +531,9 @@ static int protocol_capsule(lua_State *L) {
   protocol_request *r = lua_touserdata(L, 2);
   int has_method = lua_type(L, 1) == LUA_TTABLE || lua_type(L, 1) == LUA_TUSERDATA;
   if (has_method) {
-    lua_pushcfunction(L, has_callable_dunder);
+    int extra = dlbL_push_callee(L, has_callable_dunder);
     lua_pushvalue(L, 1);
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    if (lua_pcall(L, 1 + extra, 1, 0) != LUA_OK) {
       dlb_error err;
       dlb_fail(&err, DLB_E_ARGUMENT, "looking up the producer's __dlpack failed");
       dlb_error_hint(&err, "err.cause holds the error the producer's __index raised");
@@ -615,6 +567,7 @@ static int says_copied(dlb_exported t) {
  * capsule or any value with a __dlpack method. opts = {device=, copy=,
  * stream=}. */
 static int dlpack_from_dlpack(lua_State *L) {
+  static const char *const keys[] = {"device", "copy", "stream", NULL};
   dlb_exported t;
   dlb_error err;
   int x = 1, has_device = 0, copied = 0;
@@ -623,37 +576,11 @@ static int dlpack_from_dlpack(lua_State *L) {
   dlb_array *a;
   dlbL_check_nargs(L, 2, "dl.from_dlpack");
   dlbL_check_options(L, 0, &opts, "dl.from_dlpack"); /* defaults: cpu */
-  if (!lua_isnoneornil(L, 2)) {
-    if (lua_type(L, 2) != LUA_TTABLE)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                      "options are a table: dl.from_dlpack(x, {device = \"cpu\", copy = true})",
-                      "options must be a table, got %s", luaL_typename(L, 2));
-    lua_pushnil(L);
-    while (lua_next(L, 2) != 0) {
-      const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-      if (strcmp(key, "copy") == 0) {
-        if (lua_type(L, -1) != LUA_TBOOLEAN)
-          dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack", COPY_HINT,
-                          "copy must be nil, true or false");
-        req.copy = lua_toboolean(L, -1);
-      } else if (strcmp(key, "device") == 0) {
-        dlbL_check_device(L, -1, &opts, "dl.from_dlpack");
-        has_device = 1;
-      } else if (strcmp(key, "stream") == 0) {
-        int isint;
-        req.stream = lua_tointegerx(L, -1, &isint);
-        if (!isint || lua_type(L, -1) != LUA_TNUMBER)
-          dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                          "stream is the one the producer orders its work before, as the DLPack "
-                          "protocol passes it: an integer (leave it out: dlbridge's own queue)",
-                          "stream must be an integer");
-        req.has_stream = 1;
-      } else {
-        dlbL_raise(L, DLB_E_ARGUMENT, "dl.from_dlpack",
-                   "unknown option '%.40s' (expected device, copy, stream)", dlbL_key_name(L, -2));
-      }
-      lua_pop(L, 1);
-    }
+  if (dlbL_check_option_table(L, 2, keys, "dl.from_dlpack")) {
+    req.copy = dlbL_opt_boolean(L, 2, "copy", req.copy, "dl.from_dlpack");
+    has_device = dlbL_opt_device(L, 2, "device", &opts, "dl.from_dlpack");
+    req.has_stream = has_option(L, 2, "stream");
+    req.stream = (lua_Integer)dlbL_opt_integer(L, 2, "stream", req.stream, "dl.from_dlpack");
   }
   if (has_device) { /* the device in DLPack's terms, for a producer */
     req.has_dl_device = 1;
@@ -671,10 +598,10 @@ static int dlpack_from_dlpack(lua_State *L) {
     if (dlbL_export(L, x, &o, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
   } else if (!to_capsule(L, x)) {
     /* The protocol allocates (option tables, error causes): protected. */
-    lua_pushcfunction(L, protocol_capsule);
+    int extra = dlbL_push_callee(L, protocol_capsule);
     lua_pushvalue(L, x);
     lua_pushlightuserdata(L, &req);
-    dlbL_pcall(L, 2, 1, "dl.from_dlpack");
+    dlbL_pcall(L, 2 + extra, 1, "dl.from_dlpack");
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
     /* A producer's copy (IS_COPIED) is the consumer's own memory: copy =

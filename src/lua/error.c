@@ -54,9 +54,9 @@ static int push_fields(lua_State *L) {
  * memory error (the string "not enough memory") is raised instead. */
 static void push_table(lua_State *L, const error_fields *f) {
   for (int attempt = 0;; attempt++) {
-    lua_pushcfunction(L, push_fields); /* a light C function: no allocation */
+    int extra = dlbL_push_callee(L, push_fields); /* no allocation */
     lua_pushlightuserdata(L, (void *)f);
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK) return;
+    if (lua_pcall(L, 1 + extra, 1, 0) == LUA_OK) return;
     if (attempt > 0) lua_error(L);
     lua_pop(L, 1);
   }
@@ -103,8 +103,8 @@ static int called_as_method(lua_State *L) {
          strcmp(ar.namewhat, "method") == 0;
 }
 
-int dlbL_extra_argument(lua_State *L, int max, const char *op, const char *usage) {
-  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage ? usage : dlbL_usage(op),
+int dlbL_extra_argument(lua_State *L, int max, const char *op) {
+  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, dlbL_usage(op),
                   "unexpected argument #%d (%s%s): %s takes %d at most", max + 1,
                   luaL_typename(L, max + 1), called_as_method(L) ? "; self is #1" : "", op, max);
 }
@@ -116,8 +116,8 @@ int dlbL_raise_error(lua_State *L, const dlb_error *err, const char *op) {
 }
 
 dlb_status dlbL_push_protected(lua_State *L, lua_CFunction f) {
-  lua_pushcfunction(L, f); /* a light C function: pushing it allocates nothing */
-  if (lua_pcall(L, 0, 1, 0) == LUA_OK) return DLB_OK;
+  int extra = dlbL_push_callee(L, f); /* pushing it allocates nothing */
+  if (lua_pcall(L, extra, 1, 0) == LUA_OK) return DLB_OK;
   lua_pop(L, 1);
   return DLB_E_OUT_OF_MEMORY;
 }
@@ -146,10 +146,9 @@ void dlbL_pcall(lua_State *L, int nargs, int nresults, const char *op) {
 }
 
 int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
-  int nargs = lua_gettop(L);
-  lua_pushcfunction(L, f);
-  lua_insert(L, 1);
-  dlbL_pcall(L, nargs, LUA_MULTRET, op);
+  int nargs = lua_gettop(L), extra = dlbL_push_callee(L, f);
+  for (int k = 0; k <= extra; k++) lua_insert(L, 1); /* f (and the trampoline) below */
+  dlbL_pcall(L, nargs + extra, LUA_MULTRET, op);
   return lua_gettop(L);
 }
 
@@ -160,9 +159,9 @@ static int push_string_unprotected(lua_State *L) {
 }
 
 void dlbL_push_string(lua_State *L, const char *s, const char *op) {
-  lua_pushcfunction(L, push_string_unprotected);
+  int extra = dlbL_push_callee(L, push_string_unprotected);
   lua_pushlightuserdata(L, (void *)s);
-  dlbL_pcall(L, 1, 1, op);
+  dlbL_pcall(L, 1 + extra, 1, op);
 }
 
 /* tostring(err): "file:line: dlbridge: CODE: message (hint: ...)", led by

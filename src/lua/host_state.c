@@ -22,27 +22,20 @@
 #include "hostapi.h"
 
 struct dlb_host_state {
-  lua_State *main;    /* the key: the lua_State's main thread */
+  const void *main;   /* the key: dlbL_state_identity of the lua_State */
   size_t refs;        /* States pointing here (under list_lock) */
   dlb_registry *registry;
   dlb_backend *cpu;
   dlb_budget *budget;
   int files_allowed;   /* dlb_allow_files */
   int mapping_allowed; /* dlb_allow_mapping */
+  int pointers_allowed; /* dlb_allow_pointers */
   struct dlb_host_state *next;
 };
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static dlb_host_state *list_head;
 
-/* The main thread of L (the key of its host state). */
-static lua_State *main_thread(lua_State *L) {
-  lua_State *m;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-  m = lua_tothread(L, -1);
-  lua_pop(L, 1);
-  return m ? m : L;
-}
 
 static void host_free(dlb_host_state *h) {
   dlb_registry_free(h->registry);
@@ -63,7 +56,7 @@ static dlb_status add_cuda(dlb_host_state *h, dlb_error *err) {
 }
 
 /* A new host state with the cpu and cuda backends registered, or NULL (err filled). */
-static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
+static dlb_host_state *host_new(const void *main, dlb_error *err) {
   dlb_host_state *h = calloc(1, sizeof *h);
   if (!h || !(h->budget = dlb_budget_new()) || !(h->registry = dlb_registry_new())) {
     if (h) host_free(h);
@@ -73,6 +66,7 @@ static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
   h->main = main;
   h->files_allowed = 1;
   h->mapping_allowed = 1;
+  h->pointers_allowed = 1;
   if (dlb_cpu_backend_create(&h->cpu, err) != DLB_OK) {
     host_free(h);
     return NULL;
@@ -87,7 +81,7 @@ static dlb_host_state *host_new(lua_State *main, dlb_error *err) {
 }
 
 dlb_status dlbL_host_adopt(lua_State *L, dlb_lua_state *state, dlb_error *err) {
-  lua_State *main = main_thread(L);
+  const void *main = dlbL_state_identity(L);
   dlb_host_state *h;
   pthread_mutex_lock(&list_lock);
   for (h = list_head; h && h->main != main; h = h->next) {
@@ -110,7 +104,7 @@ dlb_status dlbL_host_adopt(lua_State *L, dlb_lua_state *state, dlb_error *err) {
 
 int dlbL_looks_like_close(lua_State *L) {
   lua_Debug ar;
-  return main_thread(L) == L && !lua_getstack(L, 1, &ar);
+  return dlbL_is_main_thread(L) && !lua_getstack(L, 1, &ar);
 }
 
 void dlbL_host_release(dlb_lua_state *state) {
@@ -139,6 +133,14 @@ int dlbL_files_allowed(const dlb_lua_state *state) {
 
 int dlbL_mapping_allowed(const dlb_lua_state *state) {
   return state->host && state->host->mapping_allowed;
+}
+
+int dlbL_pointers_allowed(const dlb_lua_state *state) {
+  return state->host && state->host->pointers_allowed;
+}
+
+void dlbL_set_pointers_allowed(dlb_lua_state *state, int allowed) {
+  state->host->pointers_allowed = allowed != 0;
 }
 
 void dlbL_set_files_allowed(dlb_lua_state *state, int allowed) {

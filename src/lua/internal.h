@@ -2,8 +2,7 @@
 #ifndef DLB_LUA_INTERNAL_H
 #define DLB_LUA_INTERNAL_H
 
-#include <lauxlib.h>
-#include <lua.h>
+#include "compat.h"
 #include "../core/array.h"
 #include "../core/backend.h"
 #include "../core/budget.h"
@@ -61,9 +60,15 @@ static inline dlb_lua_state *dlbL_to_state(lua_State *L, int idx) {
   return s && lua_rawlen(L, idx) == sizeof *s && s->tag == DLB_STATE_TAG ? s : NULL;
 }
 
-/* Whether the running C function is one of the module's (its upvalues are
- * dlbridge's Array metatable, State and methods). */
-static inline int dlbL_in_module(lua_State *L) { return dlbL_to_state(L, DLB_UV_STATE) != NULL; }
+/* The state in the running function's upvalues: NULL unless that function
+ * is one of the module's (its upvalues are dlbridge's Array metatable,
+ * State and methods), as when the host calls the C API. */
+static inline dlb_lua_state *dlbL_upvalue_state(lua_State *L) {
+  return dlbL_upvalues_readable(L) ? dlbL_to_state(L, DLB_UV_STATE) : NULL;
+}
+
+/* Whether the running C function is one of the module's. */
+static inline int dlbL_in_module(lua_State *L) { return dlbL_upvalue_state(L) != NULL; }
 
 /* --- the host state (host_state.c) --- */
 /* Points state at the host state of L's main thread, made on first use
@@ -82,6 +87,9 @@ int dlbL_files_allowed(const dlb_lua_state *state);
 int dlbL_mapping_allowed(const dlb_lua_state *state);
 void dlbL_set_files_allowed(dlb_lua_state *state, int allowed);
 void dlbL_set_mapping_allowed(dlb_lua_state *state, int allowed);
+/* dlb_allow_pointers (a:ptr() on LuaJIT); 0 when closed. */
+int dlbL_pointers_allowed(const dlb_lua_state *state);
+void dlbL_set_pointers_allowed(dlb_lua_state *state, int allowed);
 
 /* The module state, open or closed, or NULL before luaopen (module.c). */
 dlb_lua_state *dlbL_find_state(lua_State *L);
@@ -92,13 +100,14 @@ dlb_lua_state *dlbL_state(lua_State *L);
  * metatable: pins it when a finalizer is running, else drops earlier pins
  * (see dlb_lua_state). Allocates: call it in protected mode. */
 void dlbL_track_new(lua_State *L, dlb_lua_state *state);
-/* Calls the function below its two arguments at the top of the stack (a
+/* Calls the function pushed by dlbL_push_callee below its arguments (a
  * maker that pushes one new Array or Capsule and can fail only by running
- * out of Lua memory) and leaves its result. Protected, raising
+ * out of Lua memory; nargs counts dlbL_push_callee's extra) and leaves its
+ * result. Protected, raising
  * OUT_OF_MEMORY "Lua has no memory for <what>", when the state's allocator
  * may refuse memory (a host's capped one); a plain call under lauxlib's
  * default allocator, which has no cap (see module.c). */
-void dlbL_call_maker(lua_State *L, const char *op, const char *what);
+void dlbL_call_maker(lua_State *L, int nargs, const char *op, const char *what);
 /* Whether the state's allocator may refuse memory: any but lauxlib's default.
  * Where it cannot, a maker may run inline, unprotected (dlbL_call_maker). */
 int dlbL_alloc_may_fail(lua_State *L);
@@ -114,6 +123,26 @@ void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize);
  * dlbL_reserve). what names it ("a string"). Finalizers may run. */
 void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *what);
 
+/* --- numbers (numbers.c): one rule for integers on every Lua --- */
+/* Whether the value at idx is an integer as dl.array infers one: 5.3+'s
+ * integer subtype; elsewhere an integral number within +-2^53 (or, on
+ * LuaJIT, an int64_t cdata). */
+int dlbL_isinteger(lua_State *L, int idx);
+/* The exact int64 value of the number (or numeric string, or LuaJIT
+ * integer cdata) at idx; *isint (may be NULL) 0 and 0 when it has none
+ * (3.5, 2^63, nan): lua_tointegerx's rule on every Lua. */
+int64_t dlbL_tointegerx(lua_State *L, int idx, int *isint);
+int64_t dlbL_tointeger(lua_State *L, int idx);
+/* LuaJIT: an int64_t/uint64_t cdata at idx into out (INT, or UINT above
+ * INT64_MAX): 1; else (and on other Luas) 0. */
+int dlbL_cdata_integer(lua_State *L, int idx, dlb_scalar *out);
+/* Pushes v exactly: a Lua integer (5.3+), a number within +-2^53, a boxed
+ * int64_t/uint64_t on LuaJIT; else raises VALUE naming the exact routes. */
+void dlbL_push_int64(lua_State *L, int64_t v);
+void dlbL_push_uint64(lua_State *L, uint64_t v);
+/* LuaJIT with its FFI: pushes p cast to ctype ("float *"), 1; else 0. */
+int dlbL_push_pointer(lua_State *L, void *p, const char *ctype);
+
 /* --- errors (error.c) --- */
 /* Raises a dlbridge.Error; message is printf-style (any length is cut).
  * Its hint is the code's default, except for ARGUMENT: the op's usage line
@@ -125,16 +154,14 @@ int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, .
 int dlbL_raise_hint(lua_State *L, dlb_status code, const char *op, const char *hint,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6), noreturn));
 /* How the public function op is called ("dl.zeros{2, 3} or dl.zeros(2, 3),
- * ..."), or NULL when op is not in the table (usage.c). */
+ * ..."), or NULL when op has no usage line (usage.c: the one source). */
 const char *dlbL_usage(const char *op);
-/* Raises ARGUMENT "unexpected argument #max+1"; the hint is usage, or op's
- * usage line when usage is NULL. */
-int dlbL_extra_argument(lua_State *L, int max, const char *op, const char *usage)
-    __attribute__((noreturn, cold));
+/* Raises ARGUMENT "unexpected argument #max+1", op's usage line the hint. */
+int dlbL_extra_argument(lua_State *L, int max, const char *op) __attribute__((noreturn, cold));
 /* No argument is silently ignored: more than max raises ARGUMENT. One
  * comparison on the path of a correct call. */
 static inline void dlbL_check_nargs(lua_State *L, int max, const char *op) {
-  if (lua_gettop(L) > max) dlbL_extra_argument(L, max, op, NULL);
+  if (lua_gettop(L) > max) dlbL_extra_argument(L, max, op);
 }
 /* Calls f with this function's arguments in protected mode; a Lua memory
  * error (a huge table or string) becomes an OUT_OF_MEMORY dlbridge.Error. */
@@ -193,9 +220,6 @@ void dlbL_device_name(const dlb_array *a, char *out, size_t size);
 void dlbL_open_array(lua_State *L);
 
 /* --- conversions (convert.c) --- */
-/* An options-table key for a message: the string itself, else its type name
- * (never a user __tostring, which could raise or return anything). */
-const char *dlbL_key_name(lua_State *L, int idx);
 /* Whether the value at idx is a complex scalar: a table with re or im. */
 int dlbL_is_complex(lua_State *L, int idx);
 /* Lua value at idx -> scalar; VALUE error (naming op and dtype) otherwise. */
@@ -236,29 +260,19 @@ dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype d
 /* Pushes a's elements as nested tables (a scalar for 0-d). */
 void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op);
 
-/* Options tables: {dtype=, device=} and friends. */
+/* A placement: a dtype (when has_dtype) on a device. */
 typedef struct dlbL_options {
   int has_dtype;
   dlb_dtype dtype;
   dlb_backend *backend;
   int device_id;
 } dlbL_options;
-/* Reads opts at idx (nil or a table; idx 0 only sets the defaults);
- * unknown keys raise ARGUMENT. */
-void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op);
-/* dlbL_check_options for the argument after a shape: anything but a table
- * or nil there raises ARGUMENT with a hint showing both shape forms. */
+/* dlbL_check_options (options.c) for the argument after a shape: anything
+ * but a table or nil there raises ARGUMENT with a hint showing both shape
+ * forms. */
 void dlbL_check_options_after_shape(lua_State *L, int idx, dlbL_options *opts, const char *op);
-/* The options of the file loads (dl.load, dl.load_safetensors and their
- * string forms): {copy =, device =}. copy is DLB_COPY_IF_NEEDED without the
- * key; backend/device_id the cpu without device. Unknown keys raise ARGUMENT. */
-typedef struct dlbL_load_options {
-  dlb_copy_mode copy;
-  dlb_backend *backend;
-  int device_id;
-} dlbL_load_options;
-void dlbL_check_load_options(lua_State *L, int idx, dlbL_load_options *o, const char *op);
-/* Parses the device string at idx ("cpu", "cpu:0") into opts. */
+/* Parses the device string at idx ("cpu", "cpu:0") into opts: ARGUMENT
+ * for no string, UNKNOWN_DEVICE for a device no backend has. */
 void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op);
 
 /* Writes the Lua value at vidx into every element of dst: a scalar fills;
@@ -296,17 +310,70 @@ void dlbL_push_readonly(lua_State *L, int idx, const char *what);
 void dlbL_protect_metatable(lua_State *L, int idx, const char *what);
 extern const luaL_Reg dlbL_protect_functions[]; /* protect.c: dl.readonly */
 
-/* --- options and array arguments shared by select.c, sort.c, scan.c --- */
-/* Checks that the value at idx is nil/none (returns 0) or an options table
- * whose keys are all in keys (NULL-terminated; returns 1); ARGUMENT otherwise. */
+/* --- options tables (options.c): every options table is read by these --- */
+/* Errors are ARGUMENT with the op's usage line as hint, worded alike
+ * ("options must be a table, got string", "unknown option 'dtyp'
+ * (expected dtype, device)", "option keepdims must be a boolean, got 1",
+ * "option range must be a list (keys 1..n, no holes), ..."); a value is
+ * checked as the same value is elsewhere (a dtype name: DTYPE; a device:
+ * UNKNOWN_DEVICE; a dim: INDEX; a deleted array: DELETED). */
+/* The value at idx is nil/none (returns 0) or a table whose keys are all
+ * in keys (NULL-terminated; returns 1); ARGUMENT otherwise. */
 int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, const char *op);
-/* Option key of the table at idx (nil/none: dflt), checked as a boolean,
- * an integer (a fraction is VALUE), a dim (1-based, -1 the last; 0-based
- * result), or an out array (live; NULL when absent). */
+/* As dlbL_check_option_table, where a dim stands for {dim = n}
+ * (a:sum(2)): returns 2 for a number (the caller reads the dim). */
+int dlbL_check_dim_or_options(lua_State *L, int idx, const char *const *keys, const char *op);
+/* The raw keys of the table at idx are all strings in keys; else ARGUMENT
+ * "unknown <what> 'k' (expected a, b)" (what: "option", "state key"). */
+void dlbL_check_keys(lua_State *L, int idx, const char *const *keys, const char *what,
+                     const char *op);
+/* A table key for a message: the string itself, else its type name (never
+ * a user __tostring, which could raise or return anything). */
+const char *dlbL_key_name(lua_State *L, int idx);
+/* The getters: option key of the options at idx (nil/none: no options, so
+ * the default). Tables are read raw, as they are checked (no __index runs,
+ * nothing is allocated). dlbL_opt_get pushes opts[key] (nil without
+ * options) and returns its type, for values of several forms. */
+int dlbL_opt_get(lua_State *L, int idx, const char *key);
 int dlbL_opt_boolean(lua_State *L, int idx, const char *key, int dflt, const char *op);
+/* An integer: a number (or LuaJIT int64 cdata) with an exact int64 value. */
 int64_t dlbL_opt_integer(lua_State *L, int idx, const char *key, int64_t dflt, const char *op);
+double dlbL_opt_number(lua_State *L, int idx, const char *key, double dflt, const char *op);
+/* A string among names (NULL-terminated): its index; dflt when absent. */
+int dlbL_opt_choice(lua_State *L, int idx, const char *key, const char *const *names, int dflt,
+                    const char *op);
+/* A dtype name into *dtype, a device string into *where: 1 when given. */
+int dlbL_opt_dtype(lua_State *L, int idx, const char *key, dlb_dtype *dtype, const char *op);
+int dlbL_opt_device(lua_State *L, int idx, const char *key, dlbL_options *where, const char *op);
+/* A dim (1-based, -1 the last) as a 0-based one. */
 int dlbL_opt_dim(lua_State *L, int idx, const char *key, int ndim, int dflt, const char *op);
-dlb_array *dlbL_opt_out(lua_State *L, int idx, const char *op);
+/* An Array (live), left pushed (the out of many ops); NULL, nothing pushed,
+ * when absent. */
+dlb_array *dlbL_opt_array(lua_State *L, int idx, const char *key, const char *op);
+/* As dlbL_check_array_like: an Array, or numbers or nested tables made into
+ * one; left pushed. NULL, nothing pushed, when absent. */
+dlb_array *dlbL_opt_array_like(lua_State *L, int idx, const char *key, int has_dtype,
+                               dlb_dtype dtype, const char *op);
+/* A list (dlbL_check_list) of at most max integers or numbers into out:
+ * their count; -1 when absent. */
+int dlbL_opt_integers(lua_State *L, int idx, const char *key, int64_t *out, int max,
+                      const char *op);
+int dlbL_opt_numbers(lua_State *L, int idx, const char *key, double *out, int max,
+                     const char *op);
+/* The placement options {dtype =, device =} at idx (nil or a table; idx 0
+ * only sets the defaults: float64, no dtype given, the cpu). */
+void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op);
+/* The options of the file loads (dl.load, dl.load_safetensors and their
+ * string forms): {copy =, device =}. copy is DLB_COPY_IF_NEEDED without the
+ * key; backend/device_id the cpu without device. */
+typedef struct dlbL_load_options {
+  dlb_copy_mode copy;
+  dlb_backend *backend;
+  int device_id;
+} dlbL_load_options;
+void dlbL_check_load_options(lua_State *L, int idx, dlbL_load_options *o, const char *op);
+
+/* --- array arguments (select.c) --- */
 /* The array at idx (live), or a new cpu array made in its place from a
  * number, boolean or nested tables (with dtype when has_dtype). */
 dlb_array *dlbL_check_array_like(lua_State *L, int idx, int has_dtype, dlb_dtype dtype,
@@ -325,7 +392,14 @@ extern const luaL_Reg dlbL_dlpack_functions[]; /* dlpack.c: from_dlpack */
 extern const luaL_Reg dlbL_backend_functions[]; /* backends.c: backends, device_put */
 extern const luaL_Reg dlbL_backend_methods[];   /* backends.c: to */
 /* compute.c: operators (into Array's metatable), element-wise functions and
- * comparisons (dl.add, a:eq, a:sqrt). */
+ * comparisons (dl.add, a:eq, a:sqrt). The arithmetic and bitwise
+ * operators, X(mm, ID, nin): Lua's __mm runs DLB_OP_ID on nin operands
+ * (usage.c gives them their usage line). */
+#define DLBL_OPERATORS(X)                                                                \
+  X(add, ADD, 2) X(sub, SUBTRACT, 2) X(mul, MULTIPLY, 2) X(div, DIVIDE, 2)                 \
+  X(idiv, FLOOR_DIVIDE, 2) X(mod, MOD, 2) X(pow, POWER, 2) X(band, BITWISE_AND, 2)          \
+  X(bor, BITWISE_OR, 2) X(bxor, BITWISE_XOR, 2) X(shl, LEFT_SHIFT, 2) X(shr, RIGHT_SHIFT, 2) \
+  X(unm, NEGATIVE, 1) X(bnot, BITWISE_NOT, 1)
 extern const luaL_Reg dlbL_compute_metamethods[];
 extern const luaL_Reg dlbL_compute_methods[];
 extern const luaL_Reg dlbL_compute_functions[];

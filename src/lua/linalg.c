@@ -1,8 +1,6 @@
 /* linalg.c -- matrix products (dl.matmul, dl.dot, a:T()) and joining
  * (dl.concat, dl.stack). The work is in src/compute/matmul.c and join.c. */
 #include <limits.h>
-#include <stdio.h>
-#include <string.h>
 #include "../compute/join.h"
 #include "../compute/matmul.h"
 #include "internal.h"
@@ -11,37 +9,14 @@
  * holds it too, but Lua code run during the call could change the table. */
 #define OUT_SLOT 4
 
-#define MATMUL_OPTIONS_HINT \
-  "the options are dtype (of the result) and out (an array that receives it): " \
-  "dl.matmul(a, b, {dtype = \"float64\", out = c})"
-
 /* Reads matmul's options at idx (nil or a table): dtype, and out (copied
- * to OUT_SLOT). Unknown keys raise ARGUMENT. */
+ * to OUT_SLOT). */
 static void matmul_options(lua_State *L, int idx, dlb_dtype *dtype, const char *op) {
+  static const char *const keys[] = {"dtype", "out", NULL};
   *dtype = DLB_MATMUL_PROMOTE;
-  if (lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, MATMUL_OPTIONS_HINT, "options must be a table, got %s",
-                    luaL_typename(L, idx));
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    if (strcmp(key, "dtype") == 0) {
-      *dtype = dlbL_check_dtype(L, -1, op);
-    } else if (strcmp(key, "out") == 0) {
-      if (!dlbL_to_array(L, -1))
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                        "out is an array of the product's shape and dtype that receives it: "
-                        "dl.matmul(a, b, {out = c})",
-                        "out must be a dlbridge.Array, got %s", luaL_typename(L, -1));
-      lua_pushvalue(L, -1);
-      lua_replace(L, OUT_SLOT);
-    } else {
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, MATMUL_OPTIONS_HINT,
-                      "unknown option '%.40s' (expected out, dtype)", dlbL_key_name(L, -2));
-    }
-    lua_pop(L, 1);
-  }
+  if (!dlbL_check_option_table(L, idx, keys, op)) return;
+  dlbL_opt_dtype(L, idx, "dtype", dtype, op);
+  if (dlbL_opt_array(L, idx, "out", op)) lua_replace(L, OUT_SLOT);
 }
 
 /* Element count of a result shape (checked again when it is allocated). */
@@ -119,21 +94,18 @@ static dlb_array *list_array(lua_State *L, lua_Integer k) {
   return a;
 }
 
-/* Checks that the list at index 1 holds n >= 1 arrays; returns n. */
+/* Checks that the list at index 1 holds n >= 1 arrays; returns n. The
+ * hint of an error is op's usage line. */
 static lua_Integer check_list(lua_State *L, const char *op) {
   lua_Integer n;
-  char hint[120];
-  snprintf(hint, sizeof hint, "the arrays go in one list, then the dimension: %s({a, b}, 1)", op);
   if (lua_type(L, 1) != LUA_TTABLE) {
     if (dlbL_to_array(L, 1))
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint,
-                      "takes a list of arrays, got an array: write %s({a, b}, dim)", op);
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "takes a list of arrays, got %s",
-                    luaL_typename(L, 1));
+      dlbL_raise(L, DLB_E_ARGUMENT, op,
+                 "takes a list of arrays, got an array: write %s({a, b}, dim)", op);
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "takes a list of arrays, got %s", luaL_typename(L, 1));
   }
-  n = dlbL_check_list(L, 1, "the arrays to join", hint, op);
-  if (n == 0)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "the list of arrays is empty");
+  n = dlbL_check_list(L, 1, "the arrays to join", dlbL_usage(op), op);
+  if (n == 0) dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays is empty");
   if (n > INT_MAX)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "join fewer arrays at once, then join the results",
                     "more than %d arrays", INT_MAX);

@@ -9,7 +9,7 @@
 
 void dlbL_track_new(lua_State *L, dlb_lua_state *state) {
   /* Lua >= 5.4.4 refuses every lua_gc request (-1) while a finalizer runs. */
-  if (lua_gc(L, LUA_GCISRUNNING) < 0) {
+  if (dlbL_gc_running(L) < 0) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, state->pins);
     lua_pushvalue(L, -2);
     lua_pushboolean(L, 1);
@@ -49,12 +49,12 @@ int dlbL_alloc_may_fail(lua_State *L) {
   return (uintptr_t)lua_getallocf(L, NULL) != default_allocator();
 }
 
-void dlbL_call_maker(lua_State *L, const char *op, const char *what) {
+void dlbL_call_maker(lua_State *L, int nargs, const char *op, const char *what) {
   if (!dlbL_alloc_may_fail(L)) {
-    lua_call(L, 2, 1);
+    lua_call(L, nargs, 1);
     return;
   }
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+  if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
     lua_pop(L, 1);
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "Lua has no memory for %s", what);
   }
@@ -181,7 +181,7 @@ DLB_API dlb_status dlb_set_memory_limit(lua_State *L, size_t bytes) {
 }
 
 dlb_lua_state *dlbL_find_state(lua_State *L) {
-  dlb_lua_state *state = dlbL_to_state(L, DLB_UV_STATE);
+  dlb_lua_state *state = dlbL_upvalue_state(L);
   if (!state) {
     lua_getfield(L, LUA_REGISTRYINDEX, DLB_STATE_KEY);
     state = dlbL_to_state(L, -1);
@@ -195,6 +195,14 @@ DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed) {
   dlb_lua_state *state = dlbL_open_state(L, &err);
   if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_files");
   dlbL_set_files_allowed(state, allowed);
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_allow_pointers(lua_State *L, int allowed) {
+  dlb_error err;
+  dlb_lua_state *state = dlbL_open_state(L, &err);
+  if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_pointers");
+  dlbL_set_pointers_allowed(state, allowed);
   return DLB_OK;
 }
 
@@ -272,9 +280,37 @@ static int module_dtypes(lua_State *L) {
   return dlbL_call_protected(L, dtypes_unprotected, "dl.dtypes");
 }
 
+/* next(t, k) for dl.pairs over a plain table (the global next may be gone). */
+static int table_next(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (lua_next(L, 1)) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+/* dl.pairs(v): what pairs(v) gives on Lua 5.2+, on every Lua (5.1's and
+ * LuaJIT's pairs ignore __pairs): an Array walks its first dimension,
+ * dl.E and read-only views read through, a plain table is walked. */
+static int module_pairs(lua_State *L) {
+  dlbL_check_nargs(L, 1, "dl.pairs");
+  if (luaL_getmetafield(L, 1, "__pairs")) {
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 3);
+    return 3;
+  }
+  if (lua_type(L, 1) != LUA_TTABLE)
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.pairs", dlbL_usage("dl.pairs"),
+                    "a table, an array or a read-only view expected, got %s", luaL_typename(L, 1));
+  lua_pushcfunction(L, table_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
 static const luaL_Reg module_functions[] = {
     {"is_array", module_is_array}, {"dtypes", module_dtypes}, {"memory", module_memory},
-    {NULL, NULL}};
+    {"pairs", module_pairs},       {NULL, NULL}};
 
 /* Registers funcs into the table at -4 with [mt, state, methods] as upvalues. */
 static void set_functions(lua_State *L, int module, const luaL_Reg *funcs) {
@@ -292,6 +328,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   /* Opening twice in one state returns the same module (one registry). */
   if (lua_getfield(L, LUA_REGISTRYINDEX, DLB_MODULE_KEY) == LUA_TTABLE) return 1;
   lua_pop(L, 1);
+  dlbL_open_trampoline(L); /* first: protected calls allocate nothing from here on */
   lua_createtable(L, 0, 40);
   module = lua_gettop(L);
   luaL_newmetatable(L, DLB_ARRAY_MT);
@@ -353,7 +390,7 @@ static int load_embedded(lua_State *L) {
 }
 
 DLB_API void dlb_preload(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  dlbL_push_preload(L);
   lua_pushcfunction(L, luaopen_dlbridge_core);
   lua_setfield(L, -2, "dlbridge.core");
   for (int i = 0; dlb_embedded_lua[i].name; i++) {

@@ -35,7 +35,7 @@
 #include "internal.h"
 
 /* Lua 5.4 counts the GC step argument in KB; 5.5 counts bytes. */
-#if LUA_VERSION_NUM >= 505
+#if DLB_LUA_GC_STEP_IN_BYTES
 #define GC_STEP_UNITS(bytes) (bytes)
 #else
 #define GC_STEP_UNITS(bytes) ((bytes) / 1024)
@@ -48,15 +48,15 @@
  * Lua memory on the way (finalizers, call frames), and a collection that
  * failed is no reason to fail the call that asked for it. */
 static int gc_unprotected(lua_State *L) {
-  lua_gc(L, (int)lua_tointeger(L, 1), (int)lua_tointeger(L, 2));
+  dlbL_gc(L, (int)lua_tointeger(L, 1), (int)lua_tointeger(L, 2));
   return 0;
 }
 
 static void collect(lua_State *L, int what, int units) {
-  lua_pushcfunction(L, gc_unprotected);
+  int extra = dlbL_push_callee(L, gc_unprotected);
   lua_pushinteger(L, what);
   lua_pushinteger(L, units);
-  if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
+  if (lua_pcall(L, 2 + extra, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
 /* What the collector is paced by: the bytes charged, and the host's own
@@ -77,11 +77,11 @@ static size_t threshold_after(size_t used) {
 
 /* Whether the collector takes requests now: not stopped (0), not inside a
  * finalizer (-1). */
-static int collector_running(lua_State *L) { return lua_gc(L, LUA_GCISRUNNING) == 1; }
+static int collector_running(lua_State *L) { return dlbL_gc_running(L) == 1; }
 
 /* Whether a collection may run at all: not inside a finalizer (-1), even
  * when stopped (0). For the collection at the memory limit only. */
-static int collector_usable(lua_State *L) { return lua_gc(L, LUA_GCISRUNNING) >= 0; }
+static int collector_usable(lua_State *L) { return dlbL_gc_running(L) >= 0; }
 
 /* The slow path: a full collection at the threshold, else the growth as a
  * step. */

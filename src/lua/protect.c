@@ -153,7 +153,7 @@ static int readonly_unprotected(lua_State *L) {
   return 1;
 }
 
-static int module_readonly(lua_State *L) {
+static int protect_readonly(lua_State *L) {
   dlbL_check_nargs(L, 1, "dl.readonly");
   if (lua_type(L, 1) != LUA_TTABLE)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "dl.readonly", "dl.readonly(t) takes a table",
@@ -161,4 +161,4 @@ static int module_readonly(lua_State *L) {
   return dlbL_call_protected(L, readonly_unprotected, "dl.readonly");
 }
 
-const luaL_Reg dlbL_protect_functions[] = {{"readonly", module_readonly}, {NULL, NULL}};
+const luaL_Reg dlbL_protect_functions[] = {{"readonly", protect_readonly}, {NULL, NULL}};

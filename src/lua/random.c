@@ -4,22 +4,22 @@
  * seed, the seed sequence's words (its user value, a string of 32-bit
  * words: the entropy, then the spawn key) for spawn. Draws without a shape
  * return a Lua number, as NumPy returns a scalar; with a shape, a new cpu
- * array. Every draw runs inside the host's work bounds (work.h); an
- * interrupted draw leaves the generator as it was before the call. */
+ * array, filled by src/random/generator.c (as shuffles are): inside the
+ * host's work bounds (work.h), an interrupted draw or shuffle leaving the
+ * generator as it was before the call. */
 #define _DEFAULT_SOURCE /* getentropy */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
+#include "../compute/construct.h"
 #include "../core/shape.h"
 #include "../core/work.h"
-#include "../random/distributions.h"
+#include "../random/generator.h"
 #include "../random/seed_sequence.h"
 #include "internal.h"
 
 #define RNG_MT "dlbridge.Generator"
 #define RNG_TAG UINT64_C(0x646c622d726e6730) /* "dlb-rng0" */
-/* Draws between two looks at the interrupt (and work ticks). */
-#define CHUNK DLB_WORK_CHECK_EVERY
 
 typedef struct lua_rng {
   uint64_t tag;
@@ -95,8 +95,8 @@ static void add_seed_item(lua_State *L, luaL_Buffer *b, int idx, int pop, const 
     const char *s = lua_tolstring(L, idx, &len);
     if (pop) lua_pop(L, 1);
     add_hex_words(L, b, s, len, op);
-  } else if (lua_isinteger(L, idx)) {
-    lua_Integer v = lua_tointeger(L, idx);
+  } else if (dlbL_isinteger(L, idx)) {
+    lua_Integer v = dlbL_tointeger(L, idx);
     uint32_t w[2];
     size_t n;
     if (v < 0)
@@ -177,7 +177,7 @@ static int default_rng_unprotected(lua_State *L) {
 }
 
 static int random_default_rng(lua_State *L) {
-  if (lua_gettop(L) > 1) dlbL_extra_argument(L, 1, "dl.random.default_rng", SEED_HINT);
+  dlbL_check_nargs(L, 1, "dl.random.default_rng");
   return dlbL_call_protected(L, default_rng_unprotected, "dl.random.default_rng") ? 1 : 0;
 }
 
@@ -217,19 +217,16 @@ static int state_unprotected(lua_State *L) {
   return 1;
 }
 
-static int rng_state(lua_State *L) {
+static int random_state(lua_State *L) {
   check_rng(L, 1, "Generator:state");
-  if (lua_gettop(L) > 1)
-    dlbL_extra_argument(L, 1, "Generator:state",
-                        "rng:state() takes no argument; dl.random.from_state(t) makes a "
-                        "generator in state t");
+  dlbL_check_nargs(L, 1, "Generator:state");
   return dlbL_call_protected(L, state_unprotected, "Generator:state");
 }
 
 /* A 128-bit value of a state table: a hex string or an integer >= 0. */
 static dlb_u128 check_u128(lua_State *L, int idx, const char *what, const char *op) {
   dlb_u128 v = 0;
-  if (lua_isinteger(L, idx) && lua_tointeger(L, idx) >= 0) return (dlb_u128)lua_tointeger(L, idx);
+  if (dlbL_isinteger(L, idx) && dlbL_tointeger(L, idx) >= 0) return (dlb_u128)dlbL_tointeger(L, idx);
   if (lua_type(L, idx) == LUA_TSTRING) {
     size_t len, k = 2;
     const char *s = lua_tolstring(L, idx, &len);
@@ -252,21 +249,13 @@ static dlb_u128 check_u128(lua_State *L, int idx, const char *what, const char *
 
 /* Reads the state table at 1 into g. */
 static void check_state_table(lua_State *L, dlb_pcg64 *g, const char *op) {
+  static const char *const keys[] = {"bit_generator", "state", "has_uint32", "uinteger", NULL};
   lua_Integer v;
   int isint;
   if (lua_type(L, 1) != LUA_TTABLE)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, STATE_HINT,
                     "argument #1: a state table expected, got %s", luaL_typename(L, 1));
-  lua_pushnil(L);
-  while (lua_next(L, 1) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    if (strcmp(key, "bit_generator") && strcmp(key, "state") && strcmp(key, "has_uint32") &&
-        strcmp(key, "uinteger"))
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, STATE_HINT,
-                      "unknown state key '%.40s' (expected bit_generator, state, has_uint32, "
-                      "uinteger)", dlbL_key_name(L, -2));
-    lua_pop(L, 1);
-  }
+  dlbL_check_keys(L, 1, keys, "state key", op);
   lua_getfield(L, 1, "bit_generator");
   if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "PCG64") != 0)
     dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT,
@@ -281,13 +270,13 @@ static void check_state_table(lua_State *L, dlb_pcg64 *g, const char *op) {
   if (lua_isboolean(L, -1)) {
     g->has_uint32 = lua_toboolean(L, -1);
   } else {
-    v = lua_tointegerx(L, -1, &isint);
+    v = dlbL_tointegerx(L, -1, &isint);
     if (!isint || (v != 0 && v != 1))
       dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT, "state.has_uint32 must be 0 or 1");
     g->has_uint32 = (int)v;
   }
   lua_getfield(L, 1, "uinteger");
-  v = lua_tointegerx(L, -1, &isint);
+  v = dlbL_tointegerx(L, -1, &isint);
   if (!isint || v < 0 || v > (lua_Integer)UINT32_MAX)
     dlbL_raise_hint(L, DLB_E_VALUE, op, STATE_HINT,
                     "state.uinteger must be an integer in [0, 2^32)");
@@ -310,11 +299,9 @@ static int from_state_unprotected(lua_State *L) {
 }
 
 static int random_from_state(lua_State *L) {
-  if (lua_gettop(L) > 1) dlbL_extra_argument(L, 1, "dl.random.from_state", STATE_HINT);
+  dlbL_check_nargs(L, 1, "dl.random.from_state");
   return dlbL_call_protected(L, from_state_unprotected, "dl.random.from_state");
 }
-
-#define SPAWN_USAGE "rng:spawn(n) gives a list of n new generators, 0 <= n <= 1e6"
 
 /* A lower bound of the Lua memory one child of a generator with nw seed
  * words takes: its userdata (a header, one user value), its seed words' string
@@ -331,7 +318,7 @@ static size_t child_bytes(size_t nw) {
 static int spawn_unprotected(lua_State *L) {
   const char *op = "Generator:spawn";
   lua_rng *r = to_rng(L, 1);
-  lua_Integer n = lua_tointeger(L, 2);
+  lua_Integer n = dlbL_tointeger(L, 2);
   size_t len, nw = r->n_entropy + r->n_spawn;
   const char *words;
   dlb_budget *budget = dlbL_state(L)->budget;
@@ -362,15 +349,15 @@ static int spawn_unprotected(lua_State *L) {
 /* Before a spawn starts: n children count against the host's work limit
  * (and a raised interrupt refuses it), their Lua memory against its memory
  * limit (OUT_OF_MEMORY before any is made, as tobytes and totable). */
-static int rng_spawn(lua_State *L) {
+static int random_spawn(lua_State *L) {
   const char *op = "Generator:spawn";
   lua_rng *r = check_rng(L, 1, op);
   int isint;
-  lua_Integer n = lua_tointegerx(L, 2, &isint);
+  lua_Integer n = dlbL_tointegerx(L, 2, &isint);
   dlb_error err;
-  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, op, SPAWN_USAGE);
+  dlbL_check_nargs(L, 2, op);
   if (!isint || n < 0 || n > 1000000)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SPAWN_USAGE, "n must be an integer in [0, 1e6]");
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "n must be an integer in [0, 1e6]");
   if (!r->seeded)
     dlbL_raise_hint(L, DLB_E_VALUE, op,
                     "only a generator made by dl.random.default_rng (or spawned) has a seed "
@@ -384,74 +371,9 @@ static int rng_spawn(lua_State *L) {
 
 /* --- draws --- */
 
-typedef enum draw_kind {
-  DRAW_RANDOM,
-  DRAW_NORMAL, /* standard_normal, or normal with a, b = loc, scale */
-  DRAW_UNIFORM, /* a = low, b = high - low */
-  DRAW_INTEGERS
-} draw_kind;
-
-typedef struct draw {
-  draw_kind kind;
-  dlb_dtype dtype;
-  int standard;    /* standard_normal (no loc + scale *) */
-  double a, b;
-  uint64_t off, rng; /* integers: the closed range [off, off + rng] */
-  dlb_bits bits;
-} draw;
-
-/* Fills the n elements at p with the next draws of d. */
-static void fill_chunk(dlb_pcg64 *g, draw *d, void *p, int64_t n) {
-  switch (d->kind) {
-    case DRAW_RANDOM:
-      if (d->dtype == DLB_FLOAT32) dlb_random_fill_f(g, p, n);
-      else dlb_random_fill(g, p, n);
-      break;
-    case DRAW_NORMAL:
-      if (d->dtype == DLB_FLOAT32) dlb_standard_normal_fill_f(g, p, n);
-      else if (d->standard) dlb_standard_normal_fill(g, p, n);
-      else dlb_normal_fill(g, d->a, d->b, p, n);
-      break;
-    case DRAW_UNIFORM: dlb_uniform_fill(g, d->a, d->b, p, n); break;
-    case DRAW_INTEGERS:
-      switch (dlb_dtype_get(d->dtype)->itemsize) {
-        case 8: dlb_bounded64_fill(g, d->off, d->rng, p, n); break;
-        case 4: dlb_bounded32_fill(g, (uint32_t)d->off, (uint32_t)d->rng, p, n); break;
-        case 2: dlb_bounded16_fill(g, (uint16_t)d->off, (uint16_t)d->rng, p, n, &d->bits); break;
-        default:
-          if (d->dtype == DLB_BOOL)
-            dlb_bounded_bool_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
-          else
-            dlb_bounded8_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
-      }
-      break;
-  }
-}
-
-/* Fills numel elements at p inside the host's work bounds; on an
- * interrupt the generator goes back to its state before the call. */
-static void fill_bounded(lua_State *L, lua_rng *r, draw *d, char *p, int64_t numel,
-                         const char *op) {
-  dlb_work w;
-  dlb_error err;
-  dlb_pcg64 saved = *gen_of(r);
-  size_t item = dlb_dtype_get(d->dtype)->itemsize;
-  dlb_status st = dlb_work_begin(&w, dlbL_state(L)->budget, numel, op, &err);
-  if (st != DLB_OK) dlbL_raise_error(L, &err, op);
-  for (int64_t done = 0; done < numel; done += CHUNK) {
-    int64_t n = numel - done < CHUNK ? numel - done : CHUNK;
-    fill_chunk(gen_of(r), d, p + done * (int64_t)item, n);
-    if (dlb_work_tick(&w, n)) break;
-  }
-  if (dlb_work_end(&w, DLB_OK, op, &err) != DLB_OK) {
-    *gen_of(r) = saved;
-    dlbL_raise_error(L, &err, op);
-  }
-}
-
 /* Pushes the result of d: a Lua number without a shape (has_shape 0), else
  * a new cpu array of shape. */
-static int push_draw(lua_State *L, lua_rng *r, draw *d, int has_shape, int ndim,
+static int push_draw(lua_State *L, lua_rng *r, dlb_draw *d, int has_shape, int ndim,
                      const int64_t *shape, const char *op) {
   dlb_array *a;
   dlb_error err;
@@ -466,7 +388,7 @@ static int push_draw(lua_State *L, lua_rng *r, draw *d, int has_shape, int ndim,
       uint8_t u8;
     } v;
     dlb_scalar s;
-    fill_chunk(gen_of(r), d, &v, 1);
+    dlb_draw_fill(gen_of(r), d, &v, 1);
     dlb_scalar_load(d->dtype, &v, &s);
     dlbL_push_scalar(L, &s);
     return 1;
@@ -476,7 +398,8 @@ static int push_draw(lua_State *L, lua_rng *r, draw *d, int has_shape, int ndim,
   dlbL_reserve(L, numel, dlb_dtype_get(d->dtype)->itemsize);
   if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, d->dtype, ndim, shape, 0, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  fill_bounded(L, r, d, dlb_array_host_data(a), numel, op);
+  if (dlb_draw_into(gen_of(r), d, a, dlbL_state(L)->budget, op, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
   return 1;
 }
 
@@ -488,91 +411,64 @@ static int check_shape_arg(lua_State *L, int idx, int64_t *shape, int *ndim, con
 }
 
 /* Reads {dtype =} (and, for integers, {endpoint =}) at idx. */
-static void check_draw_options(lua_State *L, int idx, draw *d, int *endpoint, const char *op,
-                               const char *usage) {
-  if (lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "argument #%d: an options table expected, got %s",
-                    idx, luaL_typename(L, idx));
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    if (strcmp(key, "dtype") == 0) {
-      d->dtype = dlbL_check_dtype(L, -1, op);
-    } else if (endpoint && strcmp(key, "endpoint") == 0) {
-      if (!lua_isboolean(L, -1))
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "endpoint must be a boolean, got %s",
-                        luaL_typename(L, -1));
-      *endpoint = lua_toboolean(L, -1);
-    } else {
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "unknown option '%.40s' (expected dtype%s)",
-                      dlbL_key_name(L, -2), endpoint ? ", endpoint" : "");
-    }
-    lua_pop(L, 1);
-  }
+static void check_draw_options(lua_State *L, int idx, dlb_draw *d, int *endpoint, const char *op) {
+  static const char *const keys[] = {"dtype", NULL};
+  static const char *const integer_keys[] = {"dtype", "endpoint", NULL};
+  if (!dlbL_check_option_table(L, idx, endpoint ? integer_keys : keys, op)) return;
+  dlbL_opt_dtype(L, idx, "dtype", &d->dtype, op);
+  if (endpoint) *endpoint = dlbL_opt_boolean(L, idx, "endpoint", 0, op);
 }
 
 /* A float dtype for random / standard_normal: float64 or float32. */
-static void check_float_dtype(lua_State *L, const draw *d, const char *op) {
+static void check_float_dtype(lua_State *L, const dlb_draw *d, const char *op) {
   if (d->dtype != DLB_FLOAT64 && d->dtype != DLB_FLOAT32)
     dlbL_raise_hint(L, DLB_E_DTYPE, op, "dtype is \"float64\" (the default) or \"float32\"",
                     "%s draws float64 or float32, not %s", op, dlb_dtype_get(d->dtype)->name);
 }
 
-#define RANDOM_USAGE \
-  "rng:random() is one number; rng:random(shape, opts) an array: rng:random{2, 3} or " \
-  "rng:random(2, 3), rng:random(5, {dtype = \"float32\"})"
-#define NORMAL_USAGE \
-  "rng:standard_normal() is one number; rng:standard_normal(shape, {dtype = \"float32\"}) an " \
-  "array (the shape a table or integers: rng:standard_normal(2, 3))"
-
 /* rng:random(shape, opts) and rng:standard_normal(shape, opts). */
-static int draw_float(lua_State *L, draw_kind kind, const char *op, const char *usage) {
+static int draw_float(lua_State *L, dlb_draw_kind kind, const char *op) {
   lua_rng *r = check_rng(L, 1, op);
   int64_t shape[DLB_MAX_NDIM];
   int ndim = 0, has_shape;
-  draw d = {.kind = kind, .dtype = DLB_FLOAT64, .standard = 1};
+  dlb_draw d = {.kind = kind, .dtype = DLB_FLOAT64, .standard = 1};
   int next = 3;
   has_shape = !lua_isnoneornil(L, 2);
   if (has_shape) /* one table, or integers: rng:random(2, 3) is rng:random{2, 3} */
     ndim = dlbL_check_shape_args(L, 2, shape, 0, &next, op);
-  if (lua_gettop(L) > next) dlbL_extra_argument(L, next, op, usage);
-  check_draw_options(L, next, &d, NULL, op, usage);
+  dlbL_check_nargs(L, next, op);
+  check_draw_options(L, next, &d, NULL, op);
   check_float_dtype(L, &d, op);
   return push_draw(L, r, &d, has_shape, ndim, shape, op);
 }
 
-static int rng_random(lua_State *L) {
-  return draw_float(L, DRAW_RANDOM, "Generator:random", RANDOM_USAGE);
+static int random_random(lua_State *L) {
+  return draw_float(L, DLB_DRAW_RANDOM, "Generator:random");
 }
-static int rng_standard_normal(lua_State *L) {
-  return draw_float(L, DRAW_NORMAL, "Generator:standard_normal", NORMAL_USAGE);
+static int random_standard_normal(lua_State *L) {
+  return draw_float(L, DLB_DRAW_NORMAL, "Generator:standard_normal");
 }
 
 /* A finite number argument at idx (default def when nil). */
-static double number_arg(lua_State *L, int idx, double def, const char *name, const char *op,
-                         const char *usage) {
+static double number_arg(lua_State *L, int idx, double def, const char *name, const char *op) {
   if (lua_isnoneornil(L, idx)) return def;
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, usage, "%s must be a number, got %s", name,
-                    luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be a number, got %s", name, luaL_typename(L, idx));
   return (double)lua_tonumber(L, idx);
 }
 
-#define UNIFORM_USAGE "rng:uniform(low = 0, high = 1, shape): rng:uniform(-1, 1, {2, 3})"
-#define GAUSS_USAGE "rng:normal(loc = 0, scale = 1, shape): rng:normal(10, 2, 1000)"
 
 /* rng:uniform(low, high, shape): low + (high - low) * random(). */
-static int rng_uniform(lua_State *L) {
+static int random_uniform(lua_State *L) {
   const char *op = "Generator:uniform";
   lua_rng *r = check_rng(L, 1, op);
   int64_t shape[DLB_MAX_NDIM];
   int ndim = 0, has_shape;
   double lo, hi;
-  draw d = {.kind = DRAW_UNIFORM, .dtype = DLB_FLOAT64};
-  if (lua_gettop(L) > 4) dlbL_extra_argument(L, 4, op, UNIFORM_USAGE);
-  lo = number_arg(L, 2, 0.0, "low", op, UNIFORM_USAGE);
-  hi = number_arg(L, 3, 1.0, "high", op, UNIFORM_USAGE);
+  dlb_draw d = {.kind = DLB_DRAW_UNIFORM, .dtype = DLB_FLOAT64};
+  dlbL_check_nargs(L, 4, op);
+  lo = number_arg(L, 2, 0.0, "low", op);
+  hi = number_arg(L, 3, 1.0, "high", op);
   has_shape = check_shape_arg(L, 4, shape, &ndim, op);
   d.a = lo;
   d.b = hi - lo;
@@ -583,15 +479,15 @@ static int rng_uniform(lua_State *L) {
 }
 
 /* rng:normal(loc, scale, shape): loc + scale * standard_normal(). */
-static int rng_normal(lua_State *L) {
+static int random_normal(lua_State *L) {
   const char *op = "Generator:normal";
   lua_rng *r = check_rng(L, 1, op);
   int64_t shape[DLB_MAX_NDIM];
   int ndim = 0, has_shape;
-  draw d = {.kind = DRAW_NORMAL, .dtype = DLB_FLOAT64};
-  if (lua_gettop(L) > 4) dlbL_extra_argument(L, 4, op, GAUSS_USAGE);
-  d.a = number_arg(L, 2, 0.0, "loc", op, GAUSS_USAGE);
-  d.b = number_arg(L, 3, 1.0, "scale", op, GAUSS_USAGE);
+  dlb_draw d = {.kind = DLB_DRAW_NORMAL, .dtype = DLB_FLOAT64};
+  dlbL_check_nargs(L, 4, op);
+  d.a = number_arg(L, 2, 0.0, "loc", op);
+  d.b = number_arg(L, 3, 1.0, "scale", op);
   has_shape = check_shape_arg(L, 4, shape, &ndim, op);
   if (!(d.b >= 0))
     dlbL_raise_hint(L, DLB_E_VALUE, op, "scale is the standard deviation: a number >= 0",
@@ -599,10 +495,6 @@ static int rng_normal(lua_State *L) {
   return push_draw(L, r, &d, has_shape, ndim, shape, op);
 }
 
-#define INTEGERS_USAGE                                                                          \
-  "rng:integers(high) or rng:integers(low, high, shape, opts): [low, high) (opts.endpoint = "   \
-  "true: [low, high]), opts.dtype an integer dtype (int64 default) or bool: rng:integers(0, 10, " \
-  "{5})"
 
 /* The bounds of an integer dtype (int8..uint64, bool); 0 for others. */
 static int dtype_bounds(dlb_dtype dtype, int64_t *lo, int64_t *hi) {
@@ -622,20 +514,20 @@ static int dtype_bounds(dlb_dtype dtype, int64_t *lo, int64_t *hi) {
 
 /* An integer bound argument at idx. */
 static int64_t integer_arg(lua_State *L, int idx, const char *name, const char *op) {
-  if (!lua_isinteger(L, idx))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, INTEGERS_USAGE, "%s must be an integer, got %s", name,
-                    lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
-  return (int64_t)lua_tointeger(L, idx);
+  if (!dlbL_isinteger(L, idx))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be an integer, got %s", name,
+               lua_type(L, idx) == LUA_TNUMBER ? "a float" : luaL_typename(L, idx));
+  return (int64_t)dlbL_tointeger(L, idx);
 }
 
 /* rng:integers(low, high, shape, opts): NumPy's Generator.integers. */
-static int rng_integers(lua_State *L) {
+static int random_integers(lua_State *L) {
   const char *op = "Generator:integers";
   lua_rng *r = check_rng(L, 1, op);
   int64_t shape[DLB_MAX_NDIM], lo, hi, lb, ub;
   int ndim = 0, has_shape, endpoint = 0;
-  draw d = {.kind = DRAW_INTEGERS, .dtype = DLB_INT64};
-  if (lua_gettop(L) > 5) dlbL_extra_argument(L, 5, op, INTEGERS_USAGE);
+  dlb_draw d = {.kind = DLB_DRAW_INTEGERS, .dtype = DLB_INT64};
+  dlbL_check_nargs(L, 5, op);
   if (lua_isnoneornil(L, 3)) { /* integers(high): [0, high) */
     lo = 0;
     hi = integer_arg(L, 2, "high", op);
@@ -644,7 +536,7 @@ static int rng_integers(lua_State *L) {
     hi = integer_arg(L, 3, "high", op);
   }
   has_shape = check_shape_arg(L, 4, shape, &ndim, op);
-  check_draw_options(L, 5, &d, &endpoint, op, INTEGERS_USAGE);
+  check_draw_options(L, 5, &d, &endpoint, op);
   if (!dtype_bounds(d.dtype, &lb, &ub))
     dlbL_raise_hint(L, DLB_E_DTYPE, op, "dtype is an integer dtype (int8 .. uint64) or bool",
                     "integers draws integers, not %s", dlb_dtype_get(d.dtype)->name);
@@ -672,94 +564,13 @@ static int rng_integers(lua_State *L) {
 
 /* --- permutations --- */
 
-/* Swaps the elements at p and q of size item (1, 2, 4, 8 or 16 bytes). */
-static inline void swap_items(char *p, char *q, size_t item) {
-  char tmp[16];
-  memcpy(tmp, p, item);
-  memcpy(p, q, item);
-  memcpy(q, tmp, item);
-}
 
-/* Swaps rows i and j (along dim 1) of the host array a, element by element
- * over the other dims (any strides). */
-static void swap_rows(const dlb_array *a, char *base, int64_t i, int64_t j, size_t item) {
-  int64_t idx[DLB_MAX_NDIM];
-  int64_t rest = a->numel / a->shape[0];
-  char *pi = base + i * a->strides[0] * (int64_t)item;
-  char *pj = base + j * a->strides[0] * (int64_t)item;
-  for (int k = 1; k < a->ndim; k++) idx[k] = 0;
-  for (int64_t e = 0; e < rest; e++) {
-    int64_t off = 0;
-    for (int k = 1; k < a->ndim; k++) off += idx[k] * a->strides[k];
-    swap_items(pi + off * (int64_t)item, pj + off * (int64_t)item, item);
-    for (int k = a->ndim - 1; k >= 1; k--) {
-      if (++idx[k] < a->shape[k]) break;
-      idx[k] = 0;
-    }
-  }
-}
-
-/* The 1-d loop of shuffle, one element type at a time (the swap inlined). */
-#define SHUFFLE_1D(T)                                                               \
-  static int64_t shuffle_1d_##T(dlb_pcg64 *g, char *base, int64_t stride, int64_t n, \
-                                int64_t stop) {                                     \
-    int64_t i = n - 1;                                                              \
-    for (; i >= stop && i >= 1; i--) {                                              \
-      int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i);                    \
-      T *pi = (T *)(void *)(base + i * stride), *pj = (T *)(void *)(base + j * stride); \
-      T t = *pi;                                                                    \
-      *pi = *pj;                                                                    \
-      *pj = t;                                                                      \
-    }                                                                               \
-    return i;                                                                       \
-  }
-SHUFFLE_1D(uint8_t)
-SHUFFLE_1D(uint16_t)
-SHUFFLE_1D(uint32_t)
-SHUFFLE_1D(uint64_t)
-#undef SHUFFLE_1D
-
-#define SHUFFLE_USAGE "rng:shuffle(a) reorders the rows of the array a (along dim 1) in place"
-#define PERMUTATION_USAGE \
-  "rng:permutation(n) is a shuffled dl.arange(n); rng:permutation(a) a shuffled copy of a"
-
-/* NumPy's shuffle of a (host, writable, ndim >= 1): for i = n-1 .. 1, swap
- * row i with row random_interval(i). */
+/* NumPy's shuffle of a (host, writable, ndim >= 1) by the generator r;
+ * an interrupted shuffle leaves r as it was. */
 static void shuffle_array(lua_State *L, lua_rng *r, const dlb_array *a, const char *op) {
-  dlb_work w;
   dlb_error err;
-  dlb_pcg64 saved = *gen_of(r), *g = gen_of(r);
-  size_t item = dlb_array_itemsize(a);
-  char *base = dlb_array_host_data(a);
-  int64_t n = a->shape[0], row = n ? a->numel / n : 0, stride = a->strides[0] * (int64_t)item;
-  if (a->numel == 0) return;
-  if (dlb_work_begin(&w, dlbL_state(L)->budget, a->numel, op, &err) != DLB_OK)
+  if (dlb_shuffle(gen_of(r), a, dlbL_state(L)->budget, op, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  if (a->ndim == 1 && item <= 8) { /* the common case, in chunks between looks at the interrupt */
-    for (int64_t i = n - 1; i >= 1;) {
-      int64_t stop = i - CHUNK > 1 ? i - CHUNK : 1;
-      switch (item) {
-        case 1: i = shuffle_1d_uint8_t(g, base, stride, i + 1, stop); break;
-        case 2: i = shuffle_1d_uint16_t(g, base, stride, i + 1, stop); break;
-        case 4: i = shuffle_1d_uint32_t(g, base, stride, i + 1, stop); break;
-        default: i = shuffle_1d_uint64_t(g, base, stride, i + 1, stop); break;
-      }
-      if (dlb_work_tick(&w, CHUNK)) break;
-    }
-  } else {
-    for (int64_t i = n - 1; i >= 1; i--) {
-      int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i);
-      if (i != j) {
-        if (a->ndim == 1) swap_items(base + i * stride, base + j * stride, item);
-        else swap_rows(a, base, i, j, item);
-      }
-      if (dlb_work_tick(&w, row)) break;
-    }
-  }
-  if (dlb_work_end(&w, DLB_OK, op, &err) != DLB_OK) {
-    *gen_of(r) = saved;
-    dlbL_raise_error(L, &err, op);
-  }
 }
 
 /* Checks that the array at idx can be shuffled in place; returns a private
@@ -779,14 +590,14 @@ static dlb_array *check_shufflable(lua_State *L, int idx, const char *op) {
 }
 
 /* rng:shuffle(a): reorders a in place along dim 1 (NumPy's axis 0). */
-static int rng_shuffle(lua_State *L) {
+static int random_shuffle(lua_State *L) {
   const char *op = "Generator:shuffle";
   lua_rng *r = check_rng(L, 1, op);
   dlb_array *v;
-  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, op, SHUFFLE_USAGE);
+  dlbL_check_nargs(L, 2, op);
   if (!dlbL_to_array(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, SHUFFLE_USAGE, "argument #2: an array expected, got %s",
-                    luaL_typename(L, 2));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #2: an array expected, got %s",
+               luaL_typename(L, 2));
   v = check_shufflable(L, 2, op);
   shuffle_array(L, r, v, op);
   dlb_array_release(v);
@@ -795,31 +606,26 @@ static int rng_shuffle(lua_State *L) {
 
 /* rng:permutation(n): a shuffled dl.arange(n) (int64); rng:permutation(a):
  * a shuffled copy of a along dim 1. */
-static int rng_permutation(lua_State *L) {
+static int random_permutation(lua_State *L) {
   const char *op = "Generator:permutation";
   lua_rng *r = check_rng(L, 1, op);
   dlb_array *a;
   dlb_error err;
-  if (lua_gettop(L) > 2) dlbL_extra_argument(L, 2, op, PERMUTATION_USAGE);
+  dlbL_check_nargs(L, 2, op);
   if (lua_type(L, 2) != LUA_TNUMBER && !dlbL_to_array(L, 2))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PERMUTATION_USAGE,
-                    "argument #2: an integer or an array expected, got %s", luaL_typename(L, 2));
+    dlbL_raise(L, DLB_E_ARGUMENT, op,
+               "argument #2: an integer or an array expected, got %s", luaL_typename(L, 2));
   if (lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
-    lua_Integer n = lua_tointegerx(L, 2, &isint);
-    int64_t shape[1];
+    lua_Integer n = dlbL_tointegerx(L, 2, &isint);
     if (!isint || n < 0)
       dlbL_raise_hint(L, DLB_E_VALUE, op, "rng:permutation(n) shuffles 0 .. n-1: n >= 0",
                       "n must be an integer >= 0");
-    shape[0] = (int64_t)n;
     a = dlbL_push_empty(L, op);
-    dlbL_reserve(L, shape[0], sizeof(int64_t));
-    if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, DLB_INT64, 1, shape, 0, &err) != DLB_OK)
+    dlbL_reserve(L, (int64_t)n, sizeof(int64_t));
+    if (dlb_arange_int(a, dlbL_state(L)->cpu, 0, DLB_INT64, 0, 1, (int64_t)n, dlbL_state(L)->cpu,
+                       &err) != DLB_OK)
       dlbL_raise_error(L, &err, op);
-    {
-      int64_t *p = (int64_t *)(void *)dlb_array_host_data(a);
-      for (int64_t i = 0; i < shape[0]; i++) p[i] = i;
-    }
   } else {
     dlb_array *src = dlbL_check_live(L, 2, op);
     if (src->ndim == 0)
@@ -838,18 +644,18 @@ static int rng_permutation(lua_State *L) {
 }
 
 /* tostring(rng) */
-static int rng_tostring(lua_State *L) {
+static int random_tostring(lua_State *L) {
   check_rng(L, 1, "Generator:__tostring");
   lua_pushliteral(L, "dlbridge.Generator(PCG64)");
   return 1;
 }
 
 static const luaL_Reg rng_methods[] = {
-    {"random", rng_random},       {"standard_normal", rng_standard_normal},
-    {"normal", rng_normal},       {"uniform", rng_uniform},
-    {"integers", rng_integers},   {"permutation", rng_permutation},
-    {"shuffle", rng_shuffle},     {"state", rng_state},
-    {"spawn", rng_spawn},         {NULL, NULL}};
+    {"random", random_random},         {"standard_normal", random_standard_normal},
+    {"normal", random_normal},         {"uniform", random_uniform},
+    {"integers", random_integers},     {"permutation", random_permutation},
+    {"shuffle", random_shuffle},       {"state", random_state},
+    {"spawn", random_spawn},           {NULL, NULL}};
 
 static const luaL_Reg random_functions[] = {
     {"default_rng", random_default_rng}, {"from_state", random_from_state}, {NULL, NULL}};
@@ -876,7 +682,7 @@ void dlbL_open_random(lua_State *L, int module) {
   dlbL_push_readonly(L, -1, "Generator's methods");
   lua_setfield(L, mt, "__index");
   lua_pop(L, 1);
-  lua_pushcfunction(L, rng_tostring);
+  lua_pushcfunction(L, random_tostring);
   lua_setfield(L, mt, "__tostring");
   dlbL_protect_metatable(L, mt, RNG_MT);
   lua_pop(L, 1);

@@ -84,9 +84,9 @@ static dlb_status build_tables(lua_State *L, load_job *job, dlb_error *err) {
   if (!(job->made = malloc((job->header.ntensors + 1) * sizeof *job->made)))
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory to load %zu tensors",
                     job->header.ntensors);
-  lua_pushcfunction(L, build_unprotected); /* a light C function: no allocation */
+  int extra = dlbL_push_callee(L, build_unprotected); /* no allocation */
   lua_pushlightuserdata(L, job);
-  if (lua_pcall(L, 1, 2, 0) != LUA_OK)
+  if (lua_pcall(L, 1 + extra, 2, 0) != LUA_OK)
     st = build_raised(L, err);
   else if ((st = job->status) != DLB_OK)
     *err = job->err;
@@ -137,7 +137,7 @@ static dlb_status load_bytes(lua_State *L, dlb_lua_state *state, const void *byt
 }
 
 /* dl.load_safetensors(path, opts) -> tensors, metadata */
-static int load_safetensors(lua_State *L) {
+static int safetensors_load_safetensors(lua_State *L) {
   const char *op = "dl.load_safetensors";
   dlbL_load_options opts;
   dlb_error err;
@@ -151,7 +151,7 @@ static int load_safetensors(lua_State *L) {
 }
 
 /* dl.fromsafetensors(s, opts) -> tensors, metadata (always copies) */
-static int fromsafetensors(lua_State *L) {
+static int safetensors_fromsafetensors(lua_State *L) {
   const char *op = "dl.fromsafetensors";
   dlbL_load_options opts;
   dlb_error err;
@@ -367,7 +367,7 @@ static int save_unprotected(lua_State *L) {
 }
 
 /* dl.save_safetensors(path, tensors, metadata) */
-static int save_safetensors(lua_State *L) {
+static int safetensors_save_safetensors(lua_State *L) {
   const char *op = "dl.save_safetensors";
   dlbL_check_nargs(L, 3, op);
   dlbL_check_path(L, 1, op, "dl.save_safetensors(\"model.safetensors\", {weight = w})");
@@ -377,7 +377,7 @@ static int save_safetensors(lua_State *L) {
   return 0;
 }
 
-/* tosafetensors(tensors, metadata) -> the file's bytes (run protected). */
+/* dl.tosafetensors(tensors, metadata) -> the file's bytes (run protected). */
 static int tosafetensors_unprotected(lua_State *L) {
   const char *op = "dl.tosafetensors";
   save_plan *plan = plan_save(L, 1, op);
@@ -400,15 +400,16 @@ static int tosafetensors_unprotected(lua_State *L) {
 }
 
 /* dl.tosafetensors(tensors, metadata) -> string */
-static int tosafetensors(lua_State *L) {
+static int safetensors_tosafetensors(lua_State *L) {
   dlbL_check_nargs(L, 2, "dl.tosafetensors");
   lua_settop(L, 2);
   dlbL_call_protected(L, tosafetensors_unprotected, "dl.tosafetensors");
   return 1;
 }
 
-const luaL_Reg dlbL_safetensors_functions[] = {{"load_safetensors", load_safetensors},
-                                               {"save_safetensors", save_safetensors},
-                                               {"fromsafetensors", fromsafetensors},
-                                               {"tosafetensors", tosafetensors},
-                                               {NULL, NULL}};
+const luaL_Reg dlbL_safetensors_functions[] = {
+    {"load_safetensors", safetensors_load_safetensors},
+    {"save_safetensors", safetensors_save_safetensors},
+    {"fromsafetensors", safetensors_fromsafetensors},
+    {"tosafetensors", safetensors_tosafetensors},
+    {NULL, NULL}};

@@ -16,17 +16,13 @@ static int cumulative(lua_State *L, int op, const char *name) {
   dlb_error err;
   dlbL_check_nargs(L, 2, name);
   lua_settop(L, 2);
-  if (lua_type(L, 2) == LUA_TNUMBER) {
-    o.dim = dlbL_check_dim(L, 2, a->ndim, name);
-  } else if (dlbL_check_option_table(L, 2, keys, name)) {
-    o.dim = dlbL_opt_dim(L, 2, "dim", a->ndim, -1, name);
-    lua_getfield(L, 2, "dtype");
-    if (!lua_isnil(L, -1)) {
-      o.dtype = dlbL_check_dtype(L, -1, name);
-      o.has_dtype = 1;
-    }
-    lua_pop(L, 1);
-    out = dlbL_opt_out(L, 2, name);
+  switch (dlbL_check_dim_or_options(L, 2, keys, name)) {
+    case 2: o.dim = dlbL_check_dim(L, 2, a->ndim, name); break;
+    case 1:
+      o.dim = dlbL_opt_dim(L, 2, "dim", a->ndim, -1, name);
+      o.has_dtype = dlbL_opt_dtype(L, 2, "dtype", &o.dtype, name);
+      out = dlbL_opt_array(L, 2, "out", name); /* pushed: stays the top */
+      break;
   }
   if (o.dim < 0) { /* over the flattened array */
     dlb_array *flat = dlbL_push_empty(L, name);
@@ -35,12 +31,7 @@ static int cumulative(lua_State *L, int op, const char *name) {
     lua_replace(L, 1);
     o.dim = 0;
   }
-  if (out) {
-    lua_getfield(L, 2, "out");
-    result = out;
-  } else {
-    result = dlbL_push_empty(L, name);
-  }
+  result = out ? out : dlbL_push_empty(L, name);
   a = dlbL_check_live(L, 1, name);
   if (!result->buffer && out) dlbL_raise(L, DLB_E_DELETED, name, "the out array was deleted");
   if (dlb_scan(op, a, &o, result, dlbL_state(L)->cpu, &err) != DLB_OK)
@@ -48,11 +39,11 @@ static int cumulative(lua_State *L, int op, const char *name) {
   return 1;
 }
 
-static int fn_cumsum(lua_State *L) { return cumulative(L, DLB_SCAN_SUM, "dl.cumsum"); }
-static int fn_cumprod(lua_State *L) { return cumulative(L, DLB_SCAN_PROD, "dl.cumprod"); }
+static int scan_cumsum(lua_State *L) { return cumulative(L, DLB_SCAN_SUM, "dl.cumsum"); }
+static int scan_cumprod(lua_State *L) { return cumulative(L, DLB_SCAN_PROD, "dl.cumprod"); }
 
 /* dl.diff(a, {n = 1, dim = -1}). */
-static int fn_diff(lua_State *L) {
+static int scan_diff(lua_State *L) {
   static const char *const keys[] = {"n", "dim", NULL};
   const char *op = "dl.diff";
   dlb_array *a = dlbL_check_live(L, 1, op), *result;
@@ -76,21 +67,8 @@ static int fn_diff(lua_State *L) {
   return 1;
 }
 
-/* The weights option of the table at idx as an array pushed in its place
- * (nil: none); returns it or NULL. */
-static dlb_array *weights_option(lua_State *L, int idx, const char *op) {
-  int top;
-  lua_getfield(L, idx, "weights");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    return NULL;
-  }
-  top = lua_gettop(L);
-  return dlbL_check_array_like(L, top, 1, DLB_FLOAT64, op);
-}
-
 /* dl.bincount(x, {weights =, minlength = 0}). */
-static int fn_bincount(lua_State *L) {
+static int scan_bincount(lua_State *L) {
   static const char *const keys[] = {"weights", "minlength", NULL};
   const char *op = "dl.bincount";
   dlb_array *x, *w = NULL, *result;
@@ -102,7 +80,7 @@ static int fn_bincount(lua_State *L) {
   dlbL_check_array_like(L, 1, 0, DLB_INT64, op);
   if (dlbL_check_option_table(L, 2, keys, op)) {
     minlength = dlbL_opt_integer(L, 2, "minlength", 0, op);
-    if ((w = weights_option(L, 2, op))) widx = lua_gettop(L);
+    if ((w = dlbL_opt_array_like(L, 2, "weights", 1, DLB_FLOAT64, op))) widx = lua_gettop(L);
   }
   result = dlbL_push_empty(L, op);
   x = dlbL_check_live(L, 1, op);
@@ -112,30 +90,8 @@ static int fn_bincount(lua_State *L) {
   return 1;
 }
 
-/* The range option {lo, hi} of the table at idx into o. */
-static void range_option(lua_State *L, int idx, dlb_histogram_options *o, const char *op) {
-  lua_getfield(L, idx, "range");
-  if (!lua_isnil(L, -1)) {
-    int ok = lua_istable(L, -1) &&
-             dlbL_check_list(L, -1, "range", "range = {lo, hi}, two numbers", op) == 2;
-    if (ok) {
-      lua_rawgeti(L, -1, 1);
-      lua_rawgeti(L, -2, 2);
-      ok = lua_type(L, -2) == LUA_TNUMBER && lua_type(L, -1) == LUA_TNUMBER;
-      o->lo = (double)lua_tonumber(L, -2);
-      o->hi = (double)lua_tonumber(L, -1);
-      lua_pop(L, 2);
-    }
-    if (!ok)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "range = {lo, hi}, two numbers",
-                      "range must be a list of two numbers");
-    o->has_range = 1;
-  }
-  lua_pop(L, 1);
-}
-
 /* dl.histogram(a, {bins = 10 | edges, range = {lo, hi}, weights =}) -> counts, edges. */
-static int fn_histogram(lua_State *L) {
+static int scan_histogram(lua_State *L) {
   static const char *const keys[] = {"bins", "range", "weights", NULL};
   const char *op = "dl.histogram";
   dlb_array *a, *counts, *edges;
@@ -148,18 +104,20 @@ static int fn_histogram(lua_State *L) {
   o.bins = 10;
   dlbL_check_array_like(L, 1, 0, DLB_FLOAT64, op);
   if (dlbL_check_option_table(L, 2, keys, op)) {
-    lua_getfield(L, 2, "bins");
-    if (lua_type(L, -1) == LUA_TNUMBER) {
-      lua_pop(L, 1);
-      o.bins = dlbL_opt_integer(L, 2, "bins", 10, op);
-    } else if (!lua_isnil(L, -1)) {
-      eidx = lua_gettop(L);
-      dlbL_check_array_like(L, eidx, 0, DLB_FLOAT64, op);
-    } else {
-      lua_pop(L, 1);
+    double range[2];
+    int n, bins_type = dlbL_opt_get(L, 2, "bins");
+    lua_pop(L, 1);
+    if (bins_type == LUA_TNUMBER) o.bins = dlbL_opt_integer(L, 2, "bins", 10, op);
+    else if (dlbL_opt_array_like(L, 2, "bins", 0, DLB_FLOAT64, op)) eidx = lua_gettop(L);
+    if ((n = dlbL_opt_numbers(L, 2, "range", range, 2, op)) >= 0) {
+      if (n != 2)
+        dlbL_raise(L, DLB_E_ARGUMENT, op, "option range must be a pair {lo, hi}, got a list of %d",
+                   n);
+      o.lo = range[0];
+      o.hi = range[1];
+      o.has_range = 1;
     }
-    range_option(L, 2, &o, op);
-    if (weights_option(L, 2, op)) widx = lua_gettop(L);
+    if (dlbL_opt_array_like(L, 2, "weights", 1, DLB_FLOAT64, op)) widx = lua_gettop(L);
   }
   counts = dlbL_push_empty(L, op);
   edges = dlbL_push_empty(L, op);
@@ -171,11 +129,11 @@ static int fn_histogram(lua_State *L) {
   return 2;
 }
 
-#define SCAN_METHODS {"cumsum", fn_cumsum}, {"cumprod", fn_cumprod}
+#define SCAN_METHODS {"cumsum", scan_cumsum}, {"cumprod", scan_cumprod}
 
 const luaL_Reg dlbL_scan_methods[] = {SCAN_METHODS, {NULL, NULL}};
 const luaL_Reg dlbL_scan_functions[] = {SCAN_METHODS,
-                                        {"diff", fn_diff},
-                                        {"bincount", fn_bincount},
-                                        {"histogram", fn_histogram},
+                                        {"diff", scan_diff},
+                                        {"bincount", scan_bincount},
+                                        {"histogram", scan_histogram},
                                         {NULL, NULL}};

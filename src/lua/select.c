@@ -2,91 +2,12 @@
  * a[mask] and a[mask] = v, a[idx] and a[idx] = v (idx an integer array:
  * along dim 1), a:take(idx, {dim =, out =}), dl.take_along_dim,
  * dl.put_along_dim, a:nonzero(), dl.argwhere. Indices are 1-based here as
- * everywhere (negative from the end); results are 1-based too. Also the
- * options-table checks this file shares with sort.c and scan.c. */
-#include <string.h>
+ * everywhere (negative from the end); results are 1-based too. Also
+ * dlbL_check_array_like, which sort.c and scan.c share. */
 #include "../compute/select.h"
 #include "internal.h"
 
-/* --- shared argument checks ---------------------------------------------- */
-
-int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, const char *op) {
-  if (lua_isnoneornil(L, idx)) return 0;
-  if (!lua_istable(L, idx))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: options table expected, got %s", idx,
-               luaL_typename(L, idx));
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    int known = 0;
-    if (lua_type(L, -2) == LUA_TSTRING)
-      for (int k = 0; keys[k] && !known; k++) known = strcmp(lua_tostring(L, -2), keys[k]) == 0;
-    if (!known) {
-      char list[160] = "";
-      for (int k = 0; keys[k]; k++) {
-        if (k) strncat(list, ", ", sizeof list - strlen(list) - 1);
-        strncat(list, keys[k], sizeof list - strlen(list) - 1);
-      }
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown option '%.40s' (known: %s)", dlbL_key_name(L, -2),
-                 list);
-    }
-    lua_pop(L, 1);
-  }
-  return 1;
-}
-
-int dlbL_opt_boolean(lua_State *L, int idx, const char *key, int dflt, const char *op) {
-  int r = dflt;
-  if (lua_isnoneornil(L, idx)) return dflt;
-  lua_getfield(L, idx, key);
-  if (!lua_isnil(L, -1)) {
-    if (!lua_isboolean(L, -1))
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "option %s must be a boolean, got %s", key,
-                 luaL_typename(L, -1));
-    r = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
-  return r;
-}
-
-int64_t dlbL_opt_integer(lua_State *L, int idx, const char *key, int64_t dflt, const char *op) {
-  int64_t r = dflt;
-  if (lua_isnoneornil(L, idx)) return dflt;
-  lua_getfield(L, idx, key);
-  if (!lua_isnil(L, -1)) {
-    int ok;
-    r = (int64_t)lua_tointegerx(L, -1, &ok);
-    if (!ok)
-      dlbL_raise(L, lua_type(L, -1) == LUA_TNUMBER ? DLB_E_VALUE : DLB_E_ARGUMENT, op,
-                 "option %s must be an integer, got %s", key,
-                 lua_type(L, -1) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1));
-  }
-  lua_pop(L, 1);
-  return r;
-}
-
-int dlbL_opt_dim(lua_State *L, int idx, const char *key, int ndim, int dflt, const char *op) {
-  int r = dflt;
-  if (lua_isnoneornil(L, idx)) return dflt;
-  lua_getfield(L, idx, key);
-  if (!lua_isnil(L, -1)) r = dlbL_check_dim(L, lua_gettop(L), ndim, op);
-  lua_pop(L, 1);
-  return r;
-}
-
-dlb_array *dlbL_opt_out(lua_State *L, int idx, const char *op) {
-  dlb_array *out;
-  if (lua_isnoneornil(L, idx)) return NULL;
-  lua_getfield(L, idx, "out");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    return NULL;
-  }
-  if (!(out = dlbL_to_array(L, -1)))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "out must be a dlbridge.Array, got %s", luaL_typename(L, -1));
-  if (!out->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the out array was deleted");
-  lua_pop(L, 1); /* the options table keeps it alive */
-  return out;
-}
+/* --- array arguments ----------------------------------------------------- */
 
 dlb_array *dlbL_check_array_like(lua_State *L, int idx, int has_dtype, dlb_dtype dtype,
                                  const char *op) {
@@ -122,7 +43,7 @@ static dlb_array *push_flat(lua_State *L, int idx, const char *op) {
 }
 
 /* take of the array at 1 by the indices at 2 along dim (-1: the flattened
- * array), into out or a new array at the top. */
+ * array), into out (already at the top) or a new array pushed. */
 static int take_along_first(lua_State *L, int dim, dlb_array *out, const char *op) {
   dlb_array *a, *index, *result;
   dlb_error err;
@@ -139,8 +60,7 @@ static int take_along_first(lua_State *L, int dim, dlb_array *out, const char *o
                     "a 0-d array cannot be indexed");
   if (dlb_take(a, index, dim, 1, result, dlbL_state(L)->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  if (out) lua_pushvalue(L, -1); /* (the options table holds out) */
-  return 1;
+  return 1; /* out or the new array: the top */
 }
 
 /* a[mask] or a[idx], the key an array (Array:__index). */
@@ -193,7 +113,7 @@ int dlbL_assign_by_array(lua_State *L) {
 }
 
 /* a:take(idx, opts) and dl.take(a, idx, opts): opts a dim or {dim =, out =}. */
-static int fn_take(lua_State *L) {
+static int select_take(lua_State *L) {
   static const char *const keys[] = {"dim", "out", NULL};
   const char *op = "dl.take";
   dlb_array *a = dlbL_check_live(L, 1, op), *out = NULL;
@@ -201,18 +121,18 @@ static int fn_take(lua_State *L) {
   dlbL_check_nargs(L, 3, op);
   lua_settop(L, 3);
   dlbL_check_array_like(L, 2, 1, DLB_INT64, op);
-  if (lua_type(L, 3) == LUA_TNUMBER) {
-    dim = dlbL_check_dim(L, 3, a->ndim, op);
-  } else if (dlbL_check_option_table(L, 3, keys, op)) {
-    dim = dlbL_opt_dim(L, 3, "dim", a->ndim, -1, op);
-    out = dlbL_opt_out(L, 3, op);
+  switch (dlbL_check_dim_or_options(L, 3, keys, op)) {
+    case 2: dim = dlbL_check_dim(L, 3, a->ndim, op); break;
+    case 1:
+      dim = dlbL_opt_dim(L, 3, "dim", a->ndim, -1, op);
+      out = dlbL_opt_array(L, 3, "out", op); /* pushed: take_along_first returns it */
+      break;
   }
-  if (out) lua_getfield(L, 3, "out");
   return take_along_first(L, dim, out, op);
 }
 
 /* dl.take_along_dim(a, idx, dim): dim nil takes from the flattened a by 1-D idx. */
-static int fn_take_along_dim(lua_State *L) {
+static int select_take_along_dim(lua_State *L) {
   const char *op = "dl.take_along_dim";
   dlb_array *a = dlbL_check_live(L, 1, op), *index, *result;
   dlb_error err;
@@ -239,7 +159,7 @@ static int fn_take_along_dim(lua_State *L) {
 }
 
 /* dl.put_along_dim(a, idx, values, dim) -> a, written in place. */
-static int fn_put_along_dim(lua_State *L) {
+static int select_put_along_dim(lua_State *L) {
   const char *op = "dl.put_along_dim";
   dlb_array *a = dlbL_check_live(L, 1, op), *index, *values;
   dlb_error err;
@@ -271,7 +191,7 @@ static dlb_array *push_argwhere(lua_State *L, const char *op) {
 }
 
 /* dl.argwhere(a): (count, ndim) int64, 1-based. */
-static int fn_argwhere(lua_State *L) {
+static int select_argwhere(lua_State *L) {
   dlbL_check_nargs(L, 1, "dl.argwhere");
   dlbL_check_live(L, 1, "dl.argwhere");
   push_argwhere(L, "dl.argwhere");
@@ -280,7 +200,7 @@ static int fn_argwhere(lua_State *L) {
 
 /* dl.nonzero(a) and a:nonzero(): one 1-D int64 array per dim (a 0-d a counts
  * as 1-D, as NumPy does), views of argwhere's columns. */
-static int fn_nonzero(lua_State *L) {
+static int select_nonzero(lua_State *L) {
   const char *op = "dl.nonzero";
   dlb_array *all, *col;
   dlb_error err;
@@ -304,11 +224,11 @@ static int fn_nonzero(lua_State *L) {
   return n;
 }
 
-#define SELECT_METHODS {"take", fn_take}, {"nonzero", fn_nonzero}
+#define SELECT_METHODS {"take", select_take}, {"nonzero", select_nonzero}
 
 const luaL_Reg dlbL_select_methods[] = {SELECT_METHODS, {NULL, NULL}};
 const luaL_Reg dlbL_select_functions[] = {SELECT_METHODS,
-                                          {"take_along_dim", fn_take_along_dim},
-                                          {"put_along_dim", fn_put_along_dim},
-                                          {"argwhere", fn_argwhere},
+                                          {"take_along_dim", select_take_along_dim},
+                                          {"put_along_dim", select_put_along_dim},
+                                          {"argwhere", select_argwhere},
                                           {NULL, NULL}};

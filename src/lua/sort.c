@@ -16,19 +16,14 @@ static void check_sort_options(lua_State *L, int idx, const dlb_array *a, dlb_so
   o->dim = a->ndim - 1;
   o->k = -1;
   o->index_base = 1;
-  if (lua_type(L, idx) == LUA_TNUMBER) {
-    o->dim = dlbL_check_dim(L, idx, a->ndim, op);
-    return;
+  switch (dlbL_check_dim_or_options(L, idx, sort_keys, op)) {
+    case 2: o->dim = dlbL_check_dim(L, idx, a->ndim, op); return;
+    case 1:
+      o->dim = dlbL_opt_dim(L, idx, "dim", a->ndim, a->ndim - 1, op);
+      o->descending = dlbL_opt_boolean(L, idx, "descending", 0, op);
+      o->stable = dlbL_opt_boolean(L, idx, "stable", 0, op);
+      break;
   }
-  if (!dlbL_check_option_table(L, idx, sort_keys, op)) {
-    if (a->ndim == 0)
-      dlbL_raise_hint(L, DLB_E_INDEX, op, "sort a 1-D array: a:reshape{1}",
-                      "a 0-d array has no dim to sort along");
-    return;
-  }
-  o->dim = dlbL_opt_dim(L, idx, "dim", a->ndim, a->ndim - 1, op);
-  o->descending = dlbL_opt_boolean(L, idx, "descending", 0, op);
-  o->stable = dlbL_opt_boolean(L, idx, "stable", 0, op);
   if (a->ndim == 0)
     dlbL_raise_hint(L, DLB_E_INDEX, op, "sort a 1-D array: a:reshape{1}",
                     "a 0-d array has no dim to sort along");
@@ -50,11 +45,11 @@ static int sort_or_argsort(lua_State *L, int want_indices, const char *op) {
   return 1;
 }
 
-static int fn_sort(lua_State *L) { return sort_or_argsort(L, 0, "dl.sort"); }
-static int fn_argsort(lua_State *L) { return sort_or_argsort(L, 1, "dl.argsort"); }
+static int sort_sort(lua_State *L) { return sort_or_argsort(L, 0, "dl.sort"); }
+static int sort_argsort(lua_State *L) { return sort_or_argsort(L, 1, "dl.argsort"); }
 
 /* dl.topk(a, k, opts) and a:topk(k, opts) -> values, indices. */
-static int fn_topk(lua_State *L) {
+static int sort_topk(lua_State *L) {
   static const char *const keys[] = {"dim", "largest", "sorted", NULL};
   const char *op = "dl.topk";
   dlb_array *a = dlbL_check_live(L, 1, op), *values, *indices;
@@ -68,7 +63,7 @@ static int fn_topk(lua_State *L) {
   if (lua_type(L, 2) != LUA_TNUMBER)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "dl.topk(a, 5) or a:topk(5, {dim = 1})",
                     "k must be an integer, got %s", luaL_typename(L, 2));
-  o.k = (int64_t)lua_tointegerx(L, 2, &ok);
+  o.k = (int64_t)dlbL_tointegerx(L, 2, &ok);
   if (!ok || o.k < 0)
     dlbL_raise_hint(L, DLB_E_VALUE, op, "k counts the elements wanted: 0 up to the dim's extent",
                     "k must be a non-negative integer");
@@ -77,12 +72,13 @@ static int fn_topk(lua_State *L) {
                     "a 0-d array has no dim to select along");
   o.dim = a->ndim - 1;
   o.descending = 1;
-  if (lua_type(L, 3) == LUA_TNUMBER) {
-    o.dim = dlbL_check_dim(L, 3, a->ndim, op);
-  } else if (dlbL_check_option_table(L, 3, keys, op)) {
-    o.dim = dlbL_opt_dim(L, 3, "dim", a->ndim, a->ndim - 1, op);
-    o.descending = dlbL_opt_boolean(L, 3, "largest", 1, op);
-    (void)dlbL_opt_boolean(L, 3, "sorted", 1, op); /* always sorted (see the README) */
+  switch (dlbL_check_dim_or_options(L, 3, keys, op)) {
+    case 2: o.dim = dlbL_check_dim(L, 3, a->ndim, op); break;
+    case 1:
+      o.dim = dlbL_opt_dim(L, 3, "dim", a->ndim, a->ndim - 1, op);
+      o.descending = dlbL_opt_boolean(L, 3, "largest", 1, op);
+      (void)dlbL_opt_boolean(L, 3, "sorted", 1, op); /* always sorted (see the README) */
+      break;
   }
   values = dlbL_push_empty(L, op);
   indices = dlbL_push_empty(L, op);
@@ -93,7 +89,7 @@ static int fn_topk(lua_State *L) {
 }
 
 /* dl.unique(a, {return_inverse = true, return_counts = true}) -> values[, inverse][, counts]. */
-static int fn_unique(lua_State *L) {
+static int sort_unique(lua_State *L) {
   static const char *const keys[] = {"return_inverse", "return_counts", NULL};
   const char *op = "dl.unique";
   dlb_array *a, *values, *inverse = NULL, *counts = NULL;
@@ -116,8 +112,9 @@ static int fn_unique(lua_State *L) {
 
 /* a:searchsorted(v, {side =}) and dl.searchsorted(a, v, opts): an integer
  * for a number v, else an int64 array of v's shape. */
-static int fn_searchsorted(lua_State *L) {
+static int sort_searchsorted(lua_State *L) {
   static const char *const keys[] = {"side", NULL};
+  static const char *const sides[] = {"left", "right", NULL};
   const char *op = "dl.searchsorted";
   dlb_array *a = dlbL_check_live(L, 1, op), *v, *result;
   dlb_error err;
@@ -126,18 +123,7 @@ static int fn_searchsorted(lua_State *L) {
   lua_settop(L, 3);
   scalar = lua_type(L, 2) == LUA_TNUMBER || lua_type(L, 2) == LUA_TBOOLEAN;
   v = dlbL_check_array_like(L, 2, 0, DLB_FLOAT64, op);
-  if (dlbL_check_option_table(L, 3, keys, op)) {
-    lua_getfield(L, 3, "side");
-    if (!lua_isnil(L, -1)) {
-      const char *side = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-      if (strcmp(side, "right") == 0)
-        right = 1;
-      else if (strcmp(side, "left") != 0)
-        dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "side = \"left\" (the default) or \"right\"",
-                        "side must be \"left\" or \"right\"");
-    }
-    lua_pop(L, 1);
-  }
+  if (dlbL_check_option_table(L, 3, keys, op)) right = dlbL_opt_choice(L, 3, "side", sides, 0, op);
   result = dlbL_push_empty(L, op);
   a = dlbL_check_live(L, 1, op);
   v = dlbL_check_live(L, 2, op);
@@ -153,8 +139,8 @@ static int fn_searchsorted(lua_State *L) {
 }
 
 #define SORT_METHODS                                                            \
-  {"sort", fn_sort}, {"argsort", fn_argsort}, {"topk", fn_topk},                \
-      {"searchsorted", fn_searchsorted}
+  {"sort", sort_sort}, {"argsort", sort_argsort}, {"topk", sort_topk},                \
+      {"searchsorted", sort_searchsorted}
 
 const luaL_Reg dlbL_sort_methods[] = {SORT_METHODS, {NULL, NULL}};
-const luaL_Reg dlbL_sort_functions[] = {SORT_METHODS, {"unique", fn_unique}, {NULL, NULL}};
+const luaL_Reg dlbL_sort_functions[] = {SORT_METHODS, {"unique", sort_unique}, {NULL, NULL}};

@@ -44,7 +44,7 @@ static int64_t table_length(lua_State *L, int idx, int meta, int depth, const ch
   if (!meta) return (int64_t)lua_rawlen(L, idx);
   lua_len(L, idx);
   isint = lua_type(L, -1) == LUA_TNUMBER; /* a string "3" is no length */
-  n = isint ? lua_tointegerx(L, -1, &isint) : 0;
+  n = isint ? dlbL_tointegerx(L, -1, &isint) : 0;
   if (!isint && lua_type(L, -1) == LUA_TNUMBER)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LENGTH_HINT,
                     "the length (__len) of a table at depth %d is %g, not an integer", depth + 1,
@@ -133,8 +133,8 @@ static void put_leaf(lua_State *L, fill_state *fs) {
     fs->out += dlb_dtype_get(fs->dtype)->itemsize;
     return;
   }
-  if (t == LUA_TNUMBER && lua_isinteger(L, -1) && fs->seen != SEEN_FLOAT) {
-    int64_t i = (int64_t)lua_tointeger(L, -1);
+  if (t == LUA_TNUMBER && dlbL_isinteger(L, -1) && fs->seen != SEEN_FLOAT) {
+    int64_t i = (int64_t)dlbL_tointeger(L, -1);
     memcpy(fs->out, &i, 8);
     fs->seen = SEEN_INT;
   } else if (t == LUA_TNUMBER) {
@@ -154,6 +154,10 @@ static void put_leaf(lua_State *L, fill_state *fs) {
     }
   } else if (dlbL_is_complex(L, -1)) {
     fs->complex_seen = 1;
+  } else if (fs->seen != SEEN_FLOAT && dlbL_isinteger(L, -1)) { /* LuaJIT: 1LL */
+    int64_t i = dlbL_tointeger(L, -1);
+    memcpy(fs->out, &i, 8);
+    fs->seen = SEEN_INT;
   } else {
     dlbL_raise(L, DLB_E_VALUE, fs->op,
                "expected an element value (number, boolean, {re=, im=}), got %s",
@@ -183,8 +187,8 @@ static int fill(lua_State *L, int idx, int depth, fill_state *fs) {
     if (type == LUA_TNIL && !meta) check_sequence_keys(L, idx, n, meta, depth, fs->op);
     /* Fast path for the common leaf: a float, or an integer while all are. */
     if (type == LUA_TNUMBER && depth + 1 == fs->ndim && !fs->has_dtype) {
-      if (fs->seen != SEEN_FLOAT && lua_isinteger(L, -1)) {
-        int64_t v = (int64_t)lua_tointeger(L, -1);
+      if (fs->seen != SEEN_FLOAT && dlbL_isinteger(L, -1)) {
+        int64_t v = (int64_t)dlbL_tointeger(L, -1);
         memcpy(fs->out, &v, 8);
         fs->seen = SEEN_INT;
       } else {

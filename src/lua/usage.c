@@ -1,8 +1,13 @@
-/* usage.c -- one usage line per public function: the hint of an ARGUMENT
- * error that names no hint of its own (an unexpected extra argument above
- * all). Element-wise functions and reductions build theirs (compute.c,
- * reduce.c): they are many, and alike. */
+/* usage.c -- the one source of usage lines: how each public function is
+ * called, the hint of an ARGUMENT error that names no hint of its own (an
+ * unexpected extra argument, a bad options table above all). dlbL_usage(op)
+ * is the one entry point. Most lines are written out below; those of the
+ * many and alike operations are derived from the lists that declare them:
+ * the element-wise functions from DLB_ELEMENTWISE_OPS (dlbridge.h), the
+ * operators from DLBL_OPERATORS (internal.h), the reductions from
+ * DLB_REDUCTIONS (src/compute/reduce.h). */
 #include <string.h>
+#include "../compute/reduce.h"
 #include "internal.h"
 
 typedef struct usage_line {
@@ -32,6 +37,7 @@ static const usage_line usage_lines[] = {
     /* module functions (module.c, backends.c, error.c) */
     {"dl.is_array", "dl.is_array(v) takes one value"},
     {"dl.is_error", "dl.is_error(v) takes one value"},
+    {"dl.pairs", "for k, v in dl.pairs(x): x an array, a read-only view (dl.E) or a table"},
     NO_ARGUMENTS("dl.dtypes", "dl.dtypes()"),
     NO_ARGUMENTS("dl.memory", "dl.memory()"),
     NO_ARGUMENTS("dl.backends", "dl.backends()"),
@@ -71,6 +77,7 @@ static const usage_line usage_lines[] = {
     NO_ARGUMENTS("Array:copy", "a:copy()"),
     NO_ARGUMENTS("Array:totable", "a:totable()"),
     NO_ARGUMENTS("Array:tobytes", "a:tobytes()"),
+    NO_ARGUMENTS("Array:ptr", "a:ptr() (LuaJIT)"),
     {"Array:astype", "a:astype(dtype): a dtype name such as \"float32\" (dl.dtypes() lists them)"},
     {"Array:fill", "a:fill(value): a number, a boolean or {re =, im =}"},
     {"Array:copy_from", "a:copy_from(src): an array, nested tables or a number, broadcast to "
@@ -112,9 +119,11 @@ static const usage_line usage_lines[] = {
                      "counts, edges"},
     /* DLPack (dlpack.c) */
     {"Array:to_dlpack", "a:to_dlpack(opts); opts = {copy =, max_version = {1, 1}, dl_device = "
-                        "{type, id}, stream =, fallback = \"cpu\", layout =}"},
+                        "{type, id}, stream =, fallback = \"cpu\", layout = \"any\", "
+                        "\"nonnegative\" or \"contiguous\"}"},
     {"Array:__dlpack", "a:__dlpack(opts); opts = {copy =, max_version = {1, 1}, dl_device = "
-                       "{type, id}, stream =, fallback = \"cpu\", layout =}"},
+                       "{type, id}, stream =, fallback = \"cpu\", layout = \"any\", "
+                       "\"nonnegative\" or \"contiguous\"}"},
     NO_ARGUMENTS("Array:__dlpack_device", "a:__dlpack_device()"),
     {"dl.from_dlpack", "dl.from_dlpack(x, opts): x a capsule, an array or a value with a "
                        "__dlpack method; opts = {device = \"cpu\", copy = true}"},
@@ -135,10 +144,102 @@ static const usage_line usage_lines[] = {
                          "metadata (optional) a table string -> string; returns the file's bytes"},
     {"dl.fromsafetensors", "dl.fromsafetensors(s, opts) -> tensors, metadata: s the bytes of a "
                            "safetensors file (dl.tosafetensors(t)); opts = {device = \"cpu\"}"},
+    /* construction, shape and comparison helpers (construct.c) */
+    {"dl.eye", "dl.eye(n, m, opts): an n x m array (m defaults to n) with ones on diagonal "
+               "opts.k (0 the main one); opts = {k = 1, dtype = \"int32\", device = \"cpu\"}"},
+    {"dl.identity", "dl.identity(n, opts): the n x n identity; " OPTS},
+    {"dl.zeros_like", "dl.zeros_like(a, opts): a's shape, dtype and device unless opts = "
+                      "{shape =, dtype =, device =} say otherwise"},
+    {"dl.ones_like", "dl.ones_like(a, opts): a's shape, dtype and device unless opts = "
+                     "{shape =, dtype =, device =} say otherwise"},
+    {"dl.empty_like", "dl.empty_like(a, opts): a's shape, dtype and device unless opts = "
+                      "{shape =, dtype =, device =} say otherwise"},
+    {"dl.full_like", "dl.full_like(a, value, opts): a's shape, dtype and device filled with "
+                     "value; opts = {shape =, dtype =, device =}"},
+    {"dl.logspace", "dl.logspace(start, stop, num, opts): base^start .. base^stop; "
+                    "opts = {base = 10, endpoint = true, dtype =, device =}"},
+    {"dl.meshgrid", "dl.meshgrid(x, y, ..., opts): one array per input; opts = "
+                    "{indexing = \"xy\" or \"ij\", sparse = false, copy = true}"},
+    {"dl.tile", "dl.tile(a, reps): reps an integer or a list of integers >= 0, dl.tile(a, {2, 3})"},
+    {"dl.repeat_elements", "dl.repeat_elements(a, repeats, dim): repeats an integer or a list "
+                           "(one count per element along dim); no dim: a flattened"},
+    {"dl.roll", "dl.roll(a, shift, dims): shift an integer or a list; dims a dim or a list "
+                "(nil: a flattened, rolled, reshaped)"},
+    {"dl.flip", "dl.flip(a, dims): dims a dim or a list of dims (nil: every dim)"},
+    {"dl.pad", "dl.pad(a, widths, opts): widths n, {before, after} or {{b1, a1}, {b2, a2}, ...}; "
+               "opts = {mode = \"constant\", \"edge\", \"reflect\", \"symmetric\" or \"wrap\", "
+               "value = 0}"},
+    {"dl.convolve", "dl.convolve(a, v, opts): 1-D arrays; opts = {mode = \"full\", \"same\" or "
+                    "\"valid\"}"},
+    {"dl.isclose", "dl.isclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
+    {"dl.allclose", "dl.allclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
+    {"dl.array_equal", "dl.array_equal(a, b, opts): opts = {equal_nan = false}"},
+    {"Array:flatten", "a:flatten() takes no arguments: a 1-D copy"},
+    {"Array:ravel", "a:ravel() takes no arguments: 1-D, a view when possible"},
+    {"Array:item", "a:item() for a one-element array, a:item(i) for the i-th element in row-major "
+                   "order, a:item(i, j, ...) with one index per dimension"},
+    /* random numbers (random.c) */
+    {"dl.random.default_rng", "dl.random.default_rng(seed): seed an integer >= 0, a hex string "
+                              "\"0x...\" or a list of them (NumPy's entropy), or nil (fresh "
+                              "entropy); dl.random.default_rng(42)"},
+    {"dl.random.from_state", "dl.random.from_state(t): t what rng:state() returns, {bit_generator "
+                             "= \"PCG64\", state = {state =, inc =}, has_uint32 =, uinteger =}"},
+    {"Generator:state", "rng:state() takes no argument; dl.random.from_state(t) makes a "
+                        "generator in state t"},
+    {"Generator:spawn", "rng:spawn(n) gives a list of n new generators, 0 <= n <= 1e6"},
+    {"Generator:random", "rng:random() is one number; rng:random(shape, opts) an array: "
+                         "rng:random{2, 3} or rng:random(2, 3), rng:random(5, {dtype = "
+                         "\"float32\"})"},
+    {"Generator:standard_normal", "rng:standard_normal() is one number; rng:standard_normal(shape, "
+                                  "{dtype = \"float32\"}) an array (the shape a table or "
+                                  "integers: rng:standard_normal(2, 3))"},
+    {"Generator:uniform", "rng:uniform(low = 0, high = 1, shape): rng:uniform(-1, 1, {2, 3})"},
+    {"Generator:normal", "rng:normal(loc = 0, scale = 1, shape): rng:normal(10, 2, 1000)"},
+    {"Generator:integers", "rng:integers(high) or rng:integers(low, high, shape, opts): [low, "
+                           "high) (opts.endpoint = true: [low, high]), opts.dtype an integer "
+                           "dtype (int64 default) or bool: rng:integers(0, 10, {5})"},
+    {"Generator:shuffle", "rng:shuffle(a) reorders the rows of the array a (along dim 1) in place"},
+    {"Generator:permutation", "rng:permutation(n) is a shuffled dl.arange(n); "
+                              "rng:permutation(a) a shuffled copy of a"},
+    /* element-wise functions whose line is not the common one (compute.c) */
+    {"dl.where", "dl.where(cond, x, y, opts): x where cond is nonzero, else y; "
+                 "opts = {out = array}"},
+    {"dl.clip", "dl.clip(a, lo, hi, opts) or a:clip(lo, hi, opts): a nil bound leaves that side "
+                "open; opts = {out = array}"},
 };
+
+/* The element-wise functions (compute.c): one line per row of
+ * DLB_ELEMENTWISE_OPS, by its operand count (dl.where and dl.clip have
+ * their own above, found first). */
+#define OPERANDS_1 "x"
+#define OPERANDS_2 "x, y"
+#define OPERANDS_3 "x, y, z"
+#define METHOD_ARGS_1 "opts"
+#define METHOD_ARGS_2 "y, opts"
+#define METHOD_ARGS_3 "y, z, opts"
+#define ELEMENTWISE_LINE(ID, name, nin, cls, loops, lua, form)                              \
+  {"dl." #lua, "dl." #lua "(" OPERANDS_##nin ", opts) or x:" #lua "(" METHOD_ARGS_##nin \
+               "); opts = {out = array}"},
+/* Array's operators (compute.c): DLBL_OPERATORS. */
+#define OPERATOR_LINE(mm, ID, nin) \
+  {"Array:__" #mm, "an operator takes arrays, numbers or booleans: a + 1, a * b, -a"},
+/* The reductions (reduce.c): DLB_REDUCTIONS, with the options each takes. */
+#define DTYPE_OPTION_1 ", dtype = \"float64\""
+#define DTYPE_OPTION_0 ""
+#define DDOF_OPTION_1 ", ddof = 1"
+#define DDOF_OPTION_0 ""
+#define REDUCTION_LINE(ID, name, dtype, ddof)                                                 \
+  {"dl." #name, "dl." #name "(a, opts) or a:" #name "(opts); opts is a dim or {dim =, "      \
+                "keepdims = true" DTYPE_OPTION_##dtype DDOF_OPTION_##ddof ", out = array}"},
+
+static const usage_line derived_lines[] = {DLB_ELEMENTWISE_OPS(ELEMENTWISE_LINE)
+                                               DLBL_OPERATORS(OPERATOR_LINE)
+                                                   DLB_REDUCTIONS(REDUCTION_LINE)};
 
 const char *dlbL_usage(const char *op) {
   for (size_t k = 0; k < sizeof usage_lines / sizeof usage_lines[0]; k++)
     if (strcmp(usage_lines[k].op, op) == 0) return usage_lines[k].usage;
+  for (size_t k = 0; k < sizeof derived_lines / sizeof derived_lines[0]; k++)
+    if (strcmp(derived_lines[k].op, op) == 0) return derived_lines[k].usage;
   return NULL;
 }

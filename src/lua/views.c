@@ -47,7 +47,7 @@ static void infer_minus_one(lua_State *L, int ndim, int64_t *shape, int64_t nume
 
 /* a:view(shape) or a:view(n1, n2, ...): same memory, new shape;
  * COPY_REQUIRED when the strides forbid it. */
-static int view_view(lua_State *L) {
+static int views_view(lua_State *L) {
   int64_t shape[DLB_MAX_NDIM];
   int ndim;
   dlb_array *v = start_shape_view(L, shape, &ndim, "Array:view");
@@ -59,7 +59,7 @@ static int view_view(lua_State *L) {
 
 /* a:reshape(shape) or a:reshape(n1, n2, ...): a view when possible, else a
  * contiguous copy. */
-static int view_reshape(lua_State *L) {
+static int views_reshape(lua_State *L) {
   int64_t shape[DLB_MAX_NDIM];
   int ndim;
   dlb_array *v = start_shape_view(L, shape, &ndim, "Array:reshape");
@@ -81,7 +81,7 @@ static int view_reshape(lua_State *L) {
 }
 
 /* a:transpose() reverses the dims; a:transpose(d1, d2) swaps two. */
-static int view_transpose(lua_State *L) {
+static int views_transpose(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 3, "Array:transpose");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
@@ -105,7 +105,7 @@ static int view_transpose(lua_State *L) {
   "one table naming every dimension once: a:permute{3, 1, 2} puts the last dimension first"
 
 /* a:permute{3, 1, 2}: dim k of the result is dim perm[k] of a. */
-static int view_permute(lua_State *L) {
+static int views_permute(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 2, "Array:permute");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
@@ -127,7 +127,7 @@ static int view_permute(lua_State *L) {
 /* A length or count argument: an integer >= 0. */
 static int64_t check_count(lua_State *L, int idx, const char *what, const char *op) {
   int isint;
-  int64_t n = (int64_t)lua_tointegerx(L, idx, &isint);
+  int64_t n = (int64_t)dlbL_tointegerx(L, idx, &isint);
   if (lua_type(L, idx) != LUA_TNUMBER)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
                     "a:narrow(dim, start, length): the length is a count of elements, an "
@@ -138,14 +138,14 @@ static int64_t check_count(lua_State *L, int idx, const char *what, const char *
 }
 
 /* a:narrow(dim, start, len): len elements of dim from start (1-based). */
-static int view_narrow(lua_State *L) {
+static int views_narrow(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 4, "Array:narrow");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:narrow");
   int64_t len = check_count(L, 4, "length", "Array:narrow"), start, extent = a->shape[dim];
   /* start may be one past the end when len is 0 (an empty narrow at the end). */
-  if (len == 0 && lua_isinteger(L, 3) && lua_tointeger(L, 3) > 0 &&
-      lua_tointeger(L, 3) - 1 == extent)
+  if (len == 0 && dlbL_isinteger(L, 3) && dlbL_tointeger(L, 3) > 0 &&
+      dlbL_tointeger(L, 3) - 1 == extent)
     start = extent;
   else
     start = dlbL_check_index(L, 3, extent, "Array:narrow");
@@ -157,7 +157,7 @@ static int view_narrow(lua_State *L) {
 }
 
 /* a:select(dim, i): the slice at index i, without dim. */
-static int view_select(lua_State *L) {
+static int views_select(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 3, "Array:select");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:select");
@@ -177,7 +177,7 @@ static int64_t slice_bound(lua_State *L, int idx, int64_t n, int64_t def, const 
                     "a:slice(dim, first, last, step): a bound is an integer (1 the first, -1 the "
                     "last) or nil (that end)",
                     "a slice bound is an integer, got %s", luaL_typename(L, idx));
-  p = (int64_t)lua_tointegerx(L, idx, &isint);
+  p = (int64_t)dlbL_tointegerx(L, idx, &isint);
   if (!isint) dlbL_raise(L, DLB_E_INDEX, op, "a slice bound must be an integer");
   if (p == 0) dlbL_raise(L, DLB_E_INDEX, op, "slice bound 0: indices are 1-based");
   return p > 0 ? p - 1 : n + p; /* -1 -> n - 1; never overflows */
@@ -190,7 +190,7 @@ static int64_t slice_bound(lua_State *L, int idx, int64_t n, int64_t def, const 
 /* a:slice(dim, first, last, step): first..last inclusive by step (1-based;
  * negative bounds count from the end; bounds beyond the ends are clamped as
  * in NumPy; a negative step walks backwards). */
-static int view_slice(lua_State *L) {
+static int views_slice(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 5, "Array:slice");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim, "Array:slice");
@@ -200,7 +200,7 @@ static int view_slice(lua_State *L) {
     if (lua_type(L, 5) != LUA_TNUMBER)
       dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:slice", SLICE_STEP_HINT,
                       "the step is an integer, got %s", luaL_typename(L, 5));
-    step = (int64_t)lua_tointegerx(L, 5, &isint);
+    step = (int64_t)dlbL_tointegerx(L, 5, &isint);
     if (!isint)
       dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:slice", SLICE_STEP_HINT,
                       "the step must be an integer");
@@ -225,7 +225,7 @@ static int view_slice(lua_State *L) {
 }
 
 /* a:squeeze() drops every extent-1 dim; a:squeeze(dim) drops that one. */
-static int view_squeeze(lua_State *L) {
+static int views_squeeze(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 2, "Array:squeeze");
   dlb_error err;
   int dim = lua_isnoneornil(L, 2) ? -1 : dlbL_check_dim(L, 2, a->ndim, "Array:squeeze");
@@ -234,7 +234,7 @@ static int view_squeeze(lua_State *L) {
 }
 
 /* a:unsqueeze(dim): a new extent-1 dim at position dim (1..ndim+1, -1 = last). */
-static int view_unsqueeze(lua_State *L) {
+static int views_unsqueeze(lua_State *L) {
   dlb_array *a, *v = start_view(L, &a, 2, "Array:unsqueeze");
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, a->ndim + 1, "Array:unsqueeze");
@@ -245,7 +245,7 @@ static int view_unsqueeze(lua_State *L) {
 /* a:expand(shape) or a:expand(n1, n2, ...): broadcast extent-1 dims with
  * stride 0. The result is read-only (as numpy.broadcast_to): one element
  * stands for many. */
-static int view_expand(lua_State *L) {
+static int views_expand(lua_State *L) {
   int64_t shape[DLB_MAX_NDIM];
   int ndim;
   dlb_array *v = start_shape_view(L, shape, &ndim, "Array:expand");
@@ -257,7 +257,7 @@ static int view_expand(lua_State *L) {
 }
 
 /* a:contiguous(): a itself when row-major contiguous, else a contiguous copy. */
-static int view_contiguous(lua_State *L) {
+static int views_contiguous(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, "Array:contiguous"), *c;
   dlb_error err;
   dlbL_check_nargs(L, 1, "Array:contiguous");
@@ -270,15 +270,16 @@ static int view_contiguous(lua_State *L) {
   return 1;
 }
 
-static int view_is_contiguous(lua_State *L) {
+static int views_is_contiguous(lua_State *L) {
   dlbL_check_nargs(L, 1, "Array:is_contiguous");
   lua_pushboolean(L, dlb_array_is_contiguous(dlbL_check_live(L, 1, "Array:is_contiguous")));
   return 1;
 }
 
 const luaL_Reg dlbL_view_methods[] = {
-    {"view", view_view},         {"reshape", view_reshape},     {"transpose", view_transpose},
-    {"permute", view_permute},   {"narrow", view_narrow},       {"select", view_select},
-    {"slice", view_slice},       {"squeeze", view_squeeze},     {"unsqueeze", view_unsqueeze},
-    {"expand", view_expand},     {"contiguous", view_contiguous},
-    {"is_contiguous", view_is_contiguous}, {NULL, NULL}};
+    {"view", views_view},       {"reshape", views_reshape},       {"transpose", views_transpose},
+    {"permute", views_permute}, {"narrow", views_narrow},         {"select", views_select},
+    {"slice", views_slice},     {"squeeze", views_squeeze},       {"unsqueeze", views_unsqueeze},
+    {"expand", views_expand},   {"contiguous", views_contiguous},
+    {"is_contiguous", views_is_contiguous},
+    {NULL, NULL}};
