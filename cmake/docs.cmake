@@ -109,9 +109,10 @@ if(BUILD_TESTING OR DLB_TESTS)
       COMMAND ${DLB_LUA54} docs/tools/check_links.lua README.md docs/design.md
               tests/fuzz/README.md
       WORKING_DIRECTORY ${DLB_DOCS_SOURCE})
-    # This one loads the built module; under ThreadSanitizer the
-    # uninstrumented lua5.4 cannot (tests/CMakeLists.txt): the other builds run it.
-    if(NOT DLB_TSAN)
+    # This one loads the built module into lua5.4: a 5.4 build's; under
+    # ThreadSanitizer the uninstrumented lua5.4 cannot (tests/CMakeLists.txt):
+    # the other builds run it.
+    if(NOT DLB_TSAN AND DLB_LUA STREQUAL "5.4")
       add_test(NAME docs.examples
         COMMAND ${DLB_LUA54} docs/tools/run_examples.lua docs/api
         WORKING_DIRECTORY ${DLB_DOCS_SOURCE})
@@ -133,7 +134,7 @@ if(BUILD_TESTING OR DLB_TESTS)
     set_tests_properties(docs.ldoc_builds PROPERTIES
       ENVIRONMENT "LUA_PATH=${DLB_DOCS_LUA_PATH}"
       FAIL_REGULAR_EXPRESSION "format: [^:]* not found|warning:")
-    if(NOT DLB_TSAN)
+    if(NOT DLB_TSAN AND DLB_LUA STREQUAL "5.4")
       add_test(NAME docs.lua_complete
         COMMAND ${DLB_LUA54} docs/tools/check_lua_docs.lua --root ${DLB_DOCS_SOURCE}
                 -- ${DLB_LDOC_COMMAND}
@@ -144,7 +145,8 @@ if(BUILD_TESTING OR DLB_TESTS)
       set_tests_properties(docs.lua_complete docs.tools_selftest PROPERTIES
         ENVIRONMENT "${DLB_DOCS_MODULE_ENV}")
     else()
-      # The checkers' parts that need neither LDoc's filter run nor the module.
+      # The checkers' parts that need neither LDoc's filter run nor the module
+      # (TSan, or a build for another Lua than lua5.4).
       add_test(NAME docs.tools_selftest
         COMMAND ${DLB_LUA54} docs/tools/selftest.lua
         WORKING_DIRECTORY ${DLB_DOCS_SOURCE})

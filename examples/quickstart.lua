@@ -47,10 +47,12 @@ stats = engine.analyze(image:to_dlpack{fallback = "cpu"})
 print(("engine.analyze: count=%d min=%.3f max=%.3f mean=%.4f"):format(stats.count, stats.min,
                                                                     stats.max, stats.mean))
 
-step("7. Free memory now; <close> does it at scope exit")
-do
-  local scratch <close> = dl.ones({256, 256}, {device = "engine"})
+step("7. Free memory now; dl.scope does it when its function ends")
+-- close(a) returns a and deletes it when the function returns or raises, on
+-- every Lua; on Lua 5.4, `local scratch <close> = ...` in a block does the same.
+dl.scope(function(close)
+  local scratch = close(dl.ones({256, 256}, {device = "engine"}))
   print("scratch.nbytes =", scratch.nbytes)
-end
+end)
 image:delete()
 print("after delete:", tostring(image))

@@ -100,6 +100,10 @@ DLB_API int luaopen_tensorstats(lua_State *L) {
                                        {"export_roundtrips", stats_export_roundtrips},
                                        {NULL, NULL}};
   exchange(L); /* fail at require time when dlbridge is missing */
-  luaL_newlib(L, functions);
+  lua_newtable(L); /* (luaL_newlib is 5.2+: this builds on every Lua) */
+  for (const luaL_Reg *f = functions; f->name; f++) {
+    lua_pushcfunction(L, f->func);
+    lua_setfield(L, -2, f->name);
+  }
   return 1;
 }

@@ -12,9 +12,14 @@
 #include "dlbridge.h"
 #include "engine.h"
 
-/* Prints an error object (a dlbridge.Error prints through its __tostring). */
+/* Prints an error object through tostring (a dlbridge.Error prints
+ * through its __tostring). This file builds with every Lua from 5.1 on. */
 static int report(lua_State *L) {
-  fprintf(stderr, "dlbridge-host: %s\n", luaL_tolstring(L, -1, NULL));
+  const char *message;
+  lua_getglobal(L, "tostring");
+  lua_insert(L, -2);
+  message = lua_pcall(L, 1, 1, 0) == 0 ? lua_tostring(L, -1) : NULL;
+  fprintf(stderr, "dlbridge-host: %s\n", message ? message : "(an error without a message)");
   lua_close(L);
   return 1;
 }
@@ -28,10 +33,10 @@ int main(int argc, char **argv) {
   dlb_preload(L);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "dlbridge");
-  if (lua_pcall(L, 1, 0, 0) != LUA_OK) return report(L);
+  if (lua_pcall(L, 1, 0, 0) != 0) return report(L);
   if (engine_register(L) != 0) return report(L);
   engine_open_consumer(L);
-  if (luaL_dofile(L, script) != LUA_OK) return report(L);
+  if (luaL_dofile(L, script) != 0) return report(L);
   lua_close(L);
   return 0;
 }

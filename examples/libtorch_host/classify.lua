@@ -10,7 +10,7 @@ local H, W, N = 120, 160, 4
 -- N frames as the engine hands them over: RGBA8 bytes, H x W x 4, row-major.
 local function frame_bytes(k)
   local i = dl.arange(H * W * 4)
-  return ((i * (2 * k + 1) + i // (W * 4) * 7) % 256):astype("uint8"):tobytes()
+  return ((i * (2 * k + 1) + i:floor_divide(W * 4) * 7) % 256):astype("uint8"):tobytes()
 end
 
 -- The README's camera-frame preparation: drop alpha, channels first, float32 in [0, 1].

@@ -5,7 +5,9 @@
 local core = require "dlbridge.core"
 
 local dl = core
-local pack, unpack = table.pack, table.unpack
+-- (5.1 and LuaJIT have no table.pack, and unpack is a global there)
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+local unpack = table.unpack or unpack
 
 --- dl.try(f, ...): calls f(...) and returns its results; a dlbridge.Error
 -- comes back as `nil, err`; any other error is raised again unchanged.
@@ -30,6 +32,25 @@ dl.safe = dl.readonly(setmetatable(safe_functions, {
   end,
   __metatable = false,
 }))
+
+--- dl.scope(f, ...): calls f(close, ...), where close(a) returns a and marks
+-- it to be deleted (a:delete()) when f returns or raises, latest first; then
+-- returns f's results or raises its error. What `local a <close> = ...` does
+-- on Lua 5.4, on every Lua: `dl.scope(function(close) local t = close(dl.zeros{1e6}) ... end)`.
+local array_delete = core.empty{0}.delete
+function dl.scope(f, ...)
+  local marked = {}
+  local function close(a)
+    -- not an array: Array:delete's own check raises the coded ARGUMENT error
+    if not dl.is_array(a) then array_delete(a) end
+    marked[#marked + 1] = a
+    return a
+  end
+  local r = pack(pcall(f, close, ...))
+  for i = #marked, 1, -1 do marked[i]:delete() end
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
+end
 
 --- dl.traceback(err): a message handler for xpcall that keeps a dlbridge.Error
 -- a table and adds `err.traceback`; other errors become debug.traceback text.

@@ -27,6 +27,7 @@
  */
 #include <lauxlib.h>
 #include <lua.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static void test_limit(void) {
   CHECK_EQ_INT(run_int(L, "T = nil\n"
                           "local n = 0\n"
                           "for i = 1, 200 do n = n + dl.zeros({1024 * 1024}, {dtype = 'uint8'}).size end\n"
-                          "return n // (1024 * 1024)"), 200);
+                          "return math.floor(n / (1024 * 1024))"), 200);
   CHECK(run_int(L, "return dl.memory().in_use") <= 64 * MiB);
   CHECK(run_int(L, "return dl.memory().peak") <= 64 * MiB);
   /* Removing the limit. */
@@ -95,7 +96,7 @@ static void test_refund_on_another_thread(void) {
   }
   CHECK_EQ_INT(run_int(L, "return dl.memory().in_use"), before);
   CHECK_EQ_INT(run_int(L, "return dl.memory().backends.cpu.in_use"), before);
-  CHECK_EQ_INT(run_int(L, "return #dl.zeros({9 * 1024 * 1024}, {dtype = 'uint8'}) // 1024"),
+  CHECK_EQ_INT(run_int(L, "return math.floor(#dl.zeros({9 * 1024 * 1024}, {dtype = 'uint8'}) / 1024)"),
                9 * 1024);
   lua_close(L);
 }
@@ -141,7 +142,7 @@ static void test_imports(void) {
                           "local ok, e = pcall(produce)\n"
                           "return not ok and e.code == 'OUT_OF_MEMORY' and 1 or 0"), 1);
   CHECK_EQ_INT(atomic_load(&tensors_alive), 2);
-  CHECK_EQ_INT(run_int(L, "KEEP = nil local a = produce() return a.size // (1024 * 1024)"), 8);
+  CHECK_EQ_INT(run_int(L, "KEEP = nil local a = produce() return math.floor(a.size / (1024 * 1024))"), 8);
   lua_close(L);
   CHECK_EQ_INT(atomic_load(&tensors_alive), 0);
 }

@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdlib.h>
 #include "check.h"
 #include "dlbridge.h"
@@ -75,9 +76,13 @@ static void run_and_close(const char *script) {
 /* Objects made by a finalizer that runs in lua_close: views, new arrays on
  * every backend, exports, capsules, imports. */
 static const char *in_finalizer =
+    "local function on_gc(f) -- f finalizes it (5.1, LuaJIT: userdata only)\n"
+    "  if newproxy then local u = newproxy(true); getmetatable(u).__gc = f; return u end\n"
+    "  return setmetatable({}, {__gc = f})\n"
+    "end\n"
     "A = dl.zeros({100, 100}, {device = 'engine'})\n"
     "H = dl.zeros{1000, 1000}\n"
-    "setmetatable({}, {__gc = function()\n"
+    "on_gc(function()\n"
     "  ROW = A[1]; FLAT = A:view{-1}; E = dl.zeros({10}, {device = 'engine'})\n"
     "  Y = H[1]; Z = dl.zeros{1000, 1000}; COPY = A:to('cpu'); CAP = H:to_dlpack()\n"
     "  HOSTCAP = host_capsule(); IMPORTED = dl.from_dlpack(host_capsule())\n"
@@ -85,7 +90,7 @@ static const char *in_finalizer =
     "  local t = {}\n"
     "  for i = 1, 10 do t[i] = A:narrow(1, i, 1) end\n"
     "  KEEP = t\n"
-    "end})\n";
+    "end)\n";
 
 static void test_objects_made_in_finalizers(void) {
   made = deleted = 0;
@@ -111,13 +116,17 @@ static void test_finalizers_after_close(void) {
   made = deleted = 0;
   late_count = 0;
   if (luaL_dostring(L,
-                    "EARLY = setmetatable({}, {__gc = function()\n"
+                    "local function on_gc(f) -- f finalizes it (5.1, LuaJIT: userdata only)\n"
+                    "  if newproxy then local u = newproxy(true); getmetatable(u).__gc = f; return u end\n"
+                    "  return setmetatable({}, {__gc = f})\n"
+                    "end\n"
+                    "EARLY = on_gc(function()\n"
                     "  local ok, e = pcall(function() return DL.zeros{4} end)\n"
                     "  record(not ok and e.code)\n"
                     "  ok, e = pcall(function() return OLD:view{-1} end); record(not ok and e.code)\n"
                     "  ok, e = pcall(host_capsule); record(not ok and e.code)\n"
                     "  ok, e = pcall(host_array); record(not ok and e.code)\n"
-                    "end})\n"
+                    "end)\n"
                     "DL = require 'dlbridge'\n"
                     "OLD = DL.zeros{10, 10}\n") != LUA_OK) {
     fprintf(stderr, "script: %s\n", lua_tostring(L, -1));
@@ -135,7 +144,17 @@ static void test_finalizers_after_close(void) {
 }
 
 int main(void) {
+  /* Lua 5.4 (whose lua_gc says when a finalizer runs) and LuaJIT (whose
+   * lua_close finalizes what finalizers make) only. 5.1 to 5.3 run other
+   * finalizers inside a finalizer's collection while lua_close runs, and
+   * finalize nothing made then: what such a finalizer makes leaks there, by
+   * Lua's design (the README's "Lua versions" table says so). */
+#if DLB_LUA_GC_REFUSES_IN_FINALIZERS || DLB_LUA_IS_JIT
   test_objects_made_in_finalizers();
   test_finalizers_after_close();
   return check_done("capi_close");
+#else
+  printf("capi_close: Lua %s finalizes nothing made during lua_close: skipped\n", DLB_LUA_NAME);
+  return 77; /* ctest: SKIP_RETURN_CODE, shown as skipped */
+#endif
 }

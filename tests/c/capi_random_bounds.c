@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -180,15 +181,15 @@ static void test_interrupt_midway(lua_State *L, dlb_interrupter *target) {
   check_interrupted(L, target, "standard_normal",
                     "RNG = dl.random.default_rng(4) RNG:random(1, {dtype = 'float32'})\n"
                     "BEFORE = RNG:state() start()\n"
-                    "RNG:standard_normal(1 << 25) return 1");
+                    "RNG:standard_normal(2^25) return 1");
   check_interrupted(L, target, "shuffle",
                     "RNG = dl.random.default_rng(5) RNG:random(1, {dtype = 'float32'})\n"
-                    "local a = dl.arange(1 << 25) BEFORE = RNG:state() start()\n"
+                    "local a = dl.arange(2^25) BEFORE = RNG:state() start()\n"
                     "RNG:shuffle(a) return 1");
   check_interrupted(L, target, "permutation",
                     "RNG = dl.random.default_rng(6)\n"
                     "BEFORE = RNG:state() start()\n"
-                    "RNG:permutation(1 << 25) return 1");
+                    "RNG:permutation(2^25) return 1");
   CHECK_EQ_INT(RUN(L, "collectgarbage() return 1"), 1);
 }
 

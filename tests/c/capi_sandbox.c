@@ -7,11 +7,12 @@
  *   lua_close (collected) and at lua_close.
  * - Reset what the host set by clearing dlbridge's registry keys (with the
  *   debug library) and requiring the module again: the memory limit, file
- *   access and registered backends stay. */
+ *   access, raw pointers (dlb_allow_pointers) and registered backends stay. */
 #define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdlib.h>
 #include "check.h"
 #include "dlbridge.h"
@@ -131,13 +132,13 @@ static void test_reload_keeps_host_settings(void) {
   run_script(L, "assert(dl ~= old)\n"
          "local ok, err = pcall(dl.zeros, {100000})   -- 800 KB more: over the limit\n"
          "assert(not ok and err.code == 'OUT_OF_MEMORY', tostring(err))\n"
-         "assert(dl.memory().limit == 1 << 20)\n"
+         "assert(dl.memory().limit == 2^20)\n"
          "ok, err = pcall(dl.load, 'x.npy')\n"
          "assert(not ok and err.code == 'UNSUPPORTED', tostring(err))\n"
          "assert(dl.zeros({2}, {device = 'engine'}).device == 'engine:0')\n");
   /* Orphaned and collected with the collector driven from Lua: still held. */
   run_script(L, reload);
-  run_script(L, "assert(dl.memory().limit == 1 << 20)");
+  run_script(L, "assert(dl.memory().limit == 2^20)");
   lua_close(L);
 }
 
@@ -154,8 +155,25 @@ static void test_new_state_starts_afresh(void) {
   }
 }
 
+/* dlb_allow_pointers(L, 0): a:ptr() (LuaJIT's FFI pointer) raises
+ * UNSUPPORTED naming the host's switch, on every Lua; a reload keeps it. */
+static void test_pointers_can_be_turned_off(void) {
+  static const char *check =
+      "local ok, err = pcall(function() return dl.zeros{3}:ptr() end)\n"
+      "assert(not ok and err.code == 'UNSUPPORTED', tostring(err))\n"
+      "assert(err.message:find('raw pointers', 1, true), tostring(err))\n";
+  lua_State *L = sandbox_state();
+  CHECK_EQ_INT(dlb_allow_pointers(L, 0), DLB_OK);
+  run_script(L, "dl = require 'dlbridge'");
+  run_script(L, check);
+  run_script(L, reload);
+  run_script(L, check);
+  lua_close(L);
+}
+
 int main(void) {
   test_metatables_cannot_be_changed();
+  test_pointers_can_be_turned_off();
   test_reload_keeps_host_settings();
   test_new_state_starts_afresh();
   return check_done("capi_sandbox");

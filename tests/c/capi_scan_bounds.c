@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdlib.h>
 #include "check.h"
 #include "dlbridge.h"

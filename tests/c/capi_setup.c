@@ -6,6 +6,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ static void test_limit_before_require(void) {
   CHECK_EQ_INT(dlb_set_memory_limit(L, 1 << 20), DLB_OK);
   dlb_preload(L);
   CHECK_EQ_INT(RUN(L, "local dl = require 'dlbridge'\n"
-                      "local ok, e = pcall(dl.zeros, {1 << 20})\n"
+                      "local ok, e = pcall(dl.zeros, {2^20})\n"
                       "return not ok and e.code == 'OUT_OF_MEMORY'"),
                1);
   lua_close(L);

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

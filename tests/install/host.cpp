@@ -154,10 +154,14 @@ int main() {
   dlb_preload(L);
   static const luaL_Reg engine[] = {
       {"sum", engine_sum}, {"mesh", engine_mesh}, {"fail", engine_fail}, {nullptr, nullptr}};
-  luaL_newlib(L, engine);
+  lua_newtable(L); /* (luaL_newlib is 5.2+) */
+  for (const luaL_Reg *f = engine; f->name; f++) {
+    lua_pushcfunction(L, f->func);
+    lua_setfield(L, -2, f->name);
+  }
   lua_setglobal(L, "engine");
-  int ok = luaL_dostring(L, script) == LUA_OK;
-  if (!ok) std::fprintf(stderr, "%s\n", luaL_tolstring(L, -1, nullptr));
+  int ok = luaL_dostring(L, script) == 0; /* (written for every Lua from 5.1 on) */
+  if (!ok) std::fprintf(stderr, "%s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object)");
   lua_close(L);  // frees the meshes still held by Lua
   if (live_objects != 0) {
     std::fprintf(stderr, "c++ host: %d C++ objects were never destroyed\n", live_objects);

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs the build in $1 into a scratch prefix and checks what a host or a
-# module author gets: the C module under lib/lua/5.4, the Lua files under
-# share/lua/5.4, the headers under include, a CMake package (find_package
+# module author gets: the C module under lib/lua/$abi, the Lua files under
+# share/lua/$abi ($2: 5.1 for 5.1 and LuaJIT, else its version; $3 the
+# interpreter, default lua5.4), the headers under include, a CMake package (find_package
 # alone brings Lua) and a pkg-config file; then builds and runs a C host, a
 # C++ host and a Lua C module against the installed files only.
 set -euo pipefail
 build=$1
+abi=${2:-5.4}
+lua=${3:-lua5.4}
 here=$(cd "$(dirname "$0")" && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -13,18 +16,18 @@ prefix=$scratch/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 # lib, or lib/<multiarch> where GNUInstallDirs says so
 libdir=$(cd "$prefix" && dirname "$(find lib* -name libdlbridge.so | head -n 1)")
-for f in lib/lua/5.4/dlbridge/core.so share/lua/5.4/dlbridge/init.lua include/dlbridge.h \
+for f in lib/lua/$abi/dlbridge/core.so share/lua/$abi/dlbridge/init.lua include/dlbridge.h \
          include/dlbridge_exchange.h include/dlpack_compat.h "$libdir/cmake/dlbridge/dlbridgeConfig.cmake" \
          "$libdir/pkgconfig/dlbridge.pc"; do
   [ -f "$prefix/$f" ] || { echo "missing after install: $f" >&2; exit 1; }
 done
 passed=0
 lua_paths() {
-  LUA_PATH="$prefix/share/lua/5.4/?.lua;$prefix/share/lua/5.4/?/init.lua;;" \
-  LUA_CPATH="$prefix/lib/lua/5.4/?.so;$scratch/projects/?.so;;" "$@"
+  LUA_PATH="$prefix/share/lua/$abi/?.lua;$prefix/share/lua/$abi/?/init.lua;;" \
+  LUA_CPATH="$prefix/lib/lua/$abi/?.so;$scratch/projects/?.so;;" "$@"
 }
-(cd "$scratch" && lua_paths lua5.4 -e \
-   'local dl = require "dlbridge"; assert(dl.zeros{2, 2}.size == 4); print("lua5.4: " .. dl.version)')
+(cd "$scratch" && lua_paths "$lua" -e \
+   'local dl = require "dlbridge"; assert(dl.zeros{2, 2}.size == 4); print(_VERSION .. ": " .. dl.version)')
 passed=$((passed + 1))
 # CMake: find_package(dlbridge) and nothing else.
 cmake -S "$here" -B "$scratch/projects" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
@@ -38,7 +41,7 @@ if readelf -d "$scratch/projects/tensorstats.so" | grep -E 'NEEDED.*(dlbridge|li
   echo "tensorstats.so links dlbridge or Lua" >&2
   exit 1
 fi
-(cd "$scratch" && lua_paths lua5.4 -e \
+(cd "$scratch" && lua_paths "$lua" -e \
    'local dl = require "dlbridge"; local s = require "tensorstats"
     assert(s.mean(dl.arange(5):astype("float64")) == 2); print("exchange module: ok")')
 passed=$((passed + 1))

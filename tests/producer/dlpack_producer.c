@@ -18,6 +18,8 @@
  * (dlbridge.core is loaded RTLD_LOCAL), as tests/backend/testbackend.c does. */
 #include <lauxlib.h>
 #include <lua.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +145,8 @@ static void check_values(lua_State *L, int idx, const dtype_info *t, int64_t num
   if ((int64_t)lua_rawlen(L, idx) != numel)
     luaL_error(L, "dlpack_producer: %d values for %d elements", (int)lua_rawlen(L, idx), (int)numel);
   for (int64_t k = 1; k <= numel; k++) {
-    int ok = lua_rawgeti(L, idx, k) == LUA_TNUMBER && (t->dl.code == kDLFloat || lua_isinteger(L, -1));
+    int ok = lua_rawgeti(L, idx, k) == LUA_TNUMBER &&
+             (t->dl.code == kDLFloat || floor(lua_tonumber(L, -1)) == lua_tonumber(L, -1));
     lua_pop(L, 1);
     if (!ok) luaL_error(L, "dlpack_producer: value %d is not a %s", (int)k, t->name);
   }

@@ -1,0 +1,171 @@
+/* test_generator.c -- draws into arrays and shuffles (src/random/generator.h),
+ * the loops behind dl.random: the same values as one plain loop, however
+ * they are cut into chunks between looks at the interrupt; a shuffle of
+ * rows (any strides) in the order of the 1-D one; the work limit and the
+ * interrupt stop them and leave the generator as it was before the call.
+ * spec/random_spec.lua compares the results with NumPy itself. */
+#define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
+#define FIXTURES_CPU
+#include "core/budget.h"
+#include "core/work.h"
+#include "random/generator.h"
+#include "fixtures.h"
+
+#define EVERY DLB_WORK_CHECK_EVERY
+
+static dlb_budget *budget;
+static int64_t looks, raise_at; /* the look that raises the interrupt; 0: none */
+
+static void on_look(dlb_work *w) {
+  (void)w;
+  if (++looks == raise_at) atomic_store(&budget->interrupt, 1);
+}
+
+static void watch(int64_t at) {
+  looks = 0;
+  raise_at = at;
+  atomic_store(&budget->interrupt, 0);
+}
+
+static dlb_pcg64 seeded(uint64_t s) {
+  dlb_pcg64 g;
+  uint64_t words[4] = {s, s ^ UINT64_C(0x9e3779b97f4a7c15), 3 * s + 1, 12345};
+  dlb_pcg64_seed(&g, words);
+  return g;
+}
+
+static int same_generator(const dlb_pcg64 *a, const dlb_pcg64 *b) {
+  return a->state == b->state && a->inc == b->inc && a->has_uint32 == b->has_uint32 &&
+         (!a->has_uint32 || a->uinteger == b->uinteger);
+}
+
+/* An int64 array 0 .. n-1. */
+static dlb_array arange(int64_t n) {
+  dlb_array a = alloc(DLB_INT64, 1, &n);
+  int64_t *p = (int64_t *)(void *)dlb_array_host_data(&a);
+  for (int64_t i = 0; i < n; i++) p[i] = i;
+  return a;
+}
+
+/* The 1-D shuffle, one swap at a time (NumPy's loop). */
+static void reference_shuffle(dlb_pcg64 *g, int64_t *p, int64_t n) {
+  for (int64_t i = n - 1; i >= 1; i--) {
+    int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i), t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+}
+
+/* Over several chunks, with a 32-bit half kept from before: the chunked
+ * loop swaps as the plain one does, and leaves the generator where it does. */
+static void test_shuffle_1d(void) {
+  int64_t n = 3 * EVERY + 5, *want = malloc((size_t)n * sizeof *want);
+  dlb_pcg64 g = seeded(1), h;
+  dlb_array a = arange(n);
+  const int64_t *got = (const int64_t *)(const void *)dlb_array_host_data(&a);
+  int bad = 0;
+  (void)dlb_pcg64_next32(&g); /* keeps the other half */
+  h = g;
+  for (int64_t i = 0; i < n; i++) want[i] = i;
+  reference_shuffle(&h, want, n);
+  CHECK_EQ_INT(dlb_shuffle(&g, &a, budget, "shuffle", &err), DLB_OK);
+  for (int64_t i = 0; i < n; i++) bad += got[i] != want[i];
+  CHECK_EQ_INT(bad, 0);
+  CHECK(same_generator(&g, &h));
+  dlb_array_release(&a);
+  free(want);
+}
+
+/* Rows of a transposed (strided) 2-D array move as the 1-D shuffle moves
+ * its elements, every column alike. */
+static void test_shuffle_rows(void) {
+  int64_t shape[2] = {3, 7}, n = 7;
+  dlb_pcg64 g = seeded(2), h = g;
+  dlb_array a = iota(2, shape), t = view_of(&a);
+  int64_t order[7];
+  int perm[2] = {1, 0}, bad = 0;
+  const int32_t *p = (const int32_t *)(const void *)dlb_array_host_data(&a);
+  CHECK_EQ_INT(dlb_view_permute(&t, perm, &err), DLB_OK); /* 7 rows of 3, strides {1, 7} */
+  for (int64_t i = 0; i < n; i++) order[i] = i;
+  reference_shuffle(&h, order, n);
+  CHECK_EQ_INT(dlb_shuffle(&g, &t, budget, "shuffle", &err), DLB_OK);
+  for (int64_t r = 0; r < 7; r++)
+    for (int64_t c = 0; c < 3; c++) bad += p[c * 7 + r] != (int32_t)(c * 7 + order[r]);
+  CHECK_EQ_INT(bad, 0);
+  CHECK(same_generator(&g, &h));
+  dlb_array_release(&t);
+  dlb_array_release(&a);
+}
+
+/* Draws in chunks are the draws of one fill; a narrow integer draw keeps
+ * its 32-bit buffer across chunks. */
+static void test_draws(void) {
+  int64_t n = 2 * EVERY + 3;
+  dlb_pcg64 g = seeded(3), h = g;
+  dlb_draw d = {.kind = DLB_DRAW_NORMAL, .dtype = DLB_FLOAT64, .standard = 1};
+  dlb_draw e = {.kind = DLB_DRAW_INTEGERS, .dtype = DLB_UINT8, .off = 3, .rng = 200};
+  dlb_bits bits = {0, 0};
+  dlb_array a = alloc(DLB_FLOAT64, 1, &n), b = alloc(DLB_UINT8, 1, &n);
+  double *want = malloc((size_t)n * sizeof *want);
+  uint8_t *want8 = malloc((size_t)n);
+  int bad = 0;
+  dlb_standard_normal_fill(&h, want, n);
+  CHECK_EQ_INT(dlb_draw_into(&g, &d, &a, budget, "standard_normal", &err), DLB_OK);
+  bad += memcmp(dlb_array_host_data(&a), want, (size_t)n * sizeof *want) != 0;
+  dlb_bounded8_fill(&h, 3, 200, want8, n, &bits);
+  CHECK_EQ_INT(dlb_draw_into(&g, &e, &b, budget, "integers", &err), DLB_OK);
+  bad += memcmp(dlb_array_host_data(&b), want8, (size_t)n) != 0;
+  CHECK_EQ_INT(bad, 0);
+  CHECK(same_generator(&g, &h));
+  dlb_array_release(&b);
+  dlb_array_release(&a);
+  free(want8);
+  free(want);
+}
+
+/* The work limit refuses before anything is drawn; the interrupt stops a
+ * long call at a look. Either way the generator is as it was. */
+static void test_bounds(void) {
+  int64_t n = 4 * EVERY;
+  dlb_pcg64 g = seeded(4), before;
+  dlb_draw d = {.kind = DLB_DRAW_RANDOM, .dtype = DLB_FLOAT32};
+  dlb_array a = arange(n), f = alloc(DLB_FLOAT32, 1, &n);
+  const int64_t *p = (const int64_t *)(const void *)dlb_array_host_data(&a);
+  (void)dlb_pcg64_next32(&g);
+  before = g;
+  atomic_store(&budget->work_limit, n - 1);
+  CHECK_EQ_INT(dlb_shuffle(&g, &a, budget, "shuffle", &err), DLB_E_INTERRUPTED);
+  CHECK_EQ_INT(dlb_draw_into(&g, &d, &f, budget, "random", &err), DLB_E_INTERRUPTED);
+  CHECK(same_generator(&g, &before));
+  CHECK(p[0] == 0 && p[n - 1] == n - 1); /* not started */
+  atomic_store(&budget->work_limit, 0);
+  watch(2);
+  CHECK_EQ_INT(dlb_shuffle(&g, &a, budget, "shuffle", &err), DLB_E_INTERRUPTED);
+  CHECK(looks >= 2 && looks <= 3);
+  CHECK(same_generator(&g, &before));
+  watch(2);
+  CHECK_EQ_INT(dlb_draw_into(&g, &d, &f, budget, "random", &err), DLB_E_INTERRUPTED);
+  CHECK(same_generator(&g, &before));
+  watch(0);
+  CHECK_EQ_INT(dlb_draw_into(&g, &d, &f, budget, "random", &err), DLB_OK);
+  CHECK(!same_generator(&g, &before));
+  dlb_array_release(&f);
+  dlb_array_release(&a);
+}
+
+int main(void) {
+  if (!cpu_open()) return 1;
+  budget = dlb_budget_new();
+  CHECK(budget != NULL);
+  if (!budget) return 1;
+  dlb_backend_set_budget(cpu, budget);
+  dlb_work_poll_hook = on_look;
+  test_shuffle_1d();
+  test_shuffle_rows();
+  test_draws();
+  test_bounds();
+  dlb_work_poll_hook = NULL;
+  cpu_close();
+  dlb_budget_release(budget);
+  return check_done("test_generator");
+}
