@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

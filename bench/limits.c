@@ -34,6 +34,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>

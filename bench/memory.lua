@@ -11,17 +11,28 @@
 -- in both modes, with its peak in_use: the pile-up used to cost both memory
 -- and time there (1.7 GB in use, 5-7x slower than the same code with <close>).
 --
--- Each variant runs in a fresh lua5.4 process, so that one variant's heap
--- and collector state do not leak into the next. BENCH_MEMORY_ITERS sets
--- the iterations (default 150).
+-- Each variant runs in a fresh process of the same interpreter (lua5.4 from
+-- bench/run; any Lua from 5.1 or LuaJIT by hand, with LUA_CPATH at its
+-- build: `LUA_CPATH="build-luajit/lib/?.so;;" luajit bench/memory.lua`), so
+-- that one variant's heap and collector state do not leak into the next.
+-- Modes the Lua lacks (generational before 5.4; 5.1 and LuaJIT name no
+-- mode) are skipped. BENCH_MEMORY_ITERS sets the iterations (default 150).
 local ITERS = tonumber(os.getenv("BENCH_MEMORY_ITERS")) or 150
 local MiB = 1024 * 1024
 local FRAME = 921600 * 4
+local INTERPRETER = os.getenv("BENCH_LUA") or arg[-1] or "lua5.4"
+
+-- Switches the collector to mode; false when this Lua has no such mode
+-- (5.1 and LuaJIT: only their incremental collector, named by no option).
+local function set_mode(mode)
+  local ok = pcall(collectgarbage, mode)
+  return ok or (mode == "incremental" and not pcall(collectgarbage, "generational"))
+end
 
 -- One variant, when run as `lua5.4 bench/memory.lua run MODE HEAP KEEP`.
 local function run_variant(mode, heap_mib, keep)
   local dl = require "dlbridge"
-  collectgarbage(mode)
+  set_mode(mode)
   local hold = {}
   for i = 1, heap_mib do hold[i] = string.rep(string.char(i % 256), MiB) end
   local batches, peak, live_peak = {}, 0, 0
@@ -42,7 +53,7 @@ end
 -- The batch loop, as `lua5.4 bench/memory.lua batch MODE`: seconds a batch, peak MiB.
 local function run_batch(mode)
   local dl = require "dlbridge"
-  collectgarbage(mode)
+  set_mode(mode)
   local frames = {}
   for i = 1, 8 do
     frames[i] = dl.frombytes(string.rep(string.char(i * 17 % 256), 480 * 640 * 4), "uint8",
@@ -71,14 +82,20 @@ elseif arg[1] == "batch" then
 end
 
 local script = arg[0]
+print(_VERSION .. (rawget(_G, "jit") and (" (" .. jit.version .. ")") or "") .. ", " .. INTERPRETER)
 local failed = 0
 print(string.format("%-13s %5s %5s %10s %10s %8s %7s", "mode", "heap", "keep", "peak MiB",
                     "live MiB", "goal MiB", "s"))
+local modes = {}
 for _, mode in ipairs{"incremental", "generational"} do
+  if set_mode(mode) then modes[#modes + 1] = mode end
+end
+set_mode("incremental")
+for _, mode in ipairs(modes) do
   for _, heap in ipairs{1, 100} do
     for _, keep in ipairs{1, 4, 16} do
-      local p = assert(io.popen(string.format("lua5.4 %s run %s %d %d", script, mode, heap, keep)))
-      local line = p:read("l")
+      local p = assert(io.popen(string.format("%s %s run %s %d %d", INTERPRETER, script, mode, heap, keep)))
+      local line = p:read("*l")
       p:close()
       local peak, live, seconds = line:match("^(%S+) (%S+) (%S+)")
       peak, live, seconds = tonumber(peak), tonumber(live), tonumber(seconds)
@@ -89,12 +106,12 @@ for _, mode in ipairs{"incremental", "generational"} do
     end
   end
 end
-print(string.format("variants over the goal: %d of 12", failed))
+print(string.format("variants over the goal: %d of %d", failed, #modes * 6))
 
 print("\nbatch preparation: 8 frames 480x640 RGBA8 -> float32 CHW / 255 -> dl.stack, 40 batches")
-for _, mode in ipairs{"incremental", "generational"} do
-  local p = assert(io.popen(string.format("lua5.4 %s batch %s", script, mode)))
-  local seconds, peak = p:read("l"):match("^(%S+) (%S+)")
+for _, mode in ipairs(modes) do
+  local p = assert(io.popen(string.format("%s %s batch %s", INTERPRETER, script, mode)))
+  local seconds, peak = p:read("*l"):match("^(%S+) (%S+)")
   p:close()
   print(string.format("%-13s %8.2f ms a batch   peak in_use %5.0f MiB (live at most 66 MiB: frames, one CHW list, its stack)",
                       mode, tonumber(seconds) * 1e3, tonumber(peak)))

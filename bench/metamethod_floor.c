@@ -20,6 +20,7 @@
 #endif
 #include <lauxlib.h>
 #include <lua.h>
+#include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +82,9 @@ static checked_floor *checked_self(lua_State *L) {
 
 static int checked_index(lua_State *L) {
   checked_floor *f = checked_self(L);
-  int isint;
-  lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : (isint = 0);
-  if (f && isint && i >= 1 && i <= 16) {
+  lua_Number x = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
+  int i = x >= 1 && x <= 16 ? (int)x : 0;
+  if (f && i == x && i) {
     lua_pushnumber(L, f->data[i - 1]);
     return 1;
   }
@@ -93,10 +94,11 @@ static int checked_index(lua_State *L) {
 
 static int checked_newindex(lua_State *L) {
   checked_floor *f = checked_self(L);
-  int isint, isnum;
-  lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : (isint = 0);
+  int isnum;
+  lua_Number x = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
+  int i = x >= 1 && x <= 16 ? (int)x : 0;
   lua_Number v = lua_tonumberx(L, 3, &isnum);
-  if (f && isint && isnum && lua_type(L, 3) == LUA_TNUMBER && i >= 1 && i <= 16)
+  if (f && i == x && i && isnum && lua_type(L, 3) == LUA_TNUMBER)
     f->data[i - 1] = v;
   return 0;
 }

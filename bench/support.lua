@@ -13,7 +13,7 @@ local function median_of(f, rounds, before)
     times[r] = os.clock() - t0
   end
   table.sort(times)
-  return times[(rounds + 1) // 2]
+  return times[math.floor((rounds + 1) / 2)]
 end
 
 local function full_collection() collectgarbage("collect") end
