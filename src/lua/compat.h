@@ -15,8 +15,9 @@
  * rule, not its: see numbers.c. Only what the binding uses is here.
  *
  * Invariants: a name that the Lua in use declares is never redefined, except
- * the four getters below on 5.1/5.2, whose 5.3 form returns what the old one
- * left on the stack (the value) plus its type. */
+ * on 5.1/5.2 the four getters below, whose 5.3 form returns what the old
+ * one left on the stack (the value) plus its type, and luaL_newmetatable,
+ * whose 5.3 form names the type in __name (getmetatable(x).__name). */
 #ifndef DLB_LUA_COMPAT_H
 #define DLB_LUA_COMPAT_H
 
@@ -86,12 +87,13 @@ static inline const void *dlbL_state_identity(lua_State *L) {
 }
 
 /* Whether the running function's upvalues (lua_upvalueindex) may be read.
- * 5.2+ answer "none" for an upvalue the function lacks and when no function
- * runs. 5.1 and LuaJIT read them off whatever frame is current: at a host's
- * outermost level (no function running) or in a hook of a Lua function
- * that reads garbage. There only a running C function's are read. */
+ * 5.4 answers "none" for an upvalue the function lacks and when no C
+ * closure runs. 5.1 to 5.3 and LuaJIT read them off whatever frame is
+ * current: at a host's outermost level (no function running) or in a hook
+ * of a Lua function that reads garbage. There only a running C function's
+ * are read. */
 static inline int dlbL_upvalues_readable(lua_State *L) {
-#if LUA_VERSION_NUM >= 502
+#if LUA_VERSION_NUM >= 504
   (void)L;
   return 1;
 #else
@@ -149,6 +151,40 @@ static inline int dlbL_push_callee(lua_State *L, lua_CFunction f) {
 #endif
   lua_pushcfunction(L, f);
   return 0;
+}
+
+/* A string of a known size, written in place: dlbL_buffinitsize gives the
+ * room (leaving something on the stack), dlbL_pushresultsize replaces it by
+ * the string. 5.4's luaL_Buffer, whose failure to grow is a memory error;
+ * before 5.4 that failure is a plain error ("not enough memory for buffer
+ * allocation", 5.2/5.3) and 5.1 has no room of a given size: there a
+ * userdata holds the bytes (a memory error when it cannot be made), which
+ * then exist twice while the string is made. */
+/* The longest string the Lua in use can make (LuaJIT's objects stay under
+ * 2 GiB); dlbL_buffinitsize gives NULL, making nothing, above it. */
+#if DLB_LUA_IS_JIT
+#define DLB_LUA_MAX_STRING ((size_t)0x7fffff00)
+#else
+#define DLB_LUA_MAX_STRING ((size_t)-1 / 2)
+#endif
+static inline char *dlbL_buffinitsize(lua_State *L, luaL_Buffer *b, size_t size) {
+  if (size > DLB_LUA_MAX_STRING) return NULL;
+#if LUA_VERSION_NUM >= 504
+  return luaL_buffinitsize(L, b, size);
+#else
+  (void)b;
+  return (char *)lua_newuserdata(L, size ? size : 1);
+#endif
+}
+static inline void dlbL_pushresultsize(lua_State *L, luaL_Buffer *b, size_t size) {
+#if LUA_VERSION_NUM >= 504
+  (void)L;
+  luaL_pushresultsize(b, size);
+#else
+  (void)b;
+  lua_pushlstring(L, (const char *)lua_touserdata(L, -1), size);
+  lua_remove(L, -2);
+#endif
 }
 
 /* Whether L is the main thread of its lua_State (every version). */
@@ -212,18 +248,6 @@ static inline int luaL_getsubtable(lua_State *L, int i, const char *name) {
   return 0;
 }
 
-/* A buffer of a known size: a userdata on the stack (where 5.2+ would put
- * its box), made a string by luaL_pushresultsize. The bytes exist twice
- * while the string is made: 5.1's luaL_Buffer has no room of a given size. */
-static inline char *luaL_buffinitsize(lua_State *L, luaL_Buffer *b, size_t size) {
-  b->L = L;
-  return (char *)lua_newuserdata(L, size ? size : 1);
-}
-static inline void luaL_pushresultsize(luaL_Buffer *b, size_t size) {
-  lua_pushlstring(b->L, (const char *)lua_touserdata(b->L, -1), size);
-  lua_remove(b->L, -2);
-}
-
 /* tostring(v) of the value at i, pushed (the C tests print errors with it). */
 static inline const char *luaL_tolstring(lua_State *L, int i, size_t *len) {
   i = lua_absindex(L, i);
@@ -283,6 +307,15 @@ static inline lua_Number lua_tonumberx(lua_State *L, int i, int *isnum) {
 #define lua_rawget(L, i) (lua_rawget((L), (i)), lua_type((L), -1))
 #define lua_rawgeti(L, i, n) (lua_rawgeti((L), (i), (n)), lua_type((L), -1))
 #define lua_gettable(L, i) (lua_gettable((L), (i)), lua_type((L), -1))
+
+/* luaL_newmetatable as 5.3's: a new metatable has __name = tname. */
+static inline int dlbL_compat_newmetatable(lua_State *L, const char *tname) {
+  if (!luaL_newmetatable(L, tname)) return 0;
+  lua_pushstring(L, tname);
+  lua_setfield(L, -2, "__name");
+  return 1;
+}
+#define luaL_newmetatable(L, tname) dlbL_compat_newmetatable((L), (tname))
 
 static inline int lua_geti(lua_State *L, int i, lua_Integer n) {
   i = lua_absindex(L, i);

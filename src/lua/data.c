@@ -114,11 +114,14 @@ static int tobytes_unprotected(lua_State *L) {
   dlbL_reserve_lua(L, nbytes, "Array:tobytes", "a string");
   if (!a->buffer) /* a finalizer run by a collection deleted it */
     dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
-  out = luaL_buffinitsize(L, &b, nbytes);
+  out = dlbL_buffinitsize(L, &b, nbytes);
+  if (!out) /* (LuaJIT: 2 GiB at most) */
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes", "%zu bytes are more than a Lua string holds",
+               (size_t)(nbytes));
   if (!a->buffer) /* a finalizer run by that allocation deleted it */
     dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
   if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:tobytes");
-  luaL_pushresultsize(&b, nbytes);
+  dlbL_pushresultsize(L, &b, nbytes);
   return 1;
 }
 

@@ -96,13 +96,16 @@ static int tonpy_unprotected(lua_State *L) {
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dl.tonpy", "%lld elements do not fit in a string",
                (long long)a->numel);
   dlbL_reserve_lua(L, hlen + nbytes, "dl.tonpy", "a string"); /* Lua's heap: the host's limit too */
-  out = luaL_buffinitsize(L, &b, hlen + nbytes);
+  out = dlbL_buffinitsize(L, &b, hlen + nbytes);
+  if (!out) /* (LuaJIT: 2 GiB at most) */
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dl.tonpy", "%zu bytes are more than a Lua string holds",
+               (size_t)(hlen + nbytes));
   if (!a->buffer) /* a finalizer run by that allocation deleted it */
     dlbL_raise(L, DLB_E_DELETED, "dl.tonpy", "the array was deleted");
   memcpy(out, header, hlen);
   if (dlb_array_read_into(a, out + hlen, a->dtype, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "dl.tonpy");
-  luaL_pushresultsize(&b, hlen + nbytes);
+  dlbL_pushresultsize(L, &b, hlen + nbytes);
   return 1;
 }
 

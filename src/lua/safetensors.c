@@ -386,7 +386,10 @@ static int tosafetensors_unprotected(lua_State *L) {
   dlb_error err;
   char *out;
   dlbL_reserve_lua(L, total, op, "a string"); /* Lua's heap: the host's limit too */
-  out = luaL_buffinitsize(L, &b, total);
+  out = dlbL_buffinitsize(L, &b, total);
+  if (!out) /* (LuaJIT: 2 GiB at most) */
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "%zu bytes are more than a Lua string holds",
+               (size_t)(total));
   dlb_safetensors_write_header(plan->tensors, plan->n, plan->metadata, plan->nmetadata,
                                plan->header_size, out);
   for (size_t k = 0; k < plan->n; k++) {
@@ -395,7 +398,7 @@ static int tosafetensors_unprotected(lua_State *L) {
                                    &err) != DLB_OK)
       dlbL_raise_error(L, &err, op);
   }
-  luaL_pushresultsize(&b, total);
+  dlbL_pushresultsize(L, &b, total);
   return 1;
 }
 

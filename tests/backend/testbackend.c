@@ -36,6 +36,7 @@
 #include "backends/cpu/cpu.h"
 #include "dlbridge.h"
 #include "queued.h"
+#include "../lua_module_pin.h"
 
 #define MAX_BLOCKS 4096
 
@@ -539,7 +540,10 @@ static int tb_foreign_capsule(lua_State *L) {
 }
 
 int luaopen_testbackend(lua_State *L);
+static const char module_anchor = 0; /* (lua_module_pin) */
+
 __attribute__((visibility("default"))) int luaopen_testbackend(lua_State *L) {
+  lua_module_pin(&module_anchor); /* Lua 5.1 and LuaJIT would unload it first */
   static const luaL_Reg fns[] = {{"register", tb_register},
                                  {"fail_at", tb_fail_at},
                                  {"stats", tb_stats},

@@ -33,6 +33,7 @@
 #include "../../src/backends/cuda/driver.h"
 #include "dlbridge.h"
 #include "stand_in_driver.h"
+#include "../lua_module_pin.h"
 
 static void *lib;
 static atomic_int deleted;
@@ -284,7 +285,10 @@ static int l_queue(lua_State *L) {
 }
 
 int luaopen_cuda_stand_in(lua_State *L);
+static const char module_anchor = 0; /* (lua_module_pin) */
+
 __attribute__((visibility("default"))) int luaopen_cuda_stand_in(lua_State *L) {
+  lua_module_pin(&module_anchor); /* Lua 5.1 and LuaJIT would unload it first */
   static const luaL_Reg fns[] = {{"control", l_control}, {"query", l_query}, {"stream", l_stream},
                                  {"read", l_read},       {"tensor", l_tensor}, {"deleted", l_deleted},
                                  {"queue", l_queue},     {"driver_only", l_driver_only},

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dlbridge.h"
+#include "../lua_module_pin.h"
 
 /* At most this many bytes of memory behind one tensor. */
 #define MAX_BLOCK ((int64_t)1 << 24)
@@ -276,7 +277,10 @@ static int p_consume(lua_State *L) {
 }
 
 int luaopen_dlpack_producer(lua_State *L);
+static const char module_anchor = 0; /* (lua_module_pin) */
+
 __attribute__((visibility("default"))) int luaopen_dlpack_producer(lua_State *L) {
+  lua_module_pin(&module_anchor); /* Lua 5.1 and LuaJIT would unload it first */
   static const luaL_Reg fns[] = {{"capsule", p_capsule},
                                  {"deletes", p_deletes},
                                  {"consume", p_consume},
