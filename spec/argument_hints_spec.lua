@@ -15,10 +15,12 @@
 local dl = require "dlbridge"
 local support = require "support"
 
+local unpack = table.unpack or unpack -- Lua 5.1 and LuaJIT have only unpack
+
 local GENERIC = "check the argument types against the documentation"
 
-local v = dl.array{1.0, 2.0, 3.0, 4.0}
-local m = dl.array{{1.0, 2.0}, {3.0, 4.0}}
+local v = dl.array({1, 2, 3, 4}, {dtype = "float64"})
+local m = dl.array({{1, 2}, {3, 4}}, {dtype = "float64"})
 
 -- {what the call is, f, args...}: each raises ARGUMENT.
 local misuses = {
@@ -113,7 +115,7 @@ local misuses = {
 describe("the hint of an ARGUMENT error", function()
   for _, case in ipairs(misuses) do
     it("says what was expected: " .. case[1], function()
-      local err = support.expect_code("ARGUMENT", case[2], table.unpack(case, 3))
+      local err = support.expect_code("ARGUMENT", case[2], unpack(case, 3))
       assert.is_string(err.hint)
       assert.are_not.equal(GENERIC, err.hint, case[1])
       -- Something specific: an example to copy (a call, a table or a name in quotes).

@@ -1,8 +1,9 @@
 -- Element-wise arithmetic: operators, functions, broadcasting, dtypes.
 --
 -- This file documents:
---   a + b, a - b, a * b, a / b, a // b, a % b, a ^ b, -a      (arrays and Lua numbers, either side)
---   a & b, a | b, a ~ b, a << b, a >> b, ~a                   (integer and bool arrays)
+--   a + b, a - b, a * b, a / b, a % b, a ^ b, -a              (arrays and Lua numbers, either side)
+--   a // b, a & b, a | b, a ~ b, a << b, a >> b, ~a           (Lua 5.3 and later: the operators
+--                                                              of spec/lua53/arithmetic_spec.lua)
 --   dl.add(a, b, opts)   also dl.sub, dl.mul, dl.div, dl.floor_divide, dl.mod, dl.pow, dl.neg,
 --                        dl.maximum, dl.minimum, dl.bitwise_and/or/xor/not, dl.left_shift,
 --                        dl.right_shift; each is also a method: a:add(b, opts)
@@ -50,7 +51,10 @@ describe("arithmetic operators", function()
     local big = 1000000000000000000                    -- 10^18: its byte strides overflow
     local e = dl.zeros{0, 4, big}                      -- reaches no memory
     local r = -e + 1
-    assert.same({0, 4, big}, r.shape)
+    -- (r.shape holds 10^18, beyond the 2^53 of Lua 5.1, 5.2 and LuaJIT's numbers: tostring
+    -- shows it on every Lua; r.shape itself on Lua 5.3 and later: spec/lua53/arithmetic_spec.lua)
+    assert.matches("shape=(0, 4, 1000000000000000000)", tostring(r), 1, true)
+    assert.equal(3, r.ndim)
     assert.equal(0, r.size)
   end)
 
@@ -122,14 +126,14 @@ describe("integer division, modulo and powers", function()
   it("floor toward minus infinity, with the sign of the divisor for %", function()
     local a = dl.array{7, -7, 7, -7}
     local b = dl.array{2, 2, -2, -2}
-    assert.same({3, -4, -4, 3}, (a // b):totable())
+    assert.same({3, -4, -4, 3}, dl.floor_divide(a, b):totable())
     assert.same({1, 1, -1, -1}, (a % b):totable())
   end)
 
-  it("give 0 for // 0 and % 0 on integers (NumPy's result), inf or nan on floats", function()
-    assert.same({0, 0}, (dl.array{5, -5} // 0):totable())
+  it("give 0 for floor_divide by 0 and % 0 on integers (NumPy's result), inf or nan on floats", function()
+    assert.same({0, 0}, dl.array{5, -5}:floor_divide(0):totable())
     assert.same({0, 0}, (dl.array{5, -5} % 0):totable())
-    local f = dl.array{1.0} // 0
+    local f = dl.array({1}, {dtype = "float64"}):floor_divide(0)
     assert.equal(math.huge, f[1])
   end)
 
@@ -138,45 +142,47 @@ describe("integer division, modulo and powers", function()
     local a = dl.array({-16767, 300}, {dtype = "int16"})
     assert.same({int16(-16767 * -16767), int16(300 * 300)}, (a * a):totable())
     assert.same({(255 * 255) % 256}, (dl.array({255}, {dtype = "uint8"}) ^ 2):totable())
-    assert.same({(0xFFFF << 15) % 65536}, (dl.array({0xFFFF}, {dtype = "uint16"}) << 15):totable())
+    assert.same({(0xFFFF * 2 ^ 15) % 65536},
+                dl.left_shift(dl.array({0xFFFF}, {dtype = "uint16"}), 15):totable())
   end)
 
-  it("wrap the smallest integer // -1 to itself", function()
+  it("wrap the smallest integer floor_divide -1 to itself", function()
     local a = dl.array({-128}, {dtype = "int8"})
-    assert.same({-128}, (a // -1):totable())
+    assert.same({-128}, a:floor_divide(-1):totable())
   end)
 
   it("raise VALUE for an integer to a negative integer power", function()
     expect_code("VALUE", function() return dl.array{2} ^ -1 end)
-    assert.same({0.5}, (dl.array{2.0} ^ -1):totable())
+    assert.same({0.5}, (dl.array({2}, {dtype = "float64"}) ^ -1):totable())
   end)
 end)
 
-describe("bitwise operators", function()
+describe("bitwise functions", function()
   it("work on integers", function()
     local a = dl.array({12, 10}, {dtype = "int32"})
-    assert.same({8, 8}, (a & 8):totable())
-    assert.same({13, 11}, (a | 1):totable())
-    assert.same({6, 0}, (a ~ dl.array{10, 10}):totable())
-    assert.same({24, 20}, (a << 1):totable())
-    assert.same({3, 2}, (a >> 2):totable())
-    assert.same({-13, -11}, (~a):totable())
+    assert.same({8, 8}, dl.bitwise_and(a, 8):totable())
+    assert.same({13, 11}, dl.bitwise_or(a, 1):totable())
+    assert.same({6, 0}, dl.bitwise_xor(a, dl.array{10, 10}):totable())
+    assert.same({24, 20}, dl.left_shift(a, 1):totable())
+    assert.same({3, 2}, dl.right_shift(a, 2):totable())
+    assert.same({-13, -11}, dl.bitwise_not(a):totable())
+    assert.same({-13, -11}, a:invert():totable()) -- NumPy's name
   end)
 
   it("shift by the width or more to 0 (or -1 for negative values shifted right)", function()
     local a = dl.array({1, -1}, {dtype = "int8"})
-    assert.same({0, 0}, (a << 8):totable())
-    assert.same({0, -1}, (a >> 9):totable())
+    assert.same({0, 0}, a:left_shift(8):totable())
+    assert.same({0, -1}, a:right_shift(9):totable())
   end)
 
   it("work on bools as logic", function()
     local t, f = dl.array{true, true}, dl.array{true, false}
-    assert.same({true, false}, (t & f):totable())
-    assert.same({false, true}, (~f):totable())
+    assert.same({true, false}, dl.bitwise_and(t, f):totable())
+    assert.same({false, true}, dl.bitwise_not(f):totable())
   end)
 
   it("raise DTYPE on floats", function()
-    expect_code("DTYPE", function() return dl.array{1.5} & 1 end)
+    expect_code("DTYPE", function() return dl.bitwise_and(dl.array{1.5}, 1) end)
   end)
 end)
 

@@ -51,7 +51,8 @@ function M.py(v)
     if v ~= v then return "nan" end
     if v == math.huge then return "inf" end
     if v == -math.huge then return "-inf" end
-    return math.type(v) == "integer" and tostring(v) or string.format("%.17g", v)
+    -- an integer (Lua 5.3 and later) as written, any other number to the last digit
+    return math.type and math.type(v) == "integer" and tostring(v) or string.format("%.17g", v)
   elseif type(v) == "boolean" then
     return v and "True" or "False"
   elseif v == nil then
@@ -110,6 +111,9 @@ function M.shape(ndim, lo, hi)
   return s
 end
 
+-- table.pack (Lua 5.2 and later) for every Lua: the values and their count n.
+local function pack(...) return { n = select("#", ...), ... } end
+
 local Cases = {}
 Cases.__index = Cases
 
@@ -163,7 +167,7 @@ function Cases:run()
   local failures = {}
   for i, c in ipairs(self.list) do
     local answer = answers[i] or "?"
-    local results = table.pack(pcall(c.run))
+    local results = pack(pcall(c.run))
     local ok, why = true, nil
     local kind, rest = answer:sub(1, 1), answer:sub(3)
     if not results[1] then

@@ -18,6 +18,7 @@ local oracle = require "construct_oracle"
 local tb = require "testbackend"
 
 local expect_code = support.expect_code
+local unpack = table.unpack or unpack -- Lua 5.1 and LuaJIT have only unpack
 local ENGINE = "engine_construct" -- memory behind handles: copies only
 if not support.registered(ENGINE) then tb.register{name = ENGINE} end
 
@@ -156,7 +157,7 @@ describe("agrees with NumPy", function()
       end
       local indexing, sparse = oracle.pick{"xy", "ij"}, math.random(2) == 1
       inputs[#inputs + 1] = {indexing = indexing, sparse = sparse}
-      cases:add("meshgrid", function() return dl.meshgrid(table.unpack(inputs)) end,
+      cases:add("meshgrid", function() return dl.meshgrid(unpack(inputs)) end,
                 string.format("np.meshgrid(%s, indexing='%s', sparse=%s)",
                               table.concat(pyinputs, ", "), indexing, py(sparse)))
       local d2 = oracle.pick(oracle.DTYPES)

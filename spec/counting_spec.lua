@@ -34,7 +34,7 @@ describe("bincount", function()
 
   it("takes non-negative integers of a 1-D array", function()
     expect_code("VALUE", function() return dl.bincount{1, -1} end)
-    expect_code("DTYPE", function() return dl.bincount(dl.array{1.0, 2.0}) end)
+    expect_code("DTYPE", function() return dl.bincount(dl.array({1, 2}, {dtype = "float64"})) end)
     expect_code("SHAPE", function() return dl.bincount(dl.array{{1, 2}}) end)
     expect_code("SHAPE", function() return dl.bincount({1, 2}, {weights = {1}}) end)
     expect_code("VALUE", function() return dl.bincount({1, 2}, {minlength = -1}) end)
@@ -75,12 +75,10 @@ describe("histogram", function()
   end)
 
   it("raises OUT_OF_MEMORY for more bins than any memory holds, counting them right", function()
-    local e = expect_code("OUT_OF_MEMORY", function()
-      return dl.histogram({1, 2, 3}, {bins = math.maxinteger})
-    end)
-    assert.truthy(e.message:find("the 9223372036854775808 edges of 9223372036854775807 bins", 1,
+    -- (math.maxinteger bins, Lua 5.3 and later: spec/lua53/counting_spec.lua)
+    local e = expect_code("OUT_OF_MEMORY", function() return dl.histogram({1, 2, 3}, {bins = 2 ^ 62}) end)
+    assert.truthy(e.message:find("the 4611686018427387905 edges of 4611686018427387904 bins", 1,
                                  true), e.message)
-    expect_code("OUT_OF_MEMORY", function() return dl.histogram({1, 2, 3}, {bins = 1 << 62}) end)
   end)
 
   it("counts its bins and edges against the host's memory limit", function()

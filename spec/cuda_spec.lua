@@ -36,6 +36,8 @@
 -- controls and a foreign producer and consumer).
 local dl = require "dlbridge"
 local support = require "support"
+local string_pack = support.string_pack     -- string.pack on every Lua (5.1 too)
+local unpack = table.unpack or unpack      -- Lua 5.1 and LuaJIT have only unpack
 
 local code_of = support.code_of
 local cuda_info = support.backend_info("cuda")
@@ -86,7 +88,7 @@ local on_two_devices = two_devices and it
                        or function(name) pending(name .. " (needs two devices)") end
 
 -- The bytes of float32 values, as a consumer reads them.
-local function f32(values) return string.pack("<" .. string.rep("f", #values), table.unpack(values)) end
+local function f32(values) return string_pack("<" .. string.rep("f", #values), unpack(values)) end
 
 -- A cpu array and its copy on cuda:0.
 local function pair(shape, dtype)

@@ -26,6 +26,7 @@
 local dl = require "dlbridge"
 local support = require "support"
 local tb = require "testbackend"
+local string_unpack = support.string_unpack -- string.unpack on every Lua (5.1 too)
 
 local GPU = "qgpu_d1"         -- 2 devices, every kernel
 local BARE = "qgpu_d1_bare"   -- no matmul and no cast kernels
@@ -55,7 +56,7 @@ end
 
 local function doubles(bytes)
   local t = {}
-  for k = 1, #bytes // 8 do t[k] = string.unpack("<d", bytes, 8 * k - 7) end
+  for k = 1, #bytes / 8 do t[k] = string_unpack("<d", bytes, 8 * k - 7) end
   return t
 end
 

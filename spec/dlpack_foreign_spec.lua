@@ -104,18 +104,19 @@ describe("a producer's tensor whose elements overlap", function()
 end)
 
 describe("strides that reach no element", function()
+  -- (math.maxinteger and math.mininteger as strides, Lua 5.3 and later: spec/lua53)
   it("of extent-1 dims become the compact row-major ones", function()
-    local b = foreign{shape = {1, 3}, strides = {math.maxinteger // 2, 1}}
+    local b = foreign{shape = {1, 3}, strides = {2 ^ 62, 1}}
     assert.same({3, 1}, b.strides)
-    b = foreign{shape = {3, 1}, strides = {1, math.mininteger}}
+    b = foreign{shape = {3, 1}, strides = {1, -2 ^ 63}}
     assert.same({1, 1}, b.strides)
-    b = foreign{shape = {2, 1, 2}, strides = {1, -(1 << 62), 2}}  -- column-major around it
+    b = foreign{shape = {2, 1, 2}, strides = {1, -2 ^ 62, 2}}  -- column-major around it
     assert.same({1, 2, 2}, b.strides)
     assert.same({{{1, 2}}, {{3, 4}}}, b:totable())
   end)
 
   it("so that computing on such a tensor works", function()
-    local b = foreign{shape = {1, 3}, strides = {math.maxinteger // 2, 1}, values = {1, 2, 3}}
+    local b = foreign{shape = {1, 3}, strides = {2 ^ 62, 1}, values = {1, 2, 3}}
     assert.equal(6, b:sum())
     assert.same({6}, b:sum{dim = 2}:totable())
     assert.same({1, 2, 3}, b:max{dim = 1}:totable())
@@ -126,7 +127,7 @@ describe("strides that reach no element", function()
   end)
 
   it("of a size-0 tensor are all compact row-major", function()
-    local b = foreign{shape = {0, 3}, strides = {math.maxinteger, math.mininteger}, values = {}}
+    local b = foreign{shape = {0, 3}, strides = {2 ^ 62, -2 ^ 63}, values = {}}
     assert.same({3, 1}, b.strides)
     assert.equal(0, b:sum())
     assert.same({0}, (b + 1):sum{dim = 2}.shape)

@@ -25,6 +25,7 @@ local support = require "support"
 local CPU = 1  -- DLPack's device type for host memory (kDLCPU)
 
 local readonly_array = support.readonly_array
+local unpack = table.unpack or unpack -- Lua 5.1 and LuaJIT have only unpack
 
 -- True when writing through b changes a (they share memory).
 local function shares_memory(a, b)
@@ -204,7 +205,7 @@ describe("DLPack errors", function()
       {dl.from_dlpack, dl.zeros(1):to_dlpack(), {device = "nosuch"}},  -- UNKNOWN_DEVICE
     }
     for i, call in ipairs(failures) do
-      local ok, err = pcall(table.unpack(call))
+      local ok, err = pcall(unpack(call))
       assert.is_false(ok)
       assert.equal("string", type(err.hint), "failure " .. i)
       assert.is_true(#err.hint > 0, "failure " .. i)

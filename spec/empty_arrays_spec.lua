@@ -57,7 +57,7 @@ end)
 -- result or a dlbridge.Error is right, anything else (a plain Lua error) is
 -- a defect, and a crash ends the run.
 local NOT_ARRAY_FUNCTIONS = { -- they take no arrays, or touch files or the state
-  try = true, traceback = true, readonly = true, load = true, load_safetensors = true,
+  try = true, scope = true, traceback = true, readonly = true, load = true, load_safetensors = true,
   save = true, save_safetensors = true, memory = true, dtypes = true, backends = true,
 }
 
@@ -70,22 +70,13 @@ local function sorted_functions(t)
   return names
 end
 
--- The Array methods: __index's upvalue that holds them (the debug library
--- only finds them; scripts call them as a:name()).
+-- The Array methods (scripts call them as a:name()), but delete.
 local function array_method_names()
-  local index = debug.getmetatable(dl.zeros(1)).__index
-  for i = 1, 8 do
-    local _, t = debug.getupvalue(index, i)
-    if type(t) == "table" and type(t.sum) == "function" then
-      local names = {}
-      for name, f in pairs(t) do
-        if type(f) == "function" and name ~= "delete" then names[#names + 1] = name end
-      end
-      table.sort(names)
-      return names
-    end
+  local names = {}
+  for _, name in ipairs(support.ARRAY_METHODS) do
+    if name ~= "delete" then names[#names + 1] = name end
   end
-  error("no method table among Array's __index upvalues")
+  return names
 end
 
 local function inputs(backend)
@@ -148,7 +139,7 @@ for _, backend in ipairs(backends) do
           }
         end
         local rng = dl.random.default_rng(1)
-        for name, f in pairs(getmetatable(rng).__index) do
+        for name, f in dl.pairs(getmetatable(rng).__index) do -- a read-only stand-in
           if type(f) == "function" and name ~= "spawn" then
             calls[#calls + 1] = {
               name = "rng:" .. name, make = input.make,

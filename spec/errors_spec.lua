@@ -168,8 +168,10 @@ describe("dl.E", function()
   end)
 
   it("holds exactly these 20 codes", function()
+    -- dl.E is read-only (a userdata stand-in): dl.pairs walks it on every Lua
+    -- (pairs too on Lua 5.2 and later: spec/lua53/errors_spec.lua)
     local n = 0
-    for name, value in pairs(dl.E) do
+    for name, value in dl.pairs(dl.E) do
       n = n + 1
       assert.equal(name, value)
     end
@@ -333,7 +335,7 @@ describe("what typically raises each code", function()
 
   it("OUT_OF_MEMORY: an allocation the system refuses", function()
     -- 2^47 float64 elements ask for 2^50 bytes (one PiB).
-    local err = failure(dl.zeros, {1 << 47})
+    local err = failure(dl.zeros, {2 ^ 47})
     assert.equal("OUT_OF_MEMORY", err.code)
     assert.equal("cpu", err.backend)
   end)

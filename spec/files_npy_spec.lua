@@ -25,6 +25,8 @@
 local dl = require "dlbridge"
 local support = require "support"
 local tb = require "testbackend"
+local string_pack = support.string_pack     -- string.pack on every Lua (5.1 too)
+local string_unpack = support.string_unpack -- string.unpack likewise
 
 local expect_code = support.expect_code
 
@@ -46,8 +48,8 @@ local function npy_bytes(dict, data, major)
   major = major or 1
   local pre = major == 1 and 10 or 12
   local header = dict .. (" "):rep((64 - (pre + #dict + 1) % 64) % 64) .. "\n"
-  local length = major == 1 and string.pack("<I2", #header) or string.pack("<I4", #header)
-  return "\x93NUMPY" .. string.char(major, 0) .. length .. header .. (data or "")
+  local length = major == 1 and string_pack("<I2", #header) or string_pack("<I4", #header)
+  return "\147NUMPY" .. string.char(major, 0) .. length .. header .. (data or "")
 end
 
 local DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -71,8 +73,8 @@ describe("dl.save(path, a) and dl.load(path)", function()
     local a = dl.array({{1, 2, 3}, {4, 5, 6}}, {dtype = "int32"})
     assert.is_nil(dl.save(path, a)) -- returns nothing
     local s = file_bytes(path)
-    assert.equal("\x93NUMPY\1\0", s:sub(1, 8))
-    assert.equal(118, string.unpack("<I2", s, 9)) -- the header's length: data at byte 128
+    assert.equal("\147NUMPY\1\0", s:sub(1, 8)) -- \147 is 0x93 (Lua 5.1 has no \x escapes)
+    assert.equal(118, string_unpack("<I2", s, 9)) -- the header's length: data at byte 128
     local dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }"
     assert.equal(dict, s:sub(11, 10 + #dict))
     assert.equal("\n", s:sub(128, 128))
@@ -212,7 +214,7 @@ describe("dl.load(path, opts)", function()
     dl.save(path, dl.arange(3))
     assert.is_true(dl.load(path, {copy = false}).readonly)
     write_file(path, npy_bytes("{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }",
-                               string.pack(">i4>i4", 1, -2)))
+                               string_pack(">i4>i4", 1, -2)))
     local err = expect_code("COPY_REQUIRED", dl.load, path, {copy = false})
     assert.matches("byte order", err.message)
   end)
@@ -220,7 +222,7 @@ describe("dl.load(path, opts)", function()
   it("byte-swaps a file in the other byte order into a copy (read-only unless copy = true)", function()
     local path = temp_path()
     write_file(path, npy_bytes("{'descr': '>f8', 'fortran_order': False, 'shape': (3,), }",
-                               string.pack(">d>d>d", 1.5, -2, 1e300)))
+                               string_pack(">d>d>d", 1.5, -2, 1e300)))
     local a = dl.load(path)
     assert.same({1.5, -2, 1e300}, a:totable())
     assert.is_true(a.readonly)
@@ -231,7 +233,7 @@ describe("dl.load(path, opts)", function()
     local path = temp_path()
     -- the 2x3 matrix {{1, 2, 3}, {4, 5, 6}} stored column by column
     write_file(path, npy_bytes("{'descr': '<i2', 'fortran_order': True, 'shape': (2, 3), }",
-                               string.pack("<i2i2i2i2i2i2", 1, 4, 2, 5, 3, 6)))
+                               string_pack("<i2i2i2i2i2i2", 1, 4, 2, 5, 3, 6)))
     local a = dl.load(path)
     assert.same({{1, 2, 3}, {4, 5, 6}}, a:totable())
     assert.same({1, 2}, a.strides)
@@ -243,14 +245,14 @@ describe("dl.load(path, opts)", function()
     local path = temp_path()
     for major = 1, 3 do
       write_file(path, npy_bytes('{"descr": "<u2", "fortran_order": False, "shape": (2,)}',
-                                 string.pack("<I2<I2", 7, 65535), major))
+                                 string_pack("<I2<I2", 7, 65535), major))
       assert.same({7, 65535}, dl.load(path):totable())
     end
   end)
 
   it("refuses a header longer than 64 KiB (NumPy refuses over 10000 bytes) with FORMAT", function()
     -- A file (a script) decides the header's length: such a header is never read.
-    local s = "\147NUMPY\2\0" .. string.pack("<I4", 70000) .. string.rep(" ", 70000)
+    local s = "\147NUMPY\2\0" .. string_pack("<I4", 70000) .. string.rep(" ", 70000)
     local err = expect_code("FORMAT", dl.fromnpy, s)
     assert.matches("70000 bytes", err.message, 1, true)
   end)
@@ -300,7 +302,7 @@ describe("dl.tonpy(a) and dl.fromnpy(s)", function()
 
   it("read what dl.load reads", function()
     local s = npy_bytes("{'descr': '>c8', 'fortran_order': True, 'shape': (1, 2), }",
-                        string.pack(">f>f>f>f", 1, 2, 3, 4))
+                        string_pack(">f>f>f>f", 1, 2, 3, 4))
     assert.same({{{re = 1, im = 2}, {re = 3, im = 4}}}, dl.fromnpy(s):totable())
   end)
 
@@ -318,7 +320,7 @@ end)
 
 describe("a malformed .npy file", function()
   local header = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }"
-  local data = string.pack("<i4<i4", 1, 2)
+  local data = string_pack("<i4<i4", 1, 2)
 
   it("raises FORMAT: not .npy, truncated, or a dict that is not what NumPy writes", function()
     expect_code("FORMAT", dl.fromnpy, "")
@@ -336,7 +338,7 @@ describe("a malformed .npy file", function()
 
   it("raises FORMAT for a header length beyond the file", function()
     local s = npy_bytes(header, data)
-    expect_code("FORMAT", dl.fromnpy, s:sub(1, 8) .. string.pack("<I2", 60000) .. s:sub(11))
+    expect_code("FORMAT", dl.fromnpy, s:sub(1, 8) .. string_pack("<I2", 60000) .. s:sub(11))
   end)
 
   it("raises DTYPE, with a hint, for NumPy dtypes dlbridge lacks", function()

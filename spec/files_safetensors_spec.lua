@@ -37,6 +37,8 @@
 local dl = require "dlbridge"
 local support = require "support"
 local tb = require "testbackend"
+local string_pack = support.string_pack     -- string.pack on every Lua (5.1 too)
+local string_unpack = support.string_unpack -- string.unpack likewise
 
 local expect_code = support.expect_code
 
@@ -54,7 +56,7 @@ local write_file = support.write_file
 -- `pad` bytes when given), then the data.
 local function safetensors_bytes(json, data, pad)
   if pad then json = json .. string.rep(" ", pad - #json) end
-  return string.pack("<I8", #json) .. json .. (data or "")
+  return string_pack("<I8", #json) .. json .. (data or "")
 end
 
 -- The lines of /proc/self/maps (Linux) that map path.
@@ -104,11 +106,13 @@ describe("dl.save_safetensors and dl.load_safetensors", function()
     local tensors = {}
     local values = {
       bool = {true, false}, int8 = {-128, 127}, int16 = {-32768, 32767},
-      int32 = {-2147483648, 2147483647}, int64 = {math.mininteger, math.maxinteger},
+      int32 = {-2147483648, 2147483647},
       uint8 = {0, 255}, uint16 = {0, 65535}, uint32 = {0, 4294967295},
       float16 = {1.5, -65504}, bfloat16 = {1.5, -2}, float32 = {0.1, 1e30}, float64 = {0.1, -1e300},
     }
     for dtype, v in pairs(values) do tensors[dtype] = dl.array(v, {dtype = dtype}) end
+    -- -2^63 and 2^63 - 1 (math.mininteger and math.maxinteger), from their bytes
+    tensors.int64 = dl.frombytes("\0\0\0\0\0\0\0\128" .. "\255\255\255\255\255\255\255\127", "int64")
     tensors.uint64 = dl.full({2}, -1, {dtype = "int64"}):astype("uint64") -- 2^64 - 1
     tensors.complex64 = dl.array({{re = 1, im = -2}, {re = 0.5, im = 3}}, {dtype = "complex64"})
     dl.save_safetensors(path, tensors)
@@ -208,19 +212,19 @@ describe("the files dl.save_safetensors writes", function()
   it("hold the header size, the JSON header padded with spaces, then the data", function()
     local s = dl.tosafetensors({b = dl.array({1, 2}, {dtype = "uint8"}),
                                 a = dl.array({1}, {dtype = "float32"})}, {k = "v"})
-    local n = string.unpack("<I8", s)
+    local n = string_unpack("<I8", s)
     assert.equal(0, n % 8) -- the data starts at a multiple of 8
     assert.equal('{"__metadata__":{"k":"v"},'
       .. '"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
       .. '"b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}}', s:sub(9, 8 + n):match("^(.-) *$"))
-    assert.equal(string.pack("<f", 1) .. "\1\2", s:sub(9 + n))
+    assert.equal(string_pack("<f", 1) .. "\1\2", s:sub(9 + n))
   end)
 
   it("lay out the data by item size, so that every tensor is aligned", function()
     local s = dl.tosafetensors{a = dl.ones(3, {dtype = "uint8"}),
                                b = dl.ones(1, {dtype = "float64"}),
                                c = dl.ones(1, {dtype = "int16"})}
-    local n = string.unpack("<I8", s)
+    local n = string_unpack("<I8", s)
     local header = s:sub(9, 8 + n)
     assert.truthy(header:find('"b":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}', 1, true))
     assert.truthy(header:find('"c":{"dtype":"I16","shape":[1],"data_offsets":[8,10]}', 1, true))
@@ -233,7 +237,7 @@ describe("the files dl.save_safetensors writes", function()
     local path = temp_path()
     dl.save_safetensors(path, t)
     local f = assert(io.open(path, "rb"))
-    assert.equal(dl.tosafetensors(t), f:read("a"))
+    assert.equal(dl.tosafetensors(t), f:read("*a"))
     f:close()
   end)
 end)
@@ -252,7 +256,7 @@ describe("dl.fromsafetensors(s, opts)", function()
     -- The JSON header's length is the file's (a script's) to choose, up to
     -- 100 MB; parsing it takes memory, charged to the limit while it runs.
     local json = '{"__metadata__":{"k":"' .. string.rep("v", 200000) .. '"}}'
-    local s = string.pack("<I8", #json) .. json
+    local s = string_pack("<I8", #json) .. json
     collectgarbage()
     tb.set_memory_limit(dl.memory().in_use + 1024 * 1024)
     local ok, err = pcall(dl.fromsafetensors, s)
@@ -280,7 +284,7 @@ describe("files other writers make", function()
     local json = '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
       .. '"f":{"dtype":"F32","shape":[2],"data_offsets":[1,9]}}'
     local path = temp_path()
-    write_file(path, safetensors_bytes(json, "\9" .. string.pack("<ff", 1.5, -2), 80))
+    write_file(path, safetensors_bytes(json, "\9" .. string_pack("<ff", 1.5, -2), 80))
     local t = dl.load_safetensors(path)
     assert.same({1.5, -2}, t.f:totable())
     assert.is_true(t.f.readonly)
@@ -305,15 +309,15 @@ describe("hostile or broken files", function()
   local f32 = '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
 
   it("raise FORMAT when truncated, whatever the cut", function()
-    local s = safetensors_bytes(f32, string.pack("<ff", 1, 2), 56)
+    local s = safetensors_bytes(f32, string_pack("<ff", 1, 2), 56)
     for cut = 0, #s - 1 do
       expect_code("FORMAT", dl.fromsafetensors, s:sub(1, cut))
     end
   end)
 
   it("raise FORMAT for a header size larger than the file, or overflowing", function()
-    expect_code("FORMAT", dl.fromsafetensors, string.pack("<I8", 1000) .. "{}")
-    expect_code("FORMAT", dl.fromsafetensors, string.pack("<i8", -1) .. "{}      ")
+    expect_code("FORMAT", dl.fromsafetensors, string_pack("<I8", 1000) .. "{}")
+    expect_code("FORMAT", dl.fromsafetensors, string_pack("<i8", -1) .. "{}      ")
   end)
 
   it("raise FORMAT for a header that is no JSON object", function()

@@ -36,14 +36,14 @@ end
 -- The peak resident size since the last reset, in MiB.
 local function peak_mib()
   local f = assert(io.open("/proc/self/status", "r"))
-  local kb = f:read("a"):match("VmHWM:%s*(%d+)%s*kB")
+  local kb = f:read("*a"):match("VmHWM:%s*(%d+)%s*kB")
   f:close()
   return tonumber(kb) / 1024
 end
 
 -- Two 64 MiB float32 matrices, transposed (views that are not contiguous).
 local function two_transposed()
-  local a = dl.arange(1 << 24, {dtype = "float32"}):view(4096, 4096)
+  local a = dl.arange(2 ^ 24, {dtype = "float32"}):view(4096, 4096)
   local b = a + 1
   return a:transpose(), b:transpose()
 end
@@ -91,7 +91,7 @@ describe("replacing a file", function()
     assert.same({0, 1, 2, 3}, old:totable())
     assert.same({0, 10, 20, 30}, dl.load_safetensors(path).a:totable())
     local p = io.popen("stat -c %a " .. path)
-    assert.equal("640", p:read("l"))
+    assert.equal("640", p:read("*l"))
     p:close()
   end)
 

@@ -3,7 +3,10 @@
 -- An array holds a reference to a buffer. The hold ends in one of three ways,
 -- all the same idempotent release:
 --   a:delete()                  now (later use raises DELETED)
---   local a <close> = ...       when the scope exits, by return or by error
+--   dl.scope(function(close) local a = close(dl.zeros(n)) ... end)
+--                               when the function returns or raises; on Lua
+--                               5.4, local a <close> = ... does the same
+--                               (spec/lua54/lifetime_spec.lua)
 --   the garbage collector       some time after the last reference is gone
 -- Views share the buffer: it lives until the last array using it lets go.
 -- dlbridge tells Lua's collector how much memory each array holds, so a loop
@@ -69,23 +72,22 @@ describe("a:delete()", function()
   end)
 end)
 
-describe("local a <close>", function()
-  it("deletes the array when the scope ends", function()
+describe("dl.scope(f)", function()
+  it("deletes the arrays marked with close when f returns", function()
     local ref
-    do
-      local a <close> = dl.zeros{1024, 1024}
+    dl.scope(function(close)
+      local a = close(dl.zeros{1024, 1024})
       ref = a
       assert.equal(1024 * 1024, ref.size) -- alive inside the scope
-    end
+    end)
     assert.equal("DELETED", code_of(function() return ref.size end))
     assert.equal("dlbridge.Array (deleted)", tostring(ref))
   end)
 
-  it("deletes the array when the scope exits by an error", function()
+  it("deletes them when f raises, and raises f's error", function()
     local ref
-    local ok, msg = pcall(function()
-      local a <close> = dl.zeros{1024, 1024}
-      ref = a
+    local ok, msg = pcall(dl.scope, function(close)
+      ref = close(dl.zeros{1024, 1024})
       error("boom")
     end)
     assert.is_false(ok)
@@ -93,24 +95,25 @@ describe("local a <close>", function()
     assert.equal("DELETED", code_of(function() return ref.size end))
   end)
 
-  it("deletes the array when a function returns", function()
+  it("returns f's results, and passes its other arguments on", function()
     local ref
-    local function work()
-      local a <close> = dl.ones(8)
+    local first, second = dl.scope(function(close, n)
+      local a = close(dl.ones(n))
       ref = a
-      return a:totable()[1]
-    end
-    assert.equal(1, work())
+      return a:totable()[1], n
+    end, 8)
+    assert.equal(1, first)
+    assert.equal(8, second)
     assert.equal("DELETED", code_of(ref.copy, ref))
   end)
 
   it("frees the memory at scope exit #rss", function()
     collectgarbage("collect")
     local during
-    do
-      local a <close> = big_array()
+    dl.scope(function(close)
+      close(big_array())
       during = rss_mib()
-    end
+    end)
     local after = rss_mib()
     assert.is_true(during - after > 48,
       ("RSS went from %.1f to %.1f MiB at scope exit"):format(during, after))
@@ -118,12 +121,17 @@ describe("local a <close>", function()
 
   it("does not mind an array deleted by hand before the scope ends", function()
     local ref
-    do
-      local a <close> = dl.zeros(4)
+    dl.scope(function(close)
+      local a = close(dl.zeros(4))
       ref = a
       a:delete()
-    end
+    end)
     assert.equal("dlbridge.Array (deleted)", tostring(ref))
+  end)
+
+  it("close takes arrays only (ARGUMENT)", function()
+    local err = support.error_of(dl.scope, function(close) close({1, 2}) end)
+    assert.equal("ARGUMENT", err.code)
   end)
 end)
 

@@ -300,7 +300,7 @@ describe("misuse of matmul and dot", function()
     -- garbage before it allocates (see memory_spec.lua): the pending
     -- finalizer runs inside the call and deletes an operand.
     local target, hits = nil, 0
-    setmetatable({}, {__gc = function() target:delete(); hits = hits + 1 end})
+    support.finalized_by(function() target:delete(); hits = hits + 1 end)
     finally(function() tb.set_memory_limit(0) end)
     for _, f in ipairs{dl.matmul, dl.dot} do
       target = dl.zeros{16, 16}
@@ -308,7 +308,7 @@ describe("misuse of matmul and dot", function()
       tb.set_memory_limit(dl.memory().in_use + 1024)     -- the 2 KiB result does not fit
       expect_code("DELETED", f, other, target)
       tb.set_memory_limit(0)
-      setmetatable({}, {__gc = function() target:delete(); hits = hits + 1 end})
+      support.finalized_by(function() target:delete(); hits = hits + 1 end)
     end
     assert.equal(2, hits)
   end)

@@ -17,6 +17,9 @@
 -- any of this: such a host keeps it from scripts. What the host set in C
 -- (memory limit, file access, registered backends) lives outside Lua and
 -- survives a script clearing dlbridge's registry keys and loading it again.
+--
+-- dl.pairs(x) walks a stand-in (or a table) on every Lua; pairs does too on
+-- Lua 5.2 and later, through the stand-in's __pairs (spec/lua53/sandbox_spec.lua).
 local dl = require "dlbridge"
 local support = require "support"
 local expect_code = support.expect_code
@@ -62,7 +65,7 @@ describe("dl.E, dl.Error and dl.safe", function()
 
   it("still list and call as before", function()
     local codes = 0
-    for name, value in pairs(dl.E) do
+    for name, value in dl.pairs(dl.E) do
       assert.equal(name, value)
       codes = codes + 1
     end
@@ -74,7 +77,7 @@ describe("dl.E, dl.Error and dl.safe", function()
 end)
 
 describe("dl.readonly(t)", function()
-  it("gives a read-only view: reads, pairs and # go through, writes raise READ_ONLY", function()
+  it("gives a read-only view: reads, dl.pairs and # go through, writes raise READ_ONLY", function()
     local view = dl.readonly(dl)           -- what a host hands each untrusted script
     assert.equal(dl.zeros, view.zeros)
     expect_code("READ_ONLY", function() view.zeros = print end)
@@ -82,7 +85,7 @@ describe("dl.readonly(t)", function()
     local list = dl.readonly{10, 20, 30}
     assert.equal(3, #list)
     local sum = 0
-    for _, v in pairs(list) do sum = sum + v end
+    for _, v in dl.pairs(list) do sum = sum + v end
     assert.equal(60, sum)
   end)
 
@@ -113,7 +116,7 @@ describe("everything a script can reach", function()
   end
 
   -- Calls visit(path, value) for every value reachable from the world by
-  -- reading fields (pairs) and metatables, each container once.
+  -- reading fields (dl.pairs) and metatables, each container once.
   local function walk(w, visit)
     local seen = {}
     local function go(path, v)
@@ -125,7 +128,7 @@ describe("everything a script can reach", function()
       if mt then go(path .. "<mt>", mt) end
       if is_container(v) then
         local keys = {}
-        for k in pairs(v) do keys[#keys + 1] = k end
+        for k in dl.pairs(v) do keys[#keys + 1] = k end
         table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
         for _, k in ipairs(keys) do go(path .. "." .. tostring(k), v[k]) end
       end
@@ -157,7 +160,7 @@ describe("everything a script can reach", function()
       pcall(setmetatable, v, {__index = function() return 4 end})
       if not is_container(v) then return end
       local keys = {}
-      for k in pairs(v) do keys[#keys + 1] = k end
+      for k in dl.pairs(v) do keys[#keys + 1] = k end
       for _, k in ipairs(keys) do
         pcall(function() v[k] = function() return 4 end end)
         pcall(rawset, v, k, false)

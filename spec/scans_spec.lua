@@ -36,12 +36,14 @@ describe("cumsum and cumprod", function()
   end)
 
   it("wrap integers as NumPy does", function()
-    local big = dl.array({math.maxinteger, 1}, {dtype = "int64"})
-    assert.equal(math.mininteger, big:cumsum():totable()[2])
+    -- {math.maxinteger, 1} as int64, made from its bytes on every Lua
+    -- (written as numbers on Lua 5.3 and later: spec/lua53/scans_spec.lua)
+    local big = dl.frombytes("\255\255\255\255\255\255\255\127" .. "\1\0\0\0\0\0\0\0", "int64")
+    assert.equal("\0\0\0\0\0\0\0\128", big:cumsum():narrow(1, 2, 1):tobytes()) -- math.mininteger
   end)
 
   it("write into out, which may be the input itself", function()
-    local a = dl.array{1.0, 2.0, 3.0}
+    local a = dl.array({1, 2, 3}, {dtype = "float64"})
     a:cumsum{dim = 1, out = a}
     assert.same({1.0, 3.0, 6.0}, a:totable())
     expect_code("SHAPE", function() return a:cumsum{dim = 1, out = dl.zeros{2}} end)

@@ -116,7 +116,8 @@ describe("unique", function()
   end)
 
   it("counts every NaN as one value, and -0 as 0", function()
-    local v = dl.unique(dl.array{nan, 0.0, nan, -0.0}):totable()
+    local negative_zero = -1 / math.huge -- Lua 5.1 may fold a literal -0.0 into 0
+    local v = dl.unique(dl.array{nan, 0.0, nan, negative_zero}):totable()
     assert.equal(2, #v)
     assert.equal(0, v[1])
     assert.is_true(v[2] ~= v[2])

@@ -130,7 +130,7 @@ describe("dl.array of a table whose metamethods misbehave", function()
 
   it("refuses a length that cannot be allocated before reading any element", function()
     local reads = 0
-    local huge = calling(math.maxinteger, function() reads = reads + 1; return 1 end)
+    local huge = calling(2 ^ 62, function() reads = reads + 1; return 1 end) -- (math.maxinteger: spec/lua53)
     assert.equal("SHAPE", code_of(dl.array, huge))
     assert.equal(1, reads) -- t[1], to learn that it is a number
   end)
@@ -154,6 +154,6 @@ describe("dl.array of a table whose metamethods misbehave", function()
     local co = coroutine.create(function() return dl.array(yielding) end)
     local ok, err = coroutine.resume(co)
     assert.is_false(ok)
-    assert.matches("yield across a C%-call boundary", err)
+    assert.matches("yield across .*C%-call boundary", err) -- Lua 5.1: "metamethod/C-call"
   end)
 end)

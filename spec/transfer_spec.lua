@@ -327,7 +327,7 @@ describe("how the copy is done", function()
   end)
 
   it("a contiguous array moves between the host and the device in one call", function()
-    local n = 4 * 1024 * 1024 // 8  -- 4 MiB of float64
+    local n = 512 * 1024  -- 4 MiB of float64 (8 bytes each)
     local e = dl.arange(n, {dtype = "float64", device = ENGINE})
     local c
     local d = stats_during(ENGINE, function() c = e:to("cpu") end)
@@ -342,7 +342,7 @@ describe("how the copy is done", function()
 
   it("between two devices without a copy hook it goes through host memory in chunks", function()
     -- at most DLB_STAGING_BYTES (4 MiB) of staging memory: 16 MiB in 4 steps
-    local n = 16 * 1024 * 1024 // 8
+    local n = 2 * 1024 * 1024 -- 16 MiB of float64
     local e = dl.arange(n, {dtype = "float64", device = ENGINE})
     local other
     local d = stats_during(ENGINE, function() other = e:to(ENGINE .. ":1") end)
