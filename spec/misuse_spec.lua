@@ -656,14 +656,6 @@ describe("hostile values: Lua code that runs in the middle of a call", function(
         if not done then bomb() end   -- re-arm: one finalizer is always pending
       end)
     end
-    -- a collector that never pauses (from the next cycle on: collectgarbage()
-    -- ends this one) and works fast, so that finalizers come due during the
-    -- calls whatever the size of the heap
-    local pause, stepmul = collectgarbage("setpause", 50), collectgarbage("setstepmul", 1000)
-    finally(function()
-      collectgarbage("setpause", pause)
-      collectgarbage("setstepmul", stepmul)
-    end)
     collectgarbage()
     bomb()
     -- (finalizers come due when the collector says: rounds until one has
