@@ -284,7 +284,6 @@ end
 
 support.string_pack = string.pack or pack
 support.string_unpack = string.unpack or unpack
-support.fallback_pack, support.fallback_unpack = pack, unpack -- checked against string.pack
 
 -- An object that calls f when the collector finalizes it (a table with __gc
 -- on Lua 5.2 and later; on Lua 5.1 and LuaJIT only userdata have

@@ -25,6 +25,7 @@
  *   tb.foreign_capsule(name, device, values) -> capsule  -- the same, as a
  *       producer's capsule (for a __dlpack method)
  */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE (lua_module_pin.h) */
 #include <lauxlib.h>
 #include <lua.h>
 #include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */

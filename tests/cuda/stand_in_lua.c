@@ -23,6 +23,7 @@
  *     entry points only, as on hardware (tests/gpu/hw_stand_in.lua)
  *   deleted() -> how many of tensor's deleters ran
  *   queue(device) -> dlbridge's stream on cuda:device (dlb_device_queue) */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE (lua_module_pin.h) */
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>

@@ -16,6 +16,7 @@
  * stays. strides nil: the tensor's strides are NULL (compact row-major).
  * The module links libdlbridge for dlb_push_capsule_* and dlb_capsule_take
  * (dlbridge.core is loaded RTLD_LOCAL), as tests/backend/testbackend.c does. */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE (lua_module_pin.h) */
 #include <lauxlib.h>
 #include <lua.h>
 #include "lua/compat.h" /* one source for Lua 5.1-5.4 and LuaJIT */
