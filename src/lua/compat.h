@@ -60,8 +60,8 @@
 #define dlbL_gc(L, what, data) lua_gc((L), (what), (data))
 
 /* Whether the collector runs: 1 yes, 0 stopped (collectgarbage("stop")),
- * -1 lua_gc refuses requests now (5.4.4+, in a finalizer). 5.1 and LuaJIT
- * cannot tell: 1. */
+ * -1 lua_gc refuses requests now (5.4.4+, in a finalizer). 5.1 cannot
+ * tell (no LUA_GCISRUNNING; LuaJIT has it): 1. */
 static inline int dlbL_gc_running(lua_State *L) {
 #ifdef LUA_GCISRUNNING
   return lua_gc(L, LUA_GCISRUNNING, 0);
