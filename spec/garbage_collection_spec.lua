@@ -18,26 +18,12 @@
 -- collection. The incremental collector is every Lua's (the default of
 -- Lua 5.4 too); Lua 5.4's generational mode: spec/lua54/garbage_collection_spec.lua.
 local dl = require "dlbridge"
+local support = require "support"
 
 local MiB = 1024 * 1024
 local FRAME = 921600 * 4 -- a float32 640x480x3 frame: 3.5 MiB
 
--- Runs `iterations` rounds of 8 new frames, each round's batch kept for
--- `keep` rounds, beside `heap_mib` MiB of ordinary Lua strings; returns the
--- highest dl.memory().in_use seen and the most frame bytes reachable.
-local function batch_loop(iterations, keep, heap_mib)
-  local heap = {}
-  for i = 1, heap_mib do heap[i] = string.rep("x", MiB - 64) .. i end
-  local batches, peak = {}, 0
-  for it = 1, iterations do
-    local batch = {}
-    batches[it % keep] = batch -- the batch of `keep` rounds ago becomes garbage
-    for i = 1, 8 do batch[i] = dl.empty({921600}, {dtype = "float32"}) end
-    peak = math.max(peak, dl.memory().in_use)
-  end
-  assert.equal(heap_mib, #heap)
-  return peak, keep * 8 * FRAME
-end
+local batch_loop = support.frame_batches
 
 -- Runs f with the incremental collector's pause and step multiplier set as
 -- given, then puts the spec runner's settings back.

@@ -304,4 +304,23 @@ function support.lua_command()
   return "lua" .. _VERSION:match("%d+%.%d+")
 end
 
+-- The garbage collection specs' loop: `iterations` rounds of 8 new float32
+-- 640x480x3 frames (3.5 MiB each), each round's batch kept for `keep`
+-- rounds, beside `heap_mib` MiB of ordinary Lua strings; returns the
+-- highest dl.memory().in_use seen and the most frame bytes reachable.
+function support.frame_batches(iterations, keep, heap_mib)
+  local MiB = 1024 * 1024
+  local heap = {}
+  for i = 1, heap_mib do heap[i] = string.rep("x", MiB - 64) .. i end
+  local batches, peak = {}, 0
+  for it = 1, iterations do
+    local batch = {}
+    batches[it % keep] = batch -- the batch of `keep` rounds ago becomes garbage
+    for i = 1, 8 do batch[i] = dl.empty({921600}, {dtype = "float32"}) end
+    peak = math.max(peak, dl.memory().in_use)
+  end
+  assert.equal(heap_mib, #heap)
+  return peak, keep * 8 * 921600 * 4
+end
+
 return support
