@@ -65,7 +65,7 @@ static lua_array *make_array_object(lua_State *L, int mt, dlb_lua_state *state) 
 
 /* new_array_object(metatable, state): the same, run by dlbL_call_maker. */
 static int new_array_object(lua_State *L) {
-  make_array_object(L, 1, lua_touserdata(L, 2));
+  make_array_object(L, 1, dlbL_to_address(L, 2));
   return 1;
 }
 
@@ -83,8 +83,8 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
     lua_pushvalue(L, DLB_UV_ARRAY_MT);
   else
     luaL_getmetatable(L, DLB_ARRAY_MT);
-  lua_pushlightuserdata(L, state);
-  dlbL_call_maker(L, 2 + extra, op, "a new array object");
+  dlbL_push_address(L, state);
+  dlbL_call_maker(L, 1 + DLBL_ADDRESS_SLOTS + extra, op, "a new array object");
   return &((lua_array *)lua_touserdata(L, -1))->array;
 }
 
@@ -212,10 +212,10 @@ static int array_pairs(lua_State *L) {
   return 3;
 }
 
-/* int_list(pointer, n): a table of n int64 values (run in protected mode). */
+/* int_list(n, pointer): a table of n int64 values (run in protected mode). */
 static int int_list(lua_State *L) {
-  const int64_t *v = lua_touserdata(L, 1);
-  int n = (int)dlbL_tointeger(L, 2);
+  int n = (int)dlbL_tointeger(L, 1);
+  const int64_t *v = dlbL_to_address(L, 2);
   lua_createtable(L, n, 0);
   for (int d = 0; d < n; d++) {
     dlbL_push_int64(L, v[d]);
@@ -229,9 +229,9 @@ static void push_int_list(lua_State *L, int n, const int64_t *v) {
   int64_t copy[DLB_MAX_NDIM]; /* a finalizer run by the allocation may delete the array */
   memcpy(copy, v, (size_t)n * sizeof *v);
   int extra = dlbL_push_callee(L, int_list);
-  lua_pushlightuserdata(L, copy);
   lua_pushinteger(L, n);
-  dlbL_pcall(L, 2 + extra, 1, "Array:__index");
+  dlbL_push_address(L, copy);
+  dlbL_pcall(L, 1 + DLBL_ADDRESS_SLOTS + extra, 1, "Array:__index");
 }
 
 /* a.shape, a.dtype, ...: returns 0 when name is not an attribute. */
@@ -400,9 +400,9 @@ static int array_len(lua_State *L) {
   return 1;
 }
 
-/* push_text(pointer, length): the string (called in protected mode). */
+/* push_text(length, pointer): the string (called in protected mode). */
 static int push_text(lua_State *L) {
-  lua_pushlstring(L, (const char *)lua_touserdata(L, 1), (size_t)dlbL_tointeger(L, 2));
+  lua_pushlstring(L, (const char *)dlbL_to_address(L, 2), (size_t)dlbL_tointeger(L, 1));
   return 1;
 }
 
@@ -427,9 +427,9 @@ static int array_tostring(lua_State *L) {
   }
   /* Pushed in protected mode, so that a Lua memory error cannot leak sb. */
   extra = dlbL_push_callee(L, push_text);
-  lua_pushlightuserdata(L, sb.data ? sb.data : (char *)"");
   lua_pushinteger(L, (lua_Integer)sb.len);
-  st = lua_pcall(L, 2 + extra, 1, 0) == LUA_OK ? DLB_OK : DLB_E_OUT_OF_MEMORY;
+  dlbL_push_address(L, sb.data ? sb.data : "");
+  st = lua_pcall(L, 1 + DLBL_ADDRESS_SLOTS + extra, 1, 0) == LUA_OK ? DLB_OK : DLB_E_OUT_OF_MEMORY;
   dlb_strbuf_free(&sb);
   if (st != DLB_OK) dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:__tostring", "no memory to print");
   return 1;

@@ -23,6 +23,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdint.h>
 #if defined(__has_include)
 #if __has_include(<luajit.h>)
 #include <luajit.h>
@@ -102,13 +103,44 @@ static inline int dlbL_upvalues_readable(lua_State *L) {
 #endif
 }
 
+/* --- a C address as arguments of a function called in protected mode --- */
+/* LuaJIT's 64-bit light userdata is interned: pushing an address of a
+ * 512 GiB segment it has not seen allocates (lj_lightud_intern), and after
+ * 255 segments raises "bad light userdata pointer". So an address pushed
+ * before lua_pcall protects anything (the function to call, a job for it)
+ * could raise Lua's plain memory error from code that promised a coded one,
+ * leaking what it held. There an address travels as two numbers (its high
+ * and low 32 bits, exact in a double); elsewhere as one light userdata,
+ * which never allocates. DLBL_ADDRESS_SLOTS counts the stack slots. */
+#if DLB_LUA_IS_JIT && UINTPTR_MAX > 0xffffffffu
+#define DLBL_ADDRESS_SLOTS 2
+static inline void dlbL_push_address(lua_State *L, const void *p) {
+  uint64_t u = (uint64_t)(uintptr_t)p;
+  lua_pushnumber(L, (lua_Number)(u >> 32));
+  lua_pushnumber(L, (lua_Number)(u & 0xffffffffu));
+}
+/* The address pushed at idx (> 0) by dlbL_push_address. */
+static inline void *dlbL_to_address(lua_State *L, int idx) {
+  uint64_t hi = (uint64_t)lua_tonumber(L, idx), lo = (uint64_t)lua_tonumber(L, idx + 1);
+  return (void *)(uintptr_t)(hi << 32 | lo);
+}
+#else
+#define DLBL_ADDRESS_SLOTS 1
+static inline void dlbL_push_address(lua_State *L, const void *p) {
+  lua_pushlightuserdata(L, (void *)p);
+}
+static inline void *dlbL_to_address(lua_State *L, int idx) {
+  return lua_touserdata(L, idx);
+}
+#endif
+
 /* --- calling a C function in protected mode, allocating nothing first --- */
 /* 5.2+ push a C function without upvalues as a light value. 5.1 and LuaJIT
  * make a closure for every lua_pushcfunction: an allocation before lua_pcall
  * protects anything, which under a host's memory limit raises Lua's plain
  * "not enough memory" from code that promised a coded error or none. There
- * one trampoline, made when dlbridge opens, carries the function as a light
- * userdata argument. */
+ * one trampoline, made when dlbridge opens, takes the function's address as
+ * its first argument(s) (DLBL_ADDRESS_SLOTS). */
 #define DLB_TRAMPOLINE_KEY "dlbridge.trampoline" /* registry: the trampoline (5.1) */
 #if LUA_VERSION_NUM == 501
 typedef union dlbL_callee {
@@ -118,8 +150,8 @@ typedef union dlbL_callee {
 
 static int dlbL_compat_trampoline(lua_State *L) {
   dlbL_callee c;
-  c.p = lua_touserdata(L, 1);
-  lua_remove(L, 1);
+  c.p = dlbL_to_address(L, 1);
+  for (int k = 0; k < DLBL_ADDRESS_SLOTS; k++) lua_remove(L, 1);
   return c.f(L);
 }
 #endif
@@ -135,8 +167,8 @@ static inline void dlbL_open_trampoline(lua_State *L) {
 }
 
 /* Pushes f to be called by lua_pcall (its arguments pushed after): returns
- * the count of extra arguments the call then takes (0; 1 on 5.1 and LuaJIT,
- * f itself). No allocation once dlbridge is open in L. */
+ * the count of extra arguments the call then takes (0; DLBL_ADDRESS_SLOTS
+ * on 5.1 and LuaJIT, f's address). No allocation once dlbridge is open in L. */
 static inline int dlbL_push_callee(lua_State *L, lua_CFunction f) {
 #if LUA_VERSION_NUM == 501
   dlbL_callee c;
@@ -144,8 +176,8 @@ static inline int dlbL_push_callee(lua_State *L, lua_CFunction f) {
   if (lua_type(L, -1) == LUA_TFUNCTION) {
     c.p = NULL;
     c.f = f;
-    lua_pushlightuserdata(L, c.p);
-    return 1;
+    dlbL_push_address(L, c.p);
+    return DLBL_ADDRESS_SLOTS;
   }
   lua_pop(L, 1);
 #endif

@@ -51,7 +51,7 @@ static dlb_capsule *make_capsule_object(lua_State *L, int mt, dlb_lua_state *sta
 
 /* new_capsule_object(metatable, state): the same, run by dlbL_call_maker. */
 static int new_capsule_object(lua_State *L) {
-  make_capsule_object(L, 1, lua_touserdata(L, 2));
+  make_capsule_object(L, 1, dlbL_to_address(L, 2));
   return 1;
 }
 
@@ -67,8 +67,8 @@ dlb_capsule *dlbL_push_empty_capsule(lua_State *L, const char *op) {
   }
   int extra = dlbL_push_callee(L, new_capsule_object);
   lua_rawgeti(L, LUA_REGISTRYINDEX, state->capsule_mt); /* an integer key: no string lookup */
-  lua_pushlightuserdata(L, state);
-  dlbL_call_maker(L, 2 + extra, op, "a new capsule");
+  dlbL_push_address(L, state);
+  dlbL_call_maker(L, 1 + DLBL_ADDRESS_SLOTS + extra, op, "a new capsule");
   return lua_touserdata(L, -1);
 }
 
@@ -528,7 +528,7 @@ static void capsule_from_protocol(lua_State *L, int x, protocol_request *r, cons
 /* protocol_capsule(x, request): the capsule x's __dlpack method gives (run
  * in protected mode by dl.from_dlpack). */
 static int protocol_capsule(lua_State *L) {
-  protocol_request *r = lua_touserdata(L, 2);
+  protocol_request *r = dlbL_to_address(L, 2);
   int has_method = lua_type(L, 1) == LUA_TTABLE || lua_type(L, 1) == LUA_TUSERDATA;
   if (has_method) {
     int extra = dlbL_push_callee(L, has_callable_dunder);
@@ -600,8 +600,8 @@ static int dlpack_from_dlpack(lua_State *L) {
     /* The protocol allocates (option tables, error causes): protected. */
     int extra = dlbL_push_callee(L, protocol_capsule);
     lua_pushvalue(L, x);
-    lua_pushlightuserdata(L, &req);
-    dlbL_pcall(L, 2 + extra, 1, "dl.from_dlpack");
+    dlbL_push_address(L, &req);
+    dlbL_pcall(L, 1 + DLBL_ADDRESS_SLOTS + extra, 1, "dl.from_dlpack");
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
     /* A producer's copy (IS_COPIED) is the consumer's own memory: copy =

@@ -15,7 +15,7 @@ typedef struct error_fields {
 
 /* push_fields(fields): the error table (run in protected mode by push_table). */
 static int push_fields(lua_State *L) {
-  const error_fields *f = lua_touserdata(L, 1);
+  const error_fields *f = dlbL_to_address(L, 1);
   const char *hint = f->hint;
   /* No hint of its own: an ARGUMENT error shows how the function is called. */
   if (!hint && f->code == DLB_E_ARGUMENT && f->op) hint = dlbL_usage(f->op);
@@ -55,8 +55,8 @@ static int push_fields(lua_State *L) {
 static void push_table(lua_State *L, const error_fields *f) {
   for (int attempt = 0;; attempt++) {
     int extra = dlbL_push_callee(L, push_fields); /* no allocation */
-    lua_pushlightuserdata(L, (void *)f);
-    if (lua_pcall(L, 1 + extra, 1, 0) == LUA_OK) return;
+    dlbL_push_address(L, f);
+    if (lua_pcall(L, DLBL_ADDRESS_SLOTS + extra, 1, 0) == LUA_OK) return;
     if (attempt > 0) lua_error(L);
     lua_pop(L, 1);
   }
@@ -154,14 +154,14 @@ int dlbL_call_protected(lua_State *L, lua_CFunction f, const char *op) {
 
 /* push_string_unprotected(s): the string s. */
 static int push_string_unprotected(lua_State *L) {
-  lua_pushstring(L, (const char *)lua_touserdata(L, 1));
+  lua_pushstring(L, (const char *)dlbL_to_address(L, 1));
   return 1;
 }
 
 void dlbL_push_string(lua_State *L, const char *s, const char *op) {
   int extra = dlbL_push_callee(L, push_string_unprotected);
-  lua_pushlightuserdata(L, (void *)s);
-  dlbL_pcall(L, 1 + extra, 1, op);
+  dlbL_push_address(L, s);
+  dlbL_pcall(L, DLBL_ADDRESS_SLOTS + extra, 1, op);
 }
 
 /* tostring(err): "file:line: dlbridge: CODE: message (hint: ...)", led by

@@ -27,21 +27,27 @@
 #define LUA_TCDATA 10          /* lua_type of a cdata in LuaJIT */
 enum { FFI_READ = 1, FFI_BOX, FFI_CAST };
 
-/* The helpers: read(x, buf) stores an int64_t/uint64_t cdata x at buf and
- * says which (1 signed, 2 unsigned, else 0); box(buf, unsigned) makes one
- * from buf; cast(ptr, ctype) makes a typed pointer of a light userdata. */
+/* The helpers, with 64 bits as two numbers (high and low 32 bits: no
+ * address crosses into Lua, see dlbL_push_address): read(x) says whether x
+ * is an int64_t (1) or uint64_t (2) cdata, else 0, and its bits; box(hi,
+ * lo, unsigned) makes one of bits; cast(hi, lo, ctype) makes a typed pointer. */
 static const char ffi_helpers[] =
     "local ffi = ...\n"
     "local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')\n"
-    "local i64p, u64p = ffi.typeof('int64_t *'), ffi.typeof('uint64_t *')\n"
     "local istype, cast = ffi.istype, ffi.cast\n"
-    "local function read(x, buf)\n"
-    "  if istype(i64, x) then cast(i64p, buf)[0] = x return 1 end\n"
-    "  if istype(u64, x) then cast(u64p, buf)[0] = x return 2 end\n"
+    "local split = u64(4294967296)\n"
+    "local function halves(u) return tonumber(u / split), tonumber(u % split) end\n"
+    "local function join(hi, lo) return u64(hi) * split + lo end\n"
+    "local function read(x)\n"
+    "  if istype(i64, x) then return 1, halves(cast(u64, x)) end\n"
+    "  if istype(u64, x) then return 2, halves(x) end\n"
     "  return 0\n"
     "end\n"
-    "local function box(buf, unsigned) return cast(unsigned and u64p or i64p, buf)[0] end\n"
-    "local function to_pointer(p, ctype) return cast(ctype, p) end\n"
+    "local function box(hi, lo, unsigned)\n"
+    "  if unsigned then return join(hi, lo) end\n"
+    "  return cast(i64, join(hi, lo))\n"
+    "end\n"
+    "local function to_pointer(hi, lo, ctype) return cast(ctype, join(hi, lo)) end\n"
     "return {read, box, to_pointer}\n";
 
 /* Pushes the ffi module as require "ffi" would give it (LuaJIT preloads
@@ -90,6 +96,12 @@ static int push_ffi(lua_State *L, int which) {
   return 1;
 }
 
+/* Pushes the high and low 32 bits of u, two numbers. */
+static void push_halves(lua_State *L, uint64_t u) {
+  lua_pushnumber(L, (lua_Number)(u >> 32));
+  lua_pushnumber(L, (lua_Number)(u & 0xffffffffu));
+}
+
 /* The 64-bit integer cdata at idx: 1 int64_t, 2 uint64_t (into *bits), 0 none. */
 static int read_cdata(lua_State *L, int idx, uint64_t *bits) {
   int kind;
@@ -97,19 +109,19 @@ static int read_cdata(lua_State *L, int idx, uint64_t *bits) {
   idx = lua_absindex(L, idx);
   if (!push_ffi(L, FFI_READ)) return 0;
   lua_pushvalue(L, idx);
-  lua_pushlightuserdata(L, bits);
-  lua_call(L, 2, 1);
-  kind = (int)lua_tointeger(L, -1);
-  lua_pop(L, 1);
+  lua_call(L, 1, 3);
+  kind = (int)lua_tointeger(L, -3);
+  if (kind) *bits = (uint64_t)lua_tonumber(L, -2) << 32 | (uint64_t)lua_tonumber(L, -1);
+  lua_pop(L, 3);
   return kind;
 }
 
 /* Pushes bits as a boxed int64_t (or uint64_t); 0 without the FFI. */
 static int box_cdata(lua_State *L, uint64_t bits, int is_unsigned) {
   if (!push_ffi(L, FFI_BOX)) return 0;
-  lua_pushlightuserdata(L, &bits);
+  push_halves(L, bits);
   lua_pushboolean(L, is_unsigned);
-  lua_call(L, 2, 1);
+  lua_call(L, 3, 1);
   return 1;
 }
 #endif
@@ -230,9 +242,9 @@ void dlbL_push_uint64(lua_State *L, uint64_t v) {
 int dlbL_push_pointer(lua_State *L, void *p, const char *ctype) {
 #if DLB_LUA_IS_JIT
   if (!push_ffi(L, FFI_CAST)) return 0;
-  lua_pushlightuserdata(L, p);
+  push_halves(L, (uint64_t)(uintptr_t)p);
   lua_pushstring(L, ctype);
-  lua_call(L, 2, 1);
+  lua_call(L, 3, 1);
   return 1;
 #else
   (void)L, (void)p, (void)ctype;

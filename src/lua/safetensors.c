@@ -34,14 +34,15 @@ typedef struct load_job {
 /* build(job) -> tensors, metadata. Run in protected mode; a failure of the
  * core is recorded in job (and nothing returned), Lua's own errors raise. */
 static int build_unprotected(lua_State *L) {
-  load_job *job = lua_touserdata(L, 1);
+  load_job *job = dlbL_to_address(L, 1);
   const dlb_safetensors_header *h = &job->header;
-  lua_createtable(L, 0, h->ntensors > INT_MAX ? INT_MAX : (int)h->ntensors); /* 2 */
-  lua_createtable(L, 0, h->nmetadata > INT_MAX ? INT_MAX : (int)h->nmetadata); /* 3 */
+  int tensors = DLBL_ADDRESS_SLOTS + 1, metadata = tensors + 1; /* after job */
+  lua_createtable(L, 0, h->ntensors > INT_MAX ? INT_MAX : (int)h->ntensors);
+  lua_createtable(L, 0, h->nmetadata > INT_MAX ? INT_MAX : (int)h->nmetadata);
   for (size_t i = 0; i < h->nmetadata; i++) {
     lua_pushlstring(L, h->metadata[i].key, h->metadata[i].key_len);
     lua_pushlstring(L, h->metadata[i].value, h->metadata[i].value_len);
-    lua_rawset(L, 3);
+    lua_rawset(L, metadata);
   }
   for (size_t i = 0; i < h->ntensors; i++) {
     dlb_load_item item;
@@ -51,7 +52,7 @@ static int build_unprotected(lua_State *L) {
     dlb_safetensors_item(h, i, &item);
     if ((job->status = dlb_load_array(&job->source, &item, a, &job->err)) != DLB_OK) return 0;
     job->made[job->nmade++] = a;
-    lua_rawset(L, 2);
+    lua_rawset(L, tensors);
   }
   return 2;
 }
@@ -85,8 +86,8 @@ static dlb_status build_tables(lua_State *L, load_job *job, dlb_error *err) {
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory to load %zu tensors",
                     job->header.ntensors);
   int extra = dlbL_push_callee(L, build_unprotected); /* no allocation */
-  lua_pushlightuserdata(L, job);
-  if (lua_pcall(L, 1 + extra, 2, 0) != LUA_OK)
+  dlbL_push_address(L, job);
+  if (lua_pcall(L, DLBL_ADDRESS_SLOTS + extra, 2, 0) != LUA_OK)
     st = build_raised(L, err);
   else if ((st = job->status) != DLB_OK)
     *err = job->err;
