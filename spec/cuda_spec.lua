@@ -90,6 +90,14 @@ local on_two_devices = two_devices and it
 -- The bytes of float32 values, as a consumer reads them.
 local function f32(values) return string_pack("<" .. string.rep("f", #values), unpack(values)) end
 
+-- Garbage collected and every device's queued work done: frees queued by
+-- earlier examples have run, so memory counts can be compared.
+local function settle()
+  collectgarbage()
+  collectgarbage()
+  for d = 0, cuda_info.devices - 1 do dl.synchronize("cuda:" .. d) end
+end
+
 -- A cpu array and its copy on cuda:0.
 local function pair(shape, dtype)
   local n = 1
@@ -105,6 +113,13 @@ describe("dl.backends() with a driver", function()
     assert.is_true(cuda.devices >= 1)
     assert.is_true(cuda.exportable)
     assert.is_nil(cuda.reason)
+  end)
+
+  on_stand_in("resolves the driver's entry points with the legacy default stream's semantics", function()
+    -- cuGetProcAddress(..., CU_GET_PROC_ADDRESS_LEGACY_STREAM): stream 1 is
+    -- the legacy default stream whatever the process was built with.
+    assert.is_true(S.query("getproc_lookups") > 0)
+    assert.equal(0, S.query("getproc_not_legacy"))
   end)
 end)
 
@@ -197,6 +212,33 @@ describe("device_put with cuda", function()
     assert.same(host:slice(2, 3, 10):totable(), cols:totable())
   end)
 
+  on_stand_in("copies through the staging buffers when the driver refuses a 2D copy", function()
+    -- Within device memory the reference lets cuMemcpy2DAsync refuse pitches
+    -- that cuMemAllocPitch did not give (132 bytes here): the copy is retried
+    -- the slow way, with the same result.
+    local host, a = pair{64, 33}
+    S.control("strict_2d", 1)
+    S.control("reset_counts")
+    local ok, cols = pcall(function() return a:slice(2, 3, 10):contiguous() end)
+    local tries = S.query("calls:cuMemcpy2DAsync_v2")
+    S.control("strict_2d", 0)
+    assert.is_true(ok, tostring(cols))
+    assert.is_true(tries >= 1) -- refused, then pieces through host memory
+    assert.same(host:slice(2, 3, 10):totable(), cols:to("cpu"):totable())
+  end)
+
+  on_stand_in("never asks for a 2D copy wider than the device's MAX_PITCH", function()
+    local host, a = pair{64, 32} -- pitch 128 bytes
+    S.control("max_pitch", 64)
+    S.control("reset_counts")
+    local ok, cols = pcall(function() return a:slice(2, 3, 10):to("cpu") end)
+    local tries = S.query("calls:cuMemcpy2DAsync_v2")
+    S.control("max_pitch", 2147483647)
+    assert.is_true(ok, tostring(cols))
+    assert.equal(0, tries)
+    assert.same(host:slice(2, 3, 10):totable(), cols:totable())
+  end)
+
   it("moves any layout, however large, through pinned staging buffers", function()
     local host, a = pair({3, 700, 1000}) -- 8.4 MB: more than two 4 MiB staging buffers
     local view = a:permute{3, 1, 2}:slice(1, 1000, 1, -1)
@@ -244,6 +286,45 @@ describe("a:to_dlpack{stream = s} on cuda", function()
       -- behaviour there), so on hardware this is never asked.
       assert.equal("ARGUMENT", code_of(a.to_dlpack, a, {stream = 12345}))
     end
+  end)
+
+  on_stand_in("waits on the host for a consumer stream being captured into a graph", function()
+    -- An event recorded outside a capture cannot be waited for inside it
+    -- (the capture would be invalidated): dlbridge's work is finished first,
+    -- and the capture goes on.
+    local s = S.stream(0)
+    local a = dl.zeros(256, {dtype = "float32", device = "cuda:0"})
+    S.control("delay_us", 20000)
+    a:fill(3)
+    assert.equal(0, S.capture(s))
+    local ok, c = pcall(a.to_dlpack, a, {stream = s})
+    local pending, status = S.query("pending"), S.capture_status(s)
+    local ended = S.end_capture(s)
+    S.control("delay_us", 300)
+    assert.is_true(ok, tostring(c))
+    assert.equal(0, pending)
+    assert.equal(1, status) -- still capturing
+    assert.equal(0, ended)  -- a graph, not CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+    assert.equal(string.rep(f32{3}, 256), (S.read(c, s)))
+  end)
+
+  on_stand_in("allocates and frees while another stream is captured in global mode", function()
+    -- PyTorch captures in global mode, where cuMemAlloc and cuMemFree are
+    -- refused and break the capture; dlbridge's calls run in relaxed mode.
+    settle()
+    local before = S.query("live_allocations")
+    local a = dl.full(64, 1, {dtype = "float32", device = "cuda:0"})
+    S.read(a:to_dlpack(), 1) -- exported: its free waits for the whole device
+    local s = S.stream(0)
+    assert.equal(0, S.capture(s, 0))
+    local ok, b = pcall(dl.zeros, 64, {device = "cuda:0"})
+    a, b = nil, nil
+    settle()
+    local live, status = S.query("live_allocations"), S.capture_status(s)
+    assert.equal(0, S.end_capture(s))
+    assert.is_true(ok)
+    assert.equal(1, status)
+    assert.equal(before, live)
   end)
 
   with_module("exports the device pointer itself; a cpu copy with dl_device = {1, 0}", function()
@@ -296,6 +377,31 @@ describe("dl.from_dlpack of CUDA memory", function()
     assert.same({7, 8}, on_device:to("cpu"):totable())
   end)
 
+  on_stand_in("has a pinned or managed producer finish its work before the host reads", function()
+    -- Pinned and managed memory become cpu arrays: the producer is asked to
+    -- order its work before dlbridge's stream on cuda:0, and the host waits
+    -- for that stream before reading (a producer still writing is not read).
+    local seen = {}
+    local function producer(pointer, device_type)
+      return {
+        __dlpack_device = function() return device_type, 0 end,
+        __dlpack = function(_, opts)
+          seen[#seen + 1] = opts.stream
+          return S.tensor{1, 2, 3, pointer = pointer, device_type = device_type, stream = opts.stream or 1}
+        end,
+      }
+    end
+    S.control("delay_us", 20000)
+    local ok1, pinned = pcall(dl.from_dlpack, producer("pinned", 3))
+    local ok2, managed = pcall(dl.from_dlpack, producer("managed", 13))
+    local values = {ok1 and pinned:totable(), ok2 and managed:totable()}
+    S.control("delay_us", 300)
+    assert.is_true(ok1, tostring(pinned))
+    assert.is_true(ok2, tostring(managed))
+    assert.same({{1, 2, 3}, {1, 2, 3}}, values)
+    assert.same({S.queue(0), S.queue(0)}, seen)
+  end)
+
   with_module("passes dlbridge's stream to a producer's __dlpack", function()
     local seen
     local producer = {
@@ -330,6 +436,55 @@ describe("cuda errors", function()
     assert.equal(999, err.status)
     assert.matches("CUDA_ERROR_UNKNOWN", err.message, 1, true) -- the driver's name for it
     assert.same({1, 1, 1, 1}, a:to("cpu"):totable())
+  end)
+end)
+
+describe("cuda memory", function()
+  on_stand_in("is zeroed and freed in stream order: the host does not wait", function()
+    settle() -- (earlier exports' frees would wait for the whole device)
+    S.control("delay_us", 20000)
+    local a = dl.zeros(4096, {dtype = "float32", device = "cuda:0"})
+    local after_zeros = S.query("pending")
+    a:fill(1)
+    a = nil
+    collectgarbage()
+    collectgarbage()
+    local after_free = S.query("pending")
+    S.control("delay_us", 300)
+    dl.synchronize("cuda:0")
+    assert.is_true(after_zeros > 0, "zeros waited for its memset")
+    assert.is_true(after_free > 0, "the free waited for the fill")
+    assert.equal(0, S.query("early_frees"))
+  end)
+
+  on_two_devices("is freed after another device's queued copy that reads it", function()
+    local src = dl.full(4096, 2, {dtype = "float32", device = "cuda:0"})
+    dl.synchronize("cuda:0")
+    if stand_in then S.control("delay_us", 20000) end
+    local dst = src:to("cuda:1") -- queued on cuda:1's stream, reading src
+    src = nil
+    collectgarbage()
+    collectgarbage()
+    if stand_in then S.control("delay_us", 300) end
+    dl.synchronize("cuda:1")
+    dl.synchronize("cuda:0")
+    if stand_in then assert.equal(0, S.query("early_frees")) end
+    assert.is_true(string.rep(f32{2}, 4096) == dst:to("cpu"):tobytes())
+  end)
+
+  on_stand_in("keeps a free the driver refuses, and frees it at the next allocation", function()
+    settle()
+    local before = S.query("live_allocations")
+    local a = dl.zeros(100, {device = "cuda:0"})
+    S.control("fail_free", 1)
+    a = nil
+    settle()
+    local kept = S.query("live_allocations")
+    local b = dl.zeros(1, {device = "cuda:0"}) -- tries the kept free again
+    settle()
+    assert.equal(before + 1, kept)
+    assert.equal(before + 1, S.query("live_allocations")) -- b's, not a's
+    assert.same({0}, b:to("cpu"):totable())
   end)
 end)
 

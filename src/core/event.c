@@ -56,6 +56,17 @@ dlb_status dlb_buffers_after_work(dlb_backend *backend, int device_id, void *que
   return DLB_OK;
 }
 
+dlb_status dlb_backend_wait_queue(dlb_backend *backend, int device_id, dlb_error *err) {
+  dlb_event *ev;
+  dlb_status st = dlb_event_record(backend, device_id, dlb_backend_queue(backend, device_id), &ev, err);
+  if (st != DLB_OK || !ev) return st;
+  if (ev->backend->ops.event_synchronize &&
+      (st = ev->backend->ops.event_synchronize(ev->backend->ctx, ev->device_id, ev->native)) != DLB_OK)
+    st = dlb_backend_failed(backend, st, "wait for queued work", err);
+  dlb_event_release(ev);
+  return st;
+}
+
 dlb_status dlb_buffer_sync_host(dlb_buffer *buffer, dlb_error *err) {
   dlb_event *ev = buffer ? buffer->pending : NULL;
   dlb_status st;

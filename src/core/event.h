@@ -40,6 +40,10 @@ void dlb_event_retain(dlb_event *event);
 /* Drops a reference; the last one calls event_release. NULL is fine. Any thread. */
 void dlb_event_release(dlb_event *event);
 
+/* The host waits for the work queued so far on dlbridge's queue of
+ * (backend, device_id): nothing for a synchronous backend. */
+dlb_status dlb_backend_wait_queue(dlb_backend *backend, int device_id, dlb_error *err);
+
 /* Makes ev (retained here; may be NULL) the buffer's pending work. */
 void dlb_buffer_set_pending(dlb_buffer *buffer, dlb_event *event);
 

@@ -133,24 +133,12 @@ static int backends_device_put(lua_State *L) { return transfer(L, "dl.device_put
  * synchronously has nothing to wait for. */
 static int backends_synchronize(lua_State *L) {
   dlbL_options where;
-  dlb_event *ev;
   dlb_error err;
-  dlb_status st;
-  void *queue;
   dlbL_check_nargs(L, 1, "dl.synchronize");
   dlbL_check_options(L, 0, &where, "dl.synchronize");
   dlbL_check_device(L, 1, &where, "dl.synchronize");
-  queue = dlb_backend_queue(where.backend, where.device_id);
-  if ((st = dlb_event_record(where.backend, where.device_id, queue, &ev, &err)) != DLB_OK)
+  if (dlb_backend_wait_queue(where.backend, where.device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "dl.synchronize");
-  if (ev && ev->backend->ops.event_synchronize &&
-      (st = ev->backend->ops.event_synchronize(ev->backend->ctx, ev->device_id, ev->native)) !=
-          DLB_OK) {
-    dlb_event_release(ev);
-    dlb_backend_failed(where.backend, st, "wait for queued work", &err);
-    dlbL_raise_error(L, &err, "dl.synchronize");
-  }
-  dlb_event_release(ev);
   return 0;
 }
 static int backends_to(lua_State *L) { return transfer(L, "Array:to"); }

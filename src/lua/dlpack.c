@@ -376,6 +376,11 @@ typedef struct protocol_request {
   int producer_queue_known; /* producer_queue looked up (once) */
   int has_producer_queue;
   lua_Integer producer_queue;
+  /* The producer's memory is host-reachable CUDA memory (pinned, managed)
+   * and was asked to be ready on dlbridge's queue of this cuda device: the
+   * host waits for that queue before it reads. */
+  dlb_backend *host_wait;
+  int host_wait_device;
 } protocol_request;
 
 /* The calls a producer may get, in this order (each after the one before
@@ -388,21 +393,33 @@ enum {
 
 /* The stream a producer on device (type, id) is asked to order its work
  * before: dlbridge's queue on that device (the registry's backend of the
- * type), pushed as an integer; nothing pushed (0) when it has none. */
-static int push_own_queue(lua_State *L, lua_Integer type, lua_Integer id) {
+ * type), pushed as an integer; nothing pushed (0) when it has none. Pinned
+ * (kDLCUDAHost, one for all devices: cuda:0's queue) and managed memory
+ * (kDLCUDAManaged) are read by the host here: the producer orders its work
+ * before the cuda device's queue, and the host waits for that (r). */
+static int push_own_queue(lua_State *L, protocol_request *r, lua_Integer type, lua_Integer id) {
   dlb_lua_state *state = dlbL_find_state(L);
-  dlb_backend *b = state && state->registry ? dlb_registry_adopter(state->registry, (int32_t)type)
-                                            : NULL;
-  void *queue = b && id >= 0 && id < dlb_backend_device_count(b) ? dlb_backend_queue(b, (int)id)
-                                                                 : NULL;
+  int host_reachable = type == kDLCUDAHost || type == kDLCUDAManaged;
+  dlb_backend *b;
+  void *queue;
+  if (host_reachable) {
+    if (type == kDLCUDAHost) id = 0;
+    type = kDLCUDA;
+  }
+  b = state && state->registry ? dlb_registry_adopter(state->registry, (int32_t)type) : NULL;
+  queue = b && id >= 0 && id < dlb_backend_device_count(b) ? dlb_backend_queue(b, (int)id) : NULL;
   if (!queue) return 0;
+  if (host_reachable) {
+    r->host_wait = b;
+    r->host_wait_device = (int)id;
+  }
   lua_pushinteger(L, (lua_Integer)(intptr_t)queue);
   return 1;
 }
 
 /* The producer's device, from its __dlpack_device() when it has one, and
  * dlbridge's queue there (see push_own_queue): 1 when pushed. */
-static int producer_queue(lua_State *L, int x) {
+static int producer_queue(lua_State *L, protocol_request *r, int x) {
   int type_ok, id_ok;
   lua_Integer type, id;
   if (lua_getfield(L, x, "__dlpack_device") != LUA_TFUNCTION) {
@@ -414,7 +431,7 @@ static int producer_queue(lua_State *L, int x) {
   type = dlbL_tointegerx(L, -2, &type_ok);
   id = dlbL_tointegerx(L, -1, &id_ok);
   lua_pop(L, 2);
-  return type_ok && id_ok ? push_own_queue(L, type, id) : 0;
+  return type_ok && id_ok ? push_own_queue(L, r, type, id) : 0;
 }
 
 /* Pushes the stream of a call: the caller's, else dlbridge's queue on the
@@ -426,10 +443,10 @@ static int push_stream(lua_State *L, int x, protocol_request *r, int with_dl_dev
     return 1;
   }
   if (with_dl_device)
-    return push_own_queue(L, r->dl_device.device_type, r->dl_device.device_id);
+    return push_own_queue(L, r, r->dl_device.device_type, r->dl_device.device_id);
   if (!r->producer_queue_known) { /* __dlpack_device is asked once */
     r->producer_queue_known = 1;
-    if ((r->has_producer_queue = producer_queue(L, x)) != 0) {
+    if ((r->has_producer_queue = producer_queue(L, r, x)) != 0) {
       r->producer_queue = dlbL_tointeger(L, -1);
       lua_pop(L, 1);
     }
@@ -571,7 +588,7 @@ static int dlpack_from_dlpack(lua_State *L) {
   dlb_exported t;
   dlb_error err;
   int x = 1, has_device = 0, copied = 0;
-  protocol_request req = {-1, 0, {kDLCPU, 0}, 0, 0, 0, 0, 0};
+  protocol_request req = {-1, 0, {kDLCPU, 0}, 0, 0, 0, 0, 0, NULL, 0};
   dlbL_options opts;
   dlb_array *a;
   dlbL_check_nargs(L, 2, "dl.from_dlpack");
@@ -602,6 +619,8 @@ static int dlpack_from_dlpack(lua_State *L) {
     lua_pushvalue(L, x);
     dlbL_push_address(L, &req);
     dlbL_pcall(L, 1 + DLBL_ADDRESS_SLOTS + extra, 1, "dl.from_dlpack");
+    if (req.host_wait && dlb_backend_wait_queue(req.host_wait, req.host_wait_device, &err) != DLB_OK)
+      dlbL_raise_error(L, &err, "dl.from_dlpack"); /* the capsule is garbage: its deleter runs */
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
     /* A producer's copy (IS_COPIED) is the consumer's own memory: copy =

@@ -23,7 +23,24 @@
  * - Memory calls need a current context (cuCtxPushCurrent), and a created
  *   stream must belong to it: a missing push fails with INVALID_CONTEXT.
  * - One global lock guards everything; workers signal one condition.
- * - A forked child has no driver: every call returns NOT_INITIALIZED. */
+ * - A forked child has no driver: every call returns NOT_INITIALIZED.
+ * - The stream-ordered allocator: cuMemAllocAsync gives memory at once,
+ *   cuMemFreeAsync queues the free (it runs in stream order; a free that
+ *   runs while another stream's queued work touches the block counts as
+ *   "early_frees"). cuMemFreeAsync refuses memory of cuMemAlloc.
+ * - 2D/3D copies refuse pitches above the device's MAX_PITCH; in strict
+ *   mode ("strict_2d") a copy within device memory also refuses pitches
+ *   that are not multiples of 512 (what cuMemAllocPitch gives), as the
+ *   reference says such copies may fail.
+ * - Stream capture (cuStreamBeginCapture_v2 on a created stream): work
+ *   queued on a capturing stream is recorded, never run. While a capture
+ *   in GLOBAL mode is active (or one of this thread's in THREAD_LOCAL
+ *   mode), allocations and frees from a thread whose mode is not RELAXED
+ *   (cuThreadExchangeStreamCaptureMode) fail with
+ *   STREAM_CAPTURE_UNSUPPORTED and invalidate it; cuStreamWaitEvent on a
+ *   capturing stream for an event recorded outside the capture, without
+ *   CU_EVENT_WAIT_EXTERNAL, fails with STREAM_CAPTURE_ISOLATION and
+ *   invalidates it; so does cuStreamSynchronize of a capturing stream. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,10 +61,13 @@
 /* The entry points this library exports (the backend's list, and more). */
 #define PROTO_(field, base, symbol, args) API CUresult symbol args;
 DLB_CU_FUNCTIONS(PROTO_)
+DLB_CU_OPTIONAL_FUNCTIONS(PROTO_)
 #undef PROTO_
 API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags, int *status);
 API CUresult cuGetProcAddress(const char *symbol, void **fn, int version, uint64_t flags);
 API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags);
+API CUresult cuStreamBeginCapture_v2(CUstream h, int mode);
+API CUresult cuStreamEndCapture(CUstream h, void **graph);
 API int standin_control(const char *key, long long value);
 API long long standin_query(const char *key);
 API void *standin_alloc(int device, size_t nbytes, int kind);
@@ -59,10 +79,11 @@ typedef struct block {
   char *base;
   size_t size;
   int device, kind, live; /* kind: CU_MEMORYTYPE_DEVICE, _HOST (pinned) or _UNIFIED (managed) */
+  int pooled;             /* from cuMemAllocAsync */
   struct block *next;
 } block;
 
-enum { OP_COPY, OP_SET, OP_WAIT, OP_MARK };
+enum { OP_COPY, OP_SET, OP_WAIT, OP_MARK, OP_FREE };
 
 struct CUstream_st;
 typedef struct op {
@@ -73,6 +94,7 @@ typedef struct op {
   unsigned value, unit;                                           /* OP_SET */
   size_t count;
   struct CUstream_st *on; /* OP_WAIT */
+  struct block *block;    /* OP_FREE */
   uint64_t until;
   int poison_at_run;
   long long delay; /* microseconds before it runs, drawn when queued */
@@ -88,6 +110,8 @@ struct CUstream_st {
   op *head, *tail;
   uint64_t enqueued, done;
   unsigned seed;
+  int capture, capture_mode; /* CU_STREAM_CAPTURE_STATUS_*, _MODE_* */
+  pthread_t capturer;
   struct CUstream_st *next;
 };
 typedef struct CUstream_st sstream;
@@ -111,17 +135,19 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct CUctx_st ctxs[DEVICES] = {{0, 0, NULL}, {1, 0, NULL}};
 static char *region, *region_next;
 static block *blocks;
-static sstream *streams;
 static sevent *events;
 static _Atomic int initialized, deinit; /* read by every entry point without g */
 static _Atomic long long delay_us = 300;  /* read by the workers */
 static int poison = 1, getproc = 2;
-static long long fail_alloc, fail_copy, device_bytes = (long long)1 << 30;
+static long long fail_alloc, fail_copy, fail_free, device_bytes = (long long)1 << 30;
+static long long max_pitch = 2147483647, pools = 1, strict_2d;
+static long long getproc_lookups, getproc_not_legacy, early_frees, captured_ops;
 static size_t used[DEVICES];
 static FILE *log_file;
 
 static _Thread_local struct CUctx_st *ctx_stack[16];
 static _Thread_local int ctx_depth;
+static _Thread_local int capture_mode; /* this thread's: CU_STREAM_CAPTURE_MODE_GLOBAL (0) first */
 
 /* --- the call log ----------------------------------------------------------------- */
 
@@ -154,6 +180,28 @@ static void count_call(const char *name) {
   } while (0)
 
 static struct CUctx_st *current(void) { return ctx_depth > 0 ? ctx_stack[ctx_depth - 1] : NULL; }
+
+static sstream *streams;
+
+/* A potentially unsafe call (allocation, free) during stream capture (under
+ * g): refused, and the captures it disturbs invalidated, when this thread's
+ * mode prohibits it (the reference's rules for cuThreadExchangeStreamCaptureMode). */
+static CUresult unsafe_call(void) {
+  CUresult r = CUDA_SUCCESS;
+  for (sstream *s = streams; s; s = s->next) {
+    int own, prohibits;
+    if (s->capture != CU_STREAM_CAPTURE_STATUS_ACTIVE) continue;
+    own = pthread_equal(s->capturer, pthread_self()) && s->capture_mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+    prohibits = capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL
+                    ? own || s->capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL
+                    : capture_mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && own;
+    if (prohibits) {
+      s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+      r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+  }
+  return r;
+}
 
 /* --- memory --------------------------------------------------------------------------- */
 
@@ -205,11 +253,12 @@ static void retire(block *b) {
   madvise(b->base, round_pages(b->size ? b->size : 1), MADV_DONTNEED);
 }
 
-static CUresult allocate(int device, size_t n, int kind, void **out) {
+static CUresult allocate(int device, size_t n, int kind, int ordered, void **out) {
   block *b;
   CUresult r = CUDA_SUCCESS;
   pthread_mutex_lock(&g);
-  if (fail_alloc > 0) {
+  if (!ordered && (r = unsafe_call()) != CUDA_SUCCESS) {
+  } else if (fail_alloc > 0) {
     fail_alloc--;
     r = CUDA_ERROR_OUT_OF_MEMORY;
   } else if (kind != CU_MEMORYTYPE_HOST && used[device] + n > (size_t)device_bytes) {
@@ -218,6 +267,7 @@ static CUresult allocate(int device, size_t n, int kind, void **out) {
     r = CUDA_ERROR_OUT_OF_MEMORY;
   } else {
     if (kind != CU_MEMORYTYPE_HOST) used[device] += n;
+    b->pooled = ordered;
     *out = b->base;
   }
   pthread_mutex_unlock(&g);
@@ -228,9 +278,10 @@ static CUresult release_block(const void *p, int kind) {
   block *b;
   CUresult r = CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&g);
-  if ((b = find_block(p, 1)) && b->base == p && b->kind == kind) {
+  if ((b = find_block(p, 1)) && b->base == p && b->kind == kind && (r = unsafe_call()) == CUDA_SUCCESS) {
     retire(b);
-    r = CUDA_SUCCESS;
+  } else if (r == CUDA_SUCCESS) {
+    r = CUDA_ERROR_INVALID_VALUE;
   }
   pthread_mutex_unlock(&g);
   return r;
@@ -305,6 +356,15 @@ static void run_set(const op *o) {
 static void execute(sstream *s, op *o) {
   (void)s;
   sleep_us(o->delay);
+  if (o->kind == OP_FREE) { /* another stream's queued work on it: freed too early */
+    const char *lo = o->block->base, *hi = lo + o->block->size;
+    pthread_mutex_lock(&g);
+    if (busy(lo, hi)) early_frees++;
+    while (busy(lo, hi)) pthread_cond_wait(&changed, &g);
+    retire(o->block);
+    pthread_mutex_unlock(&g);
+    return;
+  }
   if (o->kind == OP_WAIT) {
     pthread_mutex_lock(&g);
     while (o->on->done < o->until) pthread_cond_wait(&changed, &g);
@@ -431,7 +491,13 @@ static CUresult enqueue(CUstream h, op *o) {
   const char *wlo, *whi, *rlo, *rhi;
   CUresult r;
   pthread_mutex_lock(&g);
-  if ((r = resolve(h, &s)) == CUDA_SUCCESS && (r = legacy_waits(s)) == CUDA_SUCCESS) {
+  if ((r = resolve(h, &s)) == CUDA_SUCCESS && s->capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    captured_ops++; /* recorded in the graph, not run */
+    pthread_mutex_unlock(&g);
+    free(o);
+    return CUDA_SUCCESS;
+  }
+  if (r == CUDA_SUCCESS && (r = legacy_waits(s)) == CUDA_SUCCESS) {
     op_ranges(o, &wlo, &whi, &rlo, &rhi);
     if (poison && wlo) {
       if (busy(wlo, whi)) o->poison_at_run = 1; else poison_dst(o);
@@ -556,7 +622,23 @@ API CUresult cuCtxPopCurrent_v2(CUcontext *c) {
   return CUDA_SUCCESS;
 }
 
+/* Waits for the work of every stream of the current context's device (a
+ * capturing stream's is recorded, not run: nothing to wait for). */
+API CUresult cuCtxSynchronize(void) {
+  int device;
+  NEED_INIT();
+  if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
+  device = current()->device;
+  pthread_mutex_lock(&g);
+  for (sstream *s = streams; s; s = s->next)
+    while (s->device == device && s->done < s->enqueued) pthread_cond_wait(&changed, &g);
+  pthread_mutex_unlock(&g);
+  return CUDA_SUCCESS;
+}
+
 /* --- memory --------------------------------------------------------------------------------------- */
+
+#define DEVP(x) ((char *)(uintptr_t)(x))
 
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   void *at = NULL;
@@ -564,9 +646,47 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   NEED_INIT();
   if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
   if (n == 0) return CUDA_ERROR_INVALID_VALUE;
-  if ((r = allocate(current()->device, n, CU_MEMORYTYPE_DEVICE, &at)) == CUDA_SUCCESS)
+  if ((r = allocate(current()->device, n, CU_MEMORYTYPE_DEVICE, 0, &at)) == CUDA_SUCCESS)
     *p = (CUdeviceptr)(uintptr_t)at;
   return r;
+}
+
+/* The stream-ordered allocator: the memory at once (a pool of our own is
+ * not modelled), its free queued on the stream. */
+API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream h) {
+  void *at = NULL;
+  sstream *s;
+  CUresult r;
+  NEED_INIT();
+  if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!pools) return CUDA_ERROR_NOT_SUPPORTED;
+  if (n == 0) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g);
+  r = resolve(h, &s);
+  pthread_mutex_unlock(&g);
+  if (r == CUDA_SUCCESS && (r = allocate(current()->device, n, CU_MEMORYTYPE_DEVICE, 1, &at)) == CUDA_SUCCESS)
+    *p = (CUdeviceptr)(uintptr_t)at;
+  return r;
+}
+
+API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
+  block *b;
+  op *o;
+  CUresult r = CUDA_SUCCESS;
+  NEED_INIT();
+  if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!(o = calloc(1, sizeof *o))) return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&g);
+  if (!(b = find_block(DEVP(p), 1)) || b->base != DEVP(p) || !b->pooled) r = CUDA_ERROR_INVALID_VALUE;
+  else if (fail_free > 0) fail_free--, r = CUDA_ERROR_UNKNOWN;
+  pthread_mutex_unlock(&g);
+  if (r != CUDA_SUCCESS) {
+    free(o);
+    return r;
+  }
+  o->kind = OP_FREE;
+  o->block = b;
+  return enqueue(h, o);
 }
 
 /* Managed memory, as a foreign producer allocates it (cuda_stand_in's
@@ -578,15 +698,20 @@ API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) {
   NEED_INIT();
   if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
   if (n == 0 || (flags != 1 && flags != 2)) return CUDA_ERROR_INVALID_VALUE;
-  if ((r = allocate(current()->device, n, CU_MEMORYTYPE_UNIFIED, &at)) == CUDA_SUCCESS)
+  if ((r = allocate(current()->device, n, CU_MEMORYTYPE_UNIFIED, 0, &at)) == CUDA_SUCCESS)
     *p = (CUdeviceptr)(uintptr_t)at;
   return r;
 }
 
 /* Device and managed memory alike, as the driver's cuMemFree. */
 API CUresult cuMemFree_v2(CUdeviceptr p) {
+  long long failing;
   NEED_INIT();
   if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&g);
+  if ((failing = fail_free > 0)) fail_free--;
+  pthread_mutex_unlock(&g);
+  if (failing) return CUDA_ERROR_UNKNOWN;
   if (release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_DEVICE) == CUDA_SUCCESS) return CUDA_SUCCESS;
   return release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_UNIFIED);
 }
@@ -595,7 +720,7 @@ API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags) {
   NEED_INIT();
   (void)flags;
   if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
-  return allocate(current()->device, n, CU_MEMORYTYPE_HOST, p);
+  return allocate(current()->device, n, CU_MEMORYTYPE_HOST, 0, p);
 }
 
 API CUresult cuMemFreeHost(void *p) {
@@ -604,8 +729,6 @@ API CUresult cuMemFreeHost(void *p) {
 }
 
 /* --- copies and memsets ---------------------------------------------------------------------------- */
-
-#define DEVP(x) ((char *)(uintptr_t)(x))
 
 API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
   op *o;
@@ -641,10 +764,18 @@ static char *side_ptr(CUmemorytype type, const void *host, CUdeviceptr dev, size
   return (type == CU_MEMORYTYPE_HOST ? (char *)host : DEVP(dev)) + x;
 }
 
+/* Pitches a 2D or 3D copy refuses: above MAX_PITCH; in strict mode, within
+ * device memory, any not a multiple of 512. */
+static int bad_pitches(CUmemorytype st, size_t sp, CUmemorytype dt, size_t dp) {
+  if (sp > (size_t)max_pitch || dp > (size_t)max_pitch) return 1;
+  return strict_2d && st == CU_MEMORYTYPE_DEVICE && dt == CU_MEMORYTYPE_DEVICE && (sp % 512 || dp % 512);
+}
+
 API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s) {
   op *o;
   NEED_INIT();
-  if (m->srcPitch < m->WidthInBytes || m->dstPitch < m->WidthInBytes || m->srcY || m->dstY)
+  if (m->srcPitch < m->WidthInBytes || m->dstPitch < m->WidthInBytes || m->srcY || m->dstY ||
+      bad_pitches(m->srcMemoryType, m->srcPitch, m->dstMemoryType, m->dstPitch))
     return CUDA_ERROR_INVALID_VALUE;
   if (!(o = calloc(1, sizeof *o))) return CUDA_ERROR_OUT_OF_MEMORY;
   o->kind = OP_COPY;
@@ -660,7 +791,8 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *m, CUstream s) {
   op *o;
   NEED_INIT();
   if (m->reserved0 || m->reserved1 || m->srcPitch < m->WidthInBytes || m->dstPitch < m->WidthInBytes ||
-      m->srcHeight < m->Height || m->dstHeight < m->Height || m->srcY || m->dstY || m->srcZ || m->dstZ)
+      m->srcHeight < m->Height || m->dstHeight < m->Height || m->srcY || m->dstY || m->srcZ || m->dstZ ||
+      bad_pitches(m->srcMemoryType, m->srcPitch, m->dstMemoryType, m->dstPitch))
     return CUDA_ERROR_INVALID_VALUE;
   if (!(o = calloc(1, sizeof *o))) return CUDA_ERROR_OUT_OF_MEMORY;
   o->kind = OP_COPY;
@@ -737,10 +869,67 @@ API CUresult cuStreamSynchronize(CUstream h) {
   CUresult r;
   NEED_INIT();
   pthread_mutex_lock(&g);
-  if ((r = resolve(h, &s)) == CUDA_SUCCESS)
+  if ((r = resolve(h, &s)) == CUDA_SUCCESS && s->capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+    r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  } else if (r == CUDA_SUCCESS) {
     while (s->done < s->enqueued) pthread_cond_wait(&changed, &g);
+  }
   pthread_mutex_unlock(&g);
   return r;
+}
+
+API CUresult cuStreamBeginCapture_v2(CUstream h, int mode) {
+  sstream *s = h;
+  CUresult r = CUDA_SUCCESS;
+  NEED_INIT();
+  if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g);
+  if ((uintptr_t)h <= 2 || !is_live_stream(s)) r = CUDA_ERROR_INVALID_HANDLE; /* legacy: not capturable */
+  else if (s->capture != CU_STREAM_CAPTURE_STATUS_NONE) r = 401; /* CUDA_ERROR_ILLEGAL_STATE */
+  else s->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE, s->capture_mode = mode, s->capturer = pthread_self();
+  pthread_mutex_unlock(&g);
+  return r;
+}
+
+/* Ends the capture: a (dummy) graph, or STREAM_CAPTURE_INVALIDATED. */
+API CUresult cuStreamEndCapture(CUstream h, void **graph) {
+  sstream *s = h;
+  CUresult r = CUDA_SUCCESS;
+  NEED_INIT();
+  *graph = NULL;
+  pthread_mutex_lock(&g);
+  if ((uintptr_t)h <= 2 || !is_live_stream(s)) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (s->capture == CU_STREAM_CAPTURE_STATUS_NONE) r = 401;
+  else if (s->capture == CU_STREAM_CAPTURE_STATUS_INVALIDATED) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  else *graph = s;
+  if (r != CUDA_ERROR_INVALID_HANDLE) s->capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  pthread_mutex_unlock(&g);
+  return r;
+}
+
+/* A created stream is named by its handle alone, in any context. */
+API CUresult cuStreamIsCapturing(CUstream h, int *status) {
+  sstream *s = h;
+  CUresult r = CUDA_SUCCESS;
+  NEED_INIT();
+  pthread_mutex_lock(&g);
+  if ((uintptr_t)h > 2) r = is_live_stream(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  else r = resolve(h, &s);
+  if (r == CUDA_SUCCESS) *status = s->capture;
+  pthread_mutex_unlock(&g);
+  return r;
+}
+
+API CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
+  int previous = capture_mode;
+  NEED_INIT();
+  if (*mode < CU_STREAM_CAPTURE_MODE_GLOBAL || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+    return CUDA_ERROR_INVALID_VALUE;
+  capture_mode = *mode;
+  *mode = previous;
+  return CUDA_SUCCESS;
 }
 
 static int is_live_event(const sevent *x) {
@@ -775,7 +964,12 @@ API CUresult cuEventRecord(CUevent ev, CUstream h) {
   pthread_mutex_lock(&g);
   if (!is_live_event(ev)) r = CUDA_ERROR_INVALID_HANDLE;
   else if ((r = resolve(h, &s)) == CUDA_SUCCESS && s->device != ev->device) r = CUDA_ERROR_INVALID_CONTEXT;
-  if (r == CUDA_SUCCESS && (r = legacy_waits(s)) == CUDA_SUCCESS) {
+  if (r == CUDA_SUCCESS && s->capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    ev->s = NULL; /* a node of the graph: nothing to wait for here */
+    r = CUDA_SUCCESS;
+    free(mark);
+    mark = NULL;
+  } else if (r == CUDA_SUCCESS && (r = legacy_waits(s)) == CUDA_SUCCESS) {
     append(s, mark);
     ev->s = s;
     ev->seq = mark->seq;
@@ -786,14 +980,22 @@ API CUresult cuEventRecord(CUevent ev, CUstream h) {
   return r;
 }
 
+
+/* flags: 0, or CU_EVENT_WAIT_EXTERNAL (1), which a capture records as an
+ * external wait node. */
 API CUresult cuStreamWaitEvent(CUstream h, CUevent ev, unsigned int flags) {
   sstream *s;
   CUresult r;
   NEED_INIT();
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (flags > 1) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&g);
   if (!is_live_event(ev)) r = CUDA_ERROR_INVALID_HANDLE;
-  else if ((r = resolve(h, &s)) == CUDA_SUCCESS && ev->s && (r = legacy_waits(s)) == CUDA_SUCCESS)
+  else if ((r = resolve(h, &s)) == CUDA_SUCCESS && s->capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    if (ev->s && !flags) { /* recorded outside the capture: it cannot be joined */
+      s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+      r = CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    }
+  } else if (r == CUDA_SUCCESS && ev->s && (r = legacy_waits(s)) == CUDA_SUCCESS)
     r = append_wait(s, ev->s, ev->seq); /* across contexts too */
   pthread_cond_broadcast(&changed);
   pthread_mutex_unlock(&g);
@@ -887,6 +1089,15 @@ API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *a, void
   return r;
 }
 
+API CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice d) {
+  NEED_INIT();
+  if (d < 0 || d >= DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  if (a == CU_DEVICE_ATTRIBUTE_MAX_PITCH) *value = (int)max_pitch;
+  else if (a == CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) *value = (int)pools;
+  else return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
 API CUresult cuGetErrorName(CUresult e, const char **name) {
   static const struct { CUresult code; const char *name; } names[] = {
       {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
@@ -903,7 +1114,16 @@ API CUresult cuGetErrorName(CUresult e, const char **name) {
 /* --- cuGetProcAddress ------------------------------------------------------------------------------------------ */
 
 #define PROC_ENTRY_(field, base, symbol, args) {#base, (void *)symbol},
-static const struct { const char *name; void *fn; } procs[] = {DLB_CU_FUNCTIONS(PROC_ENTRY_)};
+static const struct { const char *name; void *fn; } procs[] = {
+    DLB_CU_FUNCTIONS(PROC_ENTRY_) DLB_CU_OPTIONAL_FUNCTIONS(PROC_ENTRY_)};
+
+/* Counts a lookup that does not ask for the legacy stream's semantics. */
+static void note_flags(uint64_t flags) {
+  pthread_mutex_lock(&g);
+  getproc_lookups++;
+  if (flags != CU_GET_PROC_ADDRESS_LEGACY_STREAM) getproc_not_legacy++;
+  pthread_mutex_unlock(&g);
+}
 
 static CUresult lookup(const char *symbol, void **fn, int version) {
   *fn = NULL;
@@ -915,7 +1135,7 @@ static CUresult lookup(const char *symbol, void **fn, int version) {
 
 API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags, int *status) {
   count_call(__func__);
-  (void)flags;
+  note_flags(flags);
   if (status) *status = 0;
   if (getproc < 2) return *fn = NULL, CUDA_ERROR_NOT_SUPPORTED;
   return lookup(symbol, fn, version);
@@ -923,7 +1143,7 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uin
 
 API CUresult cuGetProcAddress(const char *symbol, void **fn, int version, uint64_t flags) {
   count_call(__func__);
-  (void)flags;
+  note_flags(flags);
   if (getproc < 1) return *fn = NULL, CUDA_ERROR_NOT_SUPPORTED;
   return lookup(symbol, fn, version);
 }
@@ -935,6 +1155,10 @@ API int standin_control(const char *key, long long value) {
   pthread_mutex_lock(&g);
   if (strcmp(key, "fail_alloc") == 0) fail_alloc = value;
   else if (strcmp(key, "fail_copy") == 0) fail_copy = value;
+  else if (strcmp(key, "fail_free") == 0) fail_free = value;
+  else if (strcmp(key, "max_pitch") == 0) max_pitch = value;
+  else if (strcmp(key, "pools") == 0) pools = value != 0;
+  else if (strcmp(key, "strict_2d") == 0) strict_2d = value != 0;
   else if (strcmp(key, "deinit") == 0) deinit = value != 0;
   else if (strcmp(key, "delay_us") == 0) delay_us = value;
   else if (strcmp(key, "poison") == 0) poison = value != 0;
@@ -958,6 +1182,14 @@ static long long query_locked(const char *key) {
       if (b->live) n += key[5] == 'a' ? 1 : (long long)b->size;
   } else if (strcmp(key, "pending") == 0) {
     for (sstream *s = streams; s; s = s->next) n += (long long)(s->enqueued - s->done);
+  } else if (strcmp(key, "getproc_lookups") == 0) {
+    n = getproc_lookups;
+  } else if (strcmp(key, "getproc_not_legacy") == 0) {
+    n = getproc_not_legacy;
+  } else if (strcmp(key, "early_frees") == 0) {
+    n = early_frees;
+  } else if (strcmp(key, "captured_ops") == 0) {
+    n = captured_ops;
   } else if (strcmp(key, "events_live") == 0) {
     for (sevent *e = events; e; e = e->next) n++;
   } else if (strcmp(key, "streams_live") == 0) {
@@ -979,7 +1211,7 @@ API long long standin_query(const char *key) {
 API void *standin_alloc(int device, size_t nbytes, int kind) {
   void *p = NULL;
   if (device < 0 || device >= DEVICES) return NULL;
-  return allocate(device, nbytes, kind == CU_MEMORYTYPE_UNIFIED ? kind : CU_MEMORYTYPE_DEVICE, &p) ==
+  return allocate(device, nbytes, kind == CU_MEMORYTYPE_UNIFIED ? kind : CU_MEMORYTYPE_DEVICE, 0, &p) ==
                  CUDA_SUCCESS
              ? p
              : NULL;

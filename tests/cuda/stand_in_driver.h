@@ -5,6 +5,11 @@
  * standin_control(key, value) -> 0, or -1 for an unknown key:
  *   "fail_alloc" n   the next n cuMemAlloc/cuMemHostAlloc return OUT_OF_MEMORY
  *   "fail_copy" n    the next n copies and memsets return CUDA_ERROR_UNKNOWN (999)
+ *   "fail_free" n    the next n cuMemFree/cuMemFreeAsync return CUDA_ERROR_UNKNOWN
+ *   "max_pitch" n    CU_DEVICE_ATTRIBUTE_MAX_PITCH (default 2^31 - 1): 2D/3D copies refuse more
+ *   "pools" 0|1      CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED (default 1); 0: cuMemAllocAsync
+ *                    returns NOT_SUPPORTED
+ *   "strict_2d" 0|1  2D/3D copies within device memory refuse pitches not a multiple of 512
  *   "deinit" 1       from now on every call returns DEINITIALIZED (4), as at exit
  *   "delay_us" n     each queued operation first waits n/2 to n microseconds
  *   "poison" 0|1     fill destinations with 0xCD when work is queued (default 1)
@@ -15,6 +20,10 @@
  *   "retains:N"      the primary context retains of device N
  *   "pending"        queued operations not yet run, over all streams
  *   "events_live", "streams_live"
+ *   "getproc_lookups", "getproc_not_legacy"  cuGetProcAddress(_v2) calls since load, and
+ *                    those without CU_GET_PROC_ADDRESS_LEGACY_STREAM (reset_counts spares them)
+ *   "early_frees"    stream-ordered frees that ran while other streams' queued work used the block
+ *   "captured_ops"   operations recorded by stream captures (never run)
  * Environment (read at load): STANDIN_DELAY_US (default 300), STANDIN_POISON
  * (default 1), STANDIN_DEVICE_BYTES (per device, default 1 GiB),
  * STANDIN_DEINIT_AT_EXIT=1 (DEINITIALIZED from the library's destructor on),

@@ -10,9 +10,12 @@
  *   read(capsule, stream) -> bytes, pointer: consumes the capsule, copies
  *     its numel * itemsize bytes from the data pointer on stream, waits
  *     for that stream only, then calls the deleter
- *   tensor{values, device =, dl_device =, claim =, pointer =, device_type =}
+ *   tensor{values, device =, dl_device =, claim =, pointer =, device_type =, stream =}
  *     -> a capsule of a float32 vector in device memory (pointer "host":
- *     malloc'd memory, "managed": managed memory; claim: the elements the
+ *     malloc'd memory, "pinned": cuMemHostAlloc'd, "managed": managed
+ *     memory; stream: the values are written by a cuMemcpyHtoDAsync_v2
+ *     queued on that stream and not waited for, as a producer whose
+ *     kernels are still running; claim: the elements the
  *     tensor says it has, default #values; device_type: DLPack's, default
  *     kDLCUDA). On the stand-in: its standin_alloc, filled by the host;
  *     after driver_only(), or with a driver that has no standin_alloc (a
@@ -22,7 +25,12 @@
  *   driver_only() -> nothing: from now on tensor uses the driver's ordinary
  *     entry points only, as on hardware (tests/gpu/hw_stand_in.lua)
  *   deleted() -> how many of tensor's deleters ran
- *   queue(device) -> dlbridge's stream on cuda:device (dlb_device_queue) */
+ *   queue(device) -> dlbridge's stream on cuda:device (dlb_device_queue)
+ *   capture(stream, mode) -> CUresult: cuStreamBeginCapture_v2 (mode 0
+ *     global, 1 thread-local, 2 relaxed)
+ *   capture_status(stream) -> cuStreamIsCapturing's status (0 none, 1
+ *     active, 2 invalidated)
+ *   end_capture(stream) -> CUresult of cuStreamEndCapture (0: a graph) */
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE (lua_module_pin.h) */
 #include <dlfcn.h>
 #include <lauxlib.h>
@@ -152,12 +160,13 @@ static int l_read(lua_State *L) {
 }
 
 /* Where a producer's memory came from. */
-enum { FROM_MALLOC, FROM_STANDIN, FROM_DRIVER };
+enum { FROM_MALLOC, FROM_STANDIN, FROM_DRIVER, FROM_PINNED };
 
 typedef struct producer {
   DLManagedTensorVersioned m;
   int64_t shape[1];
   void *memory;
+  float *staging; /* a queued write's source (tensor{stream = s}) */
   int from;
   CUcontext context; /* FROM_DRIVER: the primary context it was allocated in */
 } producer;
@@ -168,6 +177,8 @@ static void producer_deleter(DLManagedTensorVersioned *m) {
   producer *p = (producer *)m;
   if (p->from == FROM_MALLOC) {
     free(p->memory);
+  } else if (p->from == FROM_PINNED) {
+    ((CUresult(*)(void *))dlsym(lib, "cuMemFreeHost"))(p->memory);
   } else if (p->from == FROM_STANDIN) {
     ((standin_free_fn)dlsym(lib, "standin_free"))(p->memory);
   } else {
@@ -180,6 +191,7 @@ static void producer_deleter(DLManagedTensorVersioned *m) {
       pop(&c);
     }
   }
+  free(p->staging);
   free(p);
   atomic_fetch_add(&deleted, 1);
 }
@@ -208,8 +220,38 @@ static void *driver_memory(lua_State *L, CUcontext *context, int device, int man
   return (void *)(uintptr_t)d;
 }
 
+/* Pinned memory for the values, from the device's context. */
+static void *pinned_memory(lua_State *L, int device, const float *values, size_t bytes) {
+  void *p = NULL;
+  enter(L, device);
+  if (CALL(L, "cuMemHostAlloc", CUresult (*)(void **, size_t, unsigned))(&p, bytes, 1u) != CUDA_SUCCESS)
+    p = NULL;
+  leave(L);
+  if (p) memcpy(p, values, bytes);
+  return p;
+}
+
+/* tensor{stream = s}: the values written again, by a copy queued on s
+ * from a staging copy the producer keeps until its deleter. */
+static void queue_write(lua_State *L, producer *p, int device, const float *values, size_t bytes) {
+  CUresult r;
+  lua_getfield(L, 1, "stream");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (!(p->staging = malloc(bytes))) luaL_error(L, "no memory");
+  memcpy(p->staging, values, bytes);
+  enter(L, device);
+  r = CALL(L, "cuMemcpyHtoDAsync_v2", htod_fn)((CUdeviceptr)(uintptr_t)p->memory, p->staging, bytes,
+                                                (CUstream)(uintptr_t)luaL_checkinteger(L, -1));
+  leave(L);
+  lua_pop(L, 1);
+  if (r != CUDA_SUCCESS) luaL_error(L, "cuda_stand_in: the producer's queued write: CUresult %d", (int)r);
+}
+
 static int l_tensor(lua_State *L) {
-  int n, host, managed, device;
+  int n, host, managed, pinned, device;
   size_t bytes;
   float *values;
   void *memory = NULL;
@@ -224,6 +266,7 @@ static int l_tensor(lua_State *L) {
   lua_getfield(L, 1, "pointer");
   host = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "host") == 0;
   managed = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "managed") == 0;
+  pinned = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "pinned") == 0;
   lua_pop(L, 1);
   /* The values first, in a buffer the collector frees (errors below too). */
   values = lua_newuserdatauv(L, (size_t)n * 4 + 4, 0);
@@ -235,6 +278,9 @@ static int l_tensor(lua_State *L) {
   if (host) {
     from = FROM_MALLOC;
     if ((memory = malloc(bytes))) memcpy(memory, values, bytes);
+  } else if (pinned) {
+    from = FROM_PINNED;
+    memory = pinned_memory(L, device, values, bytes);
   } else if (!driver_only && driver() && dlsym(lib, "standin_alloc")) {
     from = FROM_STANDIN;
     if ((memory = CALL(L, "standin_alloc", standin_alloc_fn)(device, bytes, managed ? 4 : 2)))
@@ -250,6 +296,7 @@ static int l_tensor(lua_State *L) {
   p->memory = memory;
   p->from = from;
   p->context = context;
+  queue_write(L, p, device, values, bytes);
   lua_pop(L, 1); /* values */
   p->shape[0] = opt_field(L, "claim", n);
   p->m.version.major = DLB_DLPACK_MAJOR;
@@ -285,6 +332,31 @@ static int l_queue(lua_State *L) {
   return 1;
 }
 
+typedef CUresult (*begin_capture_fn)(CUstream, int);
+typedef CUresult (*end_capture_fn)(CUstream, void **);
+typedef CUresult (*is_capturing_fn)(CUstream, int *);
+
+static CUstream stream_arg(lua_State *L) { return (CUstream)(uintptr_t)luaL_checkinteger(L, 1); }
+
+static int l_capture(lua_State *L) {
+  lua_pushinteger(L, CALL(L, "cuStreamBeginCapture_v2", begin_capture_fn)(stream_arg(L),
+                                                                          (int)luaL_optinteger(L, 2, 0)));
+  return 1;
+}
+
+static int l_capture_status(lua_State *L) {
+  int status = -1;
+  CALL(L, "cuStreamIsCapturing", is_capturing_fn)(stream_arg(L), &status);
+  lua_pushinteger(L, status);
+  return 1;
+}
+
+static int l_end_capture(lua_State *L) {
+  void *graph = NULL;
+  lua_pushinteger(L, CALL(L, "cuStreamEndCapture", end_capture_fn)(stream_arg(L), &graph));
+  return 1;
+}
+
 int luaopen_cuda_stand_in(lua_State *L);
 static const char module_anchor = 0; /* (lua_module_pin) */
 
@@ -293,7 +365,8 @@ __attribute__((visibility("default"))) int luaopen_cuda_stand_in(lua_State *L) {
   static const luaL_Reg fns[] = {{"control", l_control}, {"query", l_query}, {"stream", l_stream},
                                  {"read", l_read},       {"tensor", l_tensor}, {"deleted", l_deleted},
                                  {"queue", l_queue},     {"driver_only", l_driver_only},
-                                 {NULL, NULL}};
+                                 {"capture", l_capture}, {"capture_status", l_capture_status},
+                                 {"end_capture", l_end_capture}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -4,10 +4,20 @@
  * Lifetime: the backend retains a device's primary context when it first
  * uses it, and each allocation and each adopted (imported) tensor holds a
  * retain of its own, released by its free or forget on whatever thread
- * that runs, after lua_close too. A free orders itself after dlbridge's
- * queued work (it drains the backend's streams first). A driver that has
- * shut down (CUDA_ERROR_DEINITIALIZED or CONTEXT_IS_DESTROYED, at process
- * exit) has freed everything: the free is done. */
+ * that runs, after lua_close too.
+ *
+ * Memory: where the device has the stream-ordered allocator (memory pools,
+ * CUDA 11.2+), an allocation is cuMemAllocAsync on dlbridge's stream and
+ * zeroing a cuMemsetD8Async after it: the host never waits. Its free is
+ * cuMemFreeAsync on that stream, after the work queued on dlbridge's
+ * streams of the other devices, unless the allocation was ever exported:
+ * a DLPack consumer's reads are queued on streams dlbridge does not know,
+ * so that free waits for the whole device (cuCtxSynchronize) first. Without
+ * pools: cuMemAlloc, and cuMemFree after draining dlbridge's streams. A
+ * free the driver refuses is kept and tried again (dlb_cuda_deferred);
+ * one that a driver shut down at process exit (CUDA_ERROR_DEINITIALIZED or
+ * CONTEXT_IS_DESTROYED) answers is done: it freed everything. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "cuda.h"
 
@@ -24,26 +34,47 @@ static int cuda_device_count(void *ctx) {
   return c->count;
 }
 
+/* What the backend reads of a device once (under lock). */
+static void read_device_facts(dlb_cuda *c, dlb_cuda_device *d) {
+  int pools = 0;
+  const dlb_cu *cu = c->cu;
+  d->pools = cu->mem_alloc_async && cu->mem_free_async &&
+             cu->device_attribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->device) ==
+                 CUDA_SUCCESS &&
+             pools == 1;
+}
+
 CUcontext dlb_cuda_context(dlb_cuda *c, int device_id, CUresult *r) {
   dlb_cuda_device *d = &c->devices[device_id];
   CUcontext ctx;
   *r = CUDA_SUCCESS;
   pthread_mutex_lock(&c->lock);
-  if (!d->context && (*r = c->cu->device_get(&d->device, device_id)) == CUDA_SUCCESS)
-    *r = c->cu->primary_retain(&d->context, d->device);
+  if (!d->context && (*r = c->cu->device_get(&d->device, device_id)) == CUDA_SUCCESS &&
+      (*r = c->cu->primary_retain(&d->context, d->device)) == CUDA_SUCCESS)
+    read_device_facts(c, d);
   ctx = *r == CUDA_SUCCESS ? d->context : NULL;
   pthread_mutex_unlock(&c->lock);
   return ctx;
 }
 
+static _Thread_local int entered;    /* dlb_cuda_enter depth on this thread */
+static _Thread_local int saved_mode; /* its capture mode before the outermost; -1: untouched */
+
 CUresult dlb_cuda_enter(dlb_cuda *c, int device_id) {
   CUresult r;
   CUcontext ctx = dlb_cuda_context(c, device_id, &r);
-  return ctx ? c->cu->ctx_push(ctx) : r;
+  if (!ctx || (r = c->cu->ctx_push(ctx)) != CUDA_SUCCESS) return r;
+  if (entered++ == 0) {
+    saved_mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (!c->cu->exchange_capture_mode || c->cu->exchange_capture_mode(&saved_mode) != CUDA_SUCCESS)
+      saved_mode = -1;
+  }
+  return CUDA_SUCCESS;
 }
 
 void dlb_cuda_leave(dlb_cuda *c) {
   CUcontext popped;
+  if (--entered == 0 && saved_mode >= 0) c->cu->exchange_capture_mode(&saved_mode);
   c->cu->ctx_pop(&popped);
 }
 
@@ -60,13 +91,83 @@ static void drop_context(dlb_cuda *c, int device_id) {
   c->cu->primary_release(c->devices[device_id].device);
 }
 
-/* zeroed: cuMemsetD8Async on dlbridge's stream, waited for here, so that
- * the fresh memory needs no event. */
-static CUresult zero_fill(dlb_cuda *c, int device_id, CUdeviceptr p, size_t nbytes) {
+/* Frees p of device_id, as the file's comment says (context not pushed). */
+static CUresult free_memory(dlb_cuda *c, int device_id, CUdeviceptr p, int exported) {
+  CUstream s = NULL;
+  CUresult r;
+  if (!c->devices[device_id].pools && dlb_cuda_gone(r = dlb_cuda_drain(c))) return r;
+  if ((r = dlb_cuda_enter(c, device_id)) != CUDA_SUCCESS) return r;
+  if (!c->devices[device_id].pools)
+    r = c->cu->mem_free(p);
+  else if (exported)
+    r = (r = c->cu->ctx_synchronize()) == CUDA_SUCCESS ? c->cu->mem_free(p) : r;
+  else if ((r = dlb_cuda_stream(c, device_id, &s)) == CUDA_SUCCESS &&
+           (r = dlb_cuda_after_others(c, device_id, s)) == CUDA_SUCCESS)
+    r = c->cu->mem_free_async(p, s);
+  dlb_cuda_leave(c);
+  return r;
+}
+
+/* Whether p was exported, forgetting it (under lock). */
+static int take_export(dlb_cuda *c, CUdeviceptr p) {
+  for (size_t i = 0; i < c->nexported; i++)
+    if (c->exported[i] == p) {
+      c->exported[i] = c->exported[--c->nexported];
+      return 1;
+    }
+  return 0;
+}
+
+/* A free the driver refused: kept, with its context retain (0 when even
+ * that cannot be: the memory stays the driver's until the context goes). */
+static int defer_free(dlb_cuda *c, int device_id, CUdeviceptr p) {
+  dlb_cuda_deferred *d = malloc(sizeof *d);
+  if (!d) return 0;
+  d->device_id = device_id;
+  d->p = p;
+  pthread_mutex_lock(&c->lock);
+  d->next = c->deferred;
+  c->deferred = d;
+  pthread_mutex_unlock(&c->lock);
+  return 1;
+}
+
+/* Frees p and lets go of its context retain, or keeps it for later. */
+static void free_or_defer(dlb_cuda *c, int device_id, CUdeviceptr p, int exported) {
+  CUresult r = free_memory(c, device_id, p, exported);
+  if (r != CUDA_SUCCESS && !dlb_cuda_gone(r) && defer_free(c, device_id, p)) return;
+  drop_context(c, device_id); /* after shutdown a no-op returning DEINITIALIZED */
+}
+
+/* Tries the refused frees once more (each waits for its device). */
+static void retry_deferred(dlb_cuda *c) {
+  dlb_cuda_deferred *list;
+  pthread_mutex_lock(&c->lock);
+  list = c->deferred;
+  c->deferred = NULL;
+  pthread_mutex_unlock(&c->lock);
+  while (list) {
+    dlb_cuda_deferred *d = list;
+    list = d->next;
+    free_or_defer(c, d->device_id, d->p, 1);
+    free(d);
+  }
+}
+
+/* New memory of device_id (context pushed), zeroed when asked: both on
+ * dlbridge's stream where the device has memory pools, the host waiting
+ * for neither (every use of the memory is ordered after that stream). */
+static CUresult allocate_memory(dlb_cuda *c, int device_id, size_t nbytes, int zeroed,
+                                CUdeviceptr *p) {
+  int pools = c->devices[device_id].pools;
   CUstream s;
   CUresult r = dlb_cuda_stream(c, device_id, &s);
-  if (r == CUDA_SUCCESS) r = c->cu->memset8(p, 0, nbytes, s);
-  if (r == CUDA_SUCCESS) r = c->cu->stream_sync(s);
+  if (r != CUDA_SUCCESS) return r;
+  if ((r = pools ? c->cu->mem_alloc_async(p, nbytes, s) : c->cu->mem_alloc(p, nbytes)) !=
+          CUDA_SUCCESS ||
+      !zeroed || (r = c->cu->memset8(*p, 0, nbytes, s)) == CUDA_SUCCESS)
+    return r;
+  if (pools) c->cu->mem_free_async(*p, s); else c->cu->mem_free(*p);
   return r;
 }
 
@@ -74,15 +175,14 @@ static dlb_status cuda_allocate(void *ctx, int device_id, size_t nbytes, int zer
                                 void **handle) {
   dlb_cuda *c = ctx;
   CUdeviceptr p = 0;
-  CUresult r = hold_context(c, device_id);
-  if (r != CUDA_SUCCESS) return dlb_cuda_status(r);
+  CUresult r;
+  if (c->deferred) retry_deferred(c); /* a racy peek: the next call sees what it misses */
+  if ((r = hold_context(c, device_id)) != CUDA_SUCCESS) return dlb_cuda_status(r);
   if ((r = dlb_cuda_enter(c, device_id)) != CUDA_SUCCESS) {
     drop_context(c, device_id);
     return dlb_cuda_status(r);
   }
-  r = c->cu->mem_alloc(&p, nbytes);
-  if (r == CUDA_SUCCESS && zeroed && (r = zero_fill(c, device_id, p, nbytes)) != CUDA_SUCCESS)
-    c->cu->mem_free(p);
+  r = allocate_memory(c, device_id, nbytes, zeroed, &p);
   dlb_cuda_leave(c);
   if (r != CUDA_SUCCESS) {
     drop_context(c, device_id);
@@ -94,12 +194,13 @@ static dlb_status cuda_allocate(void *ctx, int device_id, size_t nbytes, int zer
 
 static void cuda_deallocate(void *ctx, int device_id, void *handle) {
   dlb_cuda *c = ctx;
-  CUresult r = dlb_cuda_drain(c);
-  if (!dlb_cuda_gone(r) && dlb_cuda_enter(c, device_id) == CUDA_SUCCESS) {
-    c->cu->mem_free((CUdeviceptr)(uintptr_t)handle);
-    dlb_cuda_leave(c);
-  }
-  drop_context(c, device_id); /* after shutdown a no-op returning DEINITIALIZED */
+  CUdeviceptr p = (CUdeviceptr)(uintptr_t)handle;
+  int exported;
+  if (c->deferred) retry_deferred(c); /* earlier refusals first (a racy peek, as in allocate) */
+  pthread_mutex_lock(&c->lock);
+  exported = take_export(c, p);
+  pthread_mutex_unlock(&c->lock);
+  free_or_defer(c, device_id, p, exported);
 }
 
 /* One linear copy on dlbridge's stream of device_id, complete on return. */
@@ -162,11 +263,28 @@ static dlb_status cuda_copy_within(void *ctx, int dst_device_id, void *dst_handl
   return linear(ctx, dst_device_id, run_dtod, &p);
 }
 
+/* The pointer itself; the allocation is noted as exported (its free then
+ * waits for the device). */
 static dlb_status cuda_export_pointer(void *ctx, int device_id, void *handle, void **data) {
-  (void)ctx;
+  dlb_cuda *c = ctx;
+  CUdeviceptr p = (CUdeviceptr)(uintptr_t)handle;
+  dlb_status st = DLB_OK;
+  size_t i;
   (void)device_id;
-  *data = handle;
-  return DLB_OK;
+  pthread_mutex_lock(&c->lock);
+  for (i = 0; i < c->nexported && c->exported[i] != p; i++) continue;
+  if (i == c->nexported) {
+    if (c->nexported == c->exported_cap) {
+      size_t cap = c->exported_cap ? 2 * c->exported_cap : 16;
+      CUdeviceptr *grown = realloc(c->exported, cap * sizeof *grown);
+      if (grown) c->exported = grown, c->exported_cap = cap;
+    }
+    if (c->nexported < c->exported_cap) c->exported[c->nexported++] = p;
+    else st = DLB_E_OUT_OF_MEMORY;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (st == DLB_OK) *data = handle;
+  return st;
 }
 
 /* What the driver knows of the memory at p (one cuPointerGetAttributes). */
@@ -235,6 +353,13 @@ static void free_stage(dlb_cuda *c) {
  * backend's own retains go. */
 static void cuda_release(void *ctx) {
   dlb_cuda *c = ctx;
+  if (c->deferred) retry_deferred(c);
+  while (c->deferred) { /* refused again: the contexts' last release takes the memory */
+    dlb_cuda_deferred *d = c->deferred;
+    c->deferred = d->next;
+    drop_context(c, d->device_id);
+    free(d);
+  }
   if (c->cu && !dlb_cuda_gone(dlb_cuda_drain(c))) {
     free_stage(c);
     for (int i = 0; i < c->count; i++) {
@@ -247,6 +372,7 @@ static void cuda_release(void *ctx) {
     }
   }
   free(c->devices);
+  free(c->exported);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }

@@ -24,12 +24,23 @@ const char *dlb_cuda_unavailable_reason(const dlb_backend *backend);
 #define DLB_CUDA_STAGE_BYTES ((size_t)4 << 20)
 
 /* dlbridge's state on one device: its primary context (retained once by
- * the backend when first used) and its non-blocking stream. */
+ * the backend when first used), its non-blocking stream, and whether it
+ * has memory pools (read with the context). */
 typedef struct dlb_cuda_device {
   CUdevice device;
   CUcontext context; /* NULL until first used */
   CUstream stream;   /* NULL until first used */
+  int pools;         /* the stream-ordered allocator (cuMemAllocAsync) is used */
 } dlb_cuda_device;
+
+/* A free the driver refused (during another thread's capture, say): kept,
+ * with its context retain, and tried again by the next allocation, free
+ * or release, never dropped while the driver lives. */
+typedef struct dlb_cuda_deferred {
+  int device_id;
+  CUdeviceptr p;
+  struct dlb_cuda_deferred *next;
+} dlb_cuda_deferred;
 
 typedef struct dlb_cuda {
   pthread_mutex_t lock; /* guards devices[] (deallocate, forget: any thread) */
@@ -38,6 +49,12 @@ typedef struct dlb_cuda {
   dlb_cuda_device *devices;
   void *stage[2];       /* pinned, DLB_CUDA_STAGE_BYTES each; the Lua thread's */
   int stage_device;     /* the device whose context allocated them */
+  /* Under lock: allocations handed to a DLPack consumer (their free waits
+   * for the whole device: a consumer's queued reads are not ordered on
+   * dlbridge's streams), and refused frees. */
+  CUdeviceptr *exported;
+  size_t nexported, exported_cap;
+  dlb_cuda_deferred *deferred;
 } dlb_cuda;
 
 /* --- errors.c --- */
@@ -55,7 +72,11 @@ int dlb_cuda_gone(CUresult r);
 /* The device's context, retained by the backend on first use (NULL with
  * *r set on failure). */
 CUcontext dlb_cuda_context(dlb_cuda *c, int device_id, CUresult *r);
-/* Pushes the device's context; CUDA_SUCCESS or the failure. */
+/* Pushes the device's context, and sets this thread's stream capture mode
+ * to RELAXED (restored by the matching leave): dlbridge's allocations,
+ * frees and waits never touch a capturing stream, so another thread's (or
+ * a framework's) graph capture neither refuses them nor is invalidated by
+ * them, as NCCL and CuPy's allocator do. CUDA_SUCCESS or the failure. */
 CUresult dlb_cuda_enter(dlb_cuda *c, int device_id);
 /* Pops what dlb_cuda_enter pushed. */
 void dlb_cuda_leave(dlb_cuda *c);
@@ -65,6 +86,9 @@ void dlb_cuda_leave(dlb_cuda *c);
 CUresult dlb_cuda_stream(dlb_cuda *c, int device_id, CUstream *out);
 /* Waits for every stream dlbridge made in c (any thread: the frees). */
 CUresult dlb_cuda_drain(dlb_cuda *c);
+/* Makes stream wait on the device for the work queued so far on dlbridge's
+ * streams of the other devices (context of stream's device pushed). */
+CUresult dlb_cuda_after_others(dlb_cuda *c, int device_id, CUstream stream);
 void *dlb_cuda_queue(void *ctx, int device_id);
 dlb_status dlb_cuda_event_record(void *ctx, int device_id, void *queue, void **event);
 dlb_status dlb_cuda_event_wait(void *ctx, int device_id, void *queue, void *event);

@@ -3,7 +3,10 @@
  * The library is $DLB_CUDA_DRIVER when set (a stand-in for tests, or a
  * driver elsewhere), else libcuda.so.1; it is never linked. Entry points
  * come from cuGetProcAddress_v2 (CUDA 12), else cuGetProcAddress (11.3),
- * else dlsym of the _v2 symbol names (older drivers). Loading runs on the
+ * else dlsym of the _v2 symbol names (older drivers), always with the
+ * legacy default stream's semantics (CU_GET_PROC_ADDRESS_LEGACY_STREAM: the
+ * handle 0 and DLPack's stream 1 are the legacy stream, never the thread's
+ * own). Loading runs on the
  * first use of a cuda device or of dl.backends(), never at require; its
  * outcome (the table or the reason) is fixed for the process's life. */
 #include <dlfcn.h>
@@ -33,11 +36,11 @@ static void *resolve(void *lib, proc_v2_fn proc_v2, proc_fn proc, const char *ba
                      const char *symbol) {
   void *fn = NULL;
   int found = 0;
-  if (proc_v2 && proc_v2(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) ==
-                     CUDA_SUCCESS && fn)
+  if (proc_v2 && proc_v2(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                         &found) == CUDA_SUCCESS && fn)
     return fn;
   fn = NULL;
-  if (proc && proc(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT) == CUDA_SUCCESS &&
+  if (proc && proc(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS &&
       fn)
     return fn;
   return dlsym(lib, symbol);
@@ -56,6 +59,11 @@ static int resolve_all(void *lib) {
   memcpy(&driver.field, &fn, sizeof fn);
   DLB_CU_FUNCTIONS(DLB_CU_RESOLVE_)
 #undef DLB_CU_RESOLVE_
+#define DLB_CU_RESOLVE_OPTIONAL_(field, base, symbol, args) \
+  fn = resolve(lib, proc_v2, proc, #base, #symbol);         \
+  memcpy(&driver.field, &fn, sizeof fn);
+  DLB_CU_OPTIONAL_FUNCTIONS(DLB_CU_RESOLVE_OPTIONAL_)
+#undef DLB_CU_RESOLVE_OPTIONAL_
   return 1;
 }
 

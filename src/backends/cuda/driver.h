@@ -41,6 +41,10 @@ enum {
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
   CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905,
+  CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
   CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
   CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
   CUDA_ERROR_UNKNOWN = 999
@@ -64,7 +68,19 @@ typedef int CUpointer_attribute;
 #define CU_MEMHOSTALLOC_PORTABLE 0x1u
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
-#define CU_GET_PROC_ADDRESS_DEFAULT 0
+/* cuGetProcAddress flags: handle 0 and the entry points' default stream
+ * mean the legacy default stream, as DLPack's stream 1 does. */
+#define CU_GET_PROC_ADDRESS_LEGACY_STREAM 0x1u
+
+/* CUdevice_attribute values the backend reads. */
+enum { CU_DEVICE_ATTRIBUTE_MAX_PITCH = 11, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115 };
+typedef int CUdevice_attribute;
+
+/* CUstreamCaptureStatus, CUstreamCaptureMode. */
+enum { CU_STREAM_CAPTURE_STATUS_NONE = 0, CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+       CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 };
+enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+       CU_STREAM_CAPTURE_MODE_RELAXED = 2 };
 
 /* CUDA_MEMCPY2D (the _v2 layout: size_t fields). */
 typedef struct CUDA_MEMCPY2D {
@@ -114,6 +130,7 @@ typedef struct CUDA_MEMCPY3D {
   X(primary_release, cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (CUdevice device)) \
   X(ctx_push, cuCtxPushCurrent, cuCtxPushCurrent_v2, (CUcontext ctx))                           \
   X(ctx_pop, cuCtxPopCurrent, cuCtxPopCurrent_v2, (CUcontext *ctx))                             \
+  X(ctx_synchronize, cuCtxSynchronize, cuCtxSynchronize, (void))                                \
   X(mem_alloc, cuMemAlloc, cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytes))                    \
   X(mem_free, cuMemFree, cuMemFree_v2, (CUdeviceptr dptr))                                      \
   X(host_alloc, cuMemHostAlloc, cuMemHostAlloc, (void **p, size_t bytes, unsigned int flags))   \
@@ -148,12 +165,26 @@ typedef struct CUDA_MEMCPY3D {
     (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))                               \
   X(pointer_attributes, cuPointerGetAttributes, cuPointerGetAttributes,                         \
     (unsigned int n, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr))            \
-  X(error_name, cuGetErrorName, cuGetErrorName, (CUresult error, const char **name))
+  X(error_name, cuGetErrorName, cuGetErrorName, (CUresult error, const char **name))           \
+  X(device_attribute, cuDeviceGetAttribute, cuDeviceGetAttribute,                               \
+    (int *value, CUdevice_attribute attribute, CUdevice device))
+
+/* Entry points the backend does without (NULL) on a driver that lacks them:
+ * the stream-ordered allocator (11.2), stream capture queries (10.x). */
+#define DLB_CU_OPTIONAL_FUNCTIONS(X)                                                           \
+  X(mem_alloc_async, cuMemAllocAsync, cuMemAllocAsync,                                          \
+    (CUdeviceptr *dptr, size_t bytes, CUstream stream))                                         \
+  X(mem_free_async, cuMemFreeAsync, cuMemFreeAsync, (CUdeviceptr dptr, CUstream stream))        \
+  X(stream_is_capturing, cuStreamIsCapturing, cuStreamIsCapturing,                              \
+    (CUstream stream, int *status))                                                             \
+  X(exchange_capture_mode, cuThreadExchangeStreamCaptureMode,                                   \
+    cuThreadExchangeStreamCaptureMode, (int *mode))
 
 #define DLB_CU_FIELD_(field, base, symbol, args) CUresult (*field) args;
-/* The loaded driver: every entry point non-NULL. */
+/* The loaded driver: every entry point non-NULL, the optional ones maybe NULL. */
 typedef struct dlb_cu {
   DLB_CU_FUNCTIONS(DLB_CU_FIELD_)
+  DLB_CU_OPTIONAL_FUNCTIONS(DLB_CU_FIELD_)
   int devices; /* cuDeviceGetCount after cuInit */
 } dlb_cu;
 #undef DLB_CU_FIELD_

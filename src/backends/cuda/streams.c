@@ -2,7 +2,10 @@
  * stream, made on first use, so the legacy default stream's implicit
  * synchronisation never touches it), its events (CU_EVENT_DISABLE_TIMING),
  * and the DLPack consumer's stream, which is made to wait on the device,
- * never blocking the host. */
+ * never blocking the host, except while that stream is being captured
+ * into a graph: an event recorded outside a capture cannot be waited for
+ * inside it (the capture would be invalidated), so the host waits for
+ * dlbridge's work then, and the graph needs no edge to it. */
 #include "cuda.h"
 
 CUresult dlb_cuda_stream(dlb_cuda *c, int device_id, CUstream *out) {
@@ -100,8 +103,37 @@ static int consumer_stream(int has_stream, int64_t stream, CUstream *out) {
   return 1;
 }
 
+CUresult dlb_cuda_after_others(dlb_cuda *c, int device_id, CUstream stream) {
+  CUresult r = CUDA_SUCCESS;
+  for (int i = 0; i < c->count && r == CUDA_SUCCESS; i++) {
+    CUstream other = i == device_id ? NULL : existing_stream(c, i);
+    CUevent ev;
+    if (!other) continue;
+    if ((r = dlb_cuda_enter(c, i)) != CUDA_SUCCESS) break;
+    r = record_on(c, other, &ev);
+    dlb_cuda_leave(c);
+    if (r != CUDA_SUCCESS) break;
+    r = c->cu->stream_wait_event(stream, ev, 0); /* across contexts: stream's is current */
+    c->cu->event_destroy(ev);
+  }
+  return r;
+}
+
+/* Whether the consumer's stream is being captured into a graph (or the
+ * driver cannot say: then, too, the host waits rather than risk it). An
+ * invalid handle stays the wait's to report. */
+static int capturing(dlb_cuda *c, CUstream consumer) {
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r;
+  if (!c->cu->stream_is_capturing) return 0;
+  r = c->cu->stream_is_capturing(consumer, &status);
+  if (r == CUDA_ERROR_INVALID_HANDLE) return 0;
+  return r != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* Makes consumer wait for event (context pushed); event NULL: for all of
- * dlbridge's work on the device so far (fresh memory included), if any. */
+ * dlbridge's work on the device so far (fresh memory included), if any.
+ * A capturing consumer: the host waits instead (see above). */
 static CUresult order_consumer(dlb_cuda *c, int device_id, CUstream consumer, CUevent event) {
   CUstream own;
   CUevent mine = NULL;
@@ -111,7 +143,7 @@ static CUresult order_consumer(dlb_cuda *c, int device_id, CUstream consumer, CU
     if ((r = record_on(c, own, &mine)) != CUDA_SUCCESS) return r;
     event = mine;
   }
-  r = c->cu->stream_wait_event(consumer, event, 0);
+  r = capturing(c, consumer) ? c->cu->event_sync(event) : c->cu->stream_wait_event(consumer, event, 0);
   if (mine) c->cu->event_destroy(mine); /* a pending event may be destroyed */
   return r;
 }

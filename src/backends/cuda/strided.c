@@ -12,7 +12,10 @@
  * piece is a dense run of device memory where the layout has one). Then, in order of preference:
  *  - one linear copy (cuMemcpy*Async) when both sides are contiguous;
  *  - one cuMemcpy2DAsync/3DAsync when the rest is rows of a pitch (a row
- *    being the contiguous inner run, or one element);
+ *    being the contiguous inner run, or one element) no wider than the
+ *    device's MAX_PITCH. The reference allows a copy within device memory
+ *    to refuse pitches not from cuMemAllocPitch (CUDA_ERROR_INVALID_VALUE,
+ *    before anything is queued): that copy takes the staged path instead;
  *  - pieces through two pinned staging buffers (DLB_CUDA_STAGE_BYTES each,
  *    double-buffered: the host gathers or scatters one while the other is
  *    in flight). A device side is moved as its whole byte span; a
@@ -442,10 +445,30 @@ static int crosses(const plan *p, const dlb_strided_copy *copy) {
   return p->dst.on_device && p->src.on_device && copy->dst.device_id != copy->src.device_id;
 }
 
+/* Whether both sides' pitches are within the device's MAX_PITCH (asked
+ * each time: one attribute read beside a 2D copy; unknown: the copy says). */
+static int pitches_allowed(const run *r, const plan *p, const pitched *q) {
+  int max_pitch = 0;
+  uint64_t most = UINT64_MAX;
+  int64_t pitch = 0, height = 0;
+  if (r->c->cu->device_attribute(&max_pitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+                                 r->c->devices[r->device_id].device) == CUDA_SUCCESS &&
+      max_pitch > 0)
+    most = (uint64_t)max_pitch;
+  side_pitches(p, &p->src, q, &pitch, &height);
+  if ((uint64_t)pitch > most) return 0;
+  side_pitches(p, &p->dst, q, &pitch, &height);
+  return (uint64_t)pitch <= most;
+}
+
 static CUresult copy_plan(const run *r, const plan *p) {
   pitched q;
+  CUresult res;
   if (is_linear(p)) return linear_copy(r, p);
-  if (pitch_form(p, &q)) return q.outer == 1 ? copy_2d(r, p, &q) : copy_3d(r, p, &q);
+  if (pitch_form(p, &q) && pitches_allowed(r, p, &q)) {
+    res = q.outer == 1 ? copy_2d(r, p, &q) : copy_3d(r, p, &q);
+    if (res != CUDA_ERROR_INVALID_VALUE) return res;
+  }
   return staged(r, p);
 }
 
