@@ -32,14 +32,14 @@ static int valid_name(const char *name) {
   return 1;
 }
 
-/* The bytes of dlb_backend_ops a table of version fills (0: a version
- * this library does not know). Fields are only appended, so a version's
- * table is a prefix of the newest one. */
 /* The bytes of dlb_kernels a table of version fills (version is valid). */
 static size_t kernels_size(uint32_t version) {
   return version == 1 ? offsetof(dlb_kernels, sort) : sizeof(dlb_kernels);
 }
 
+/* The bytes of dlb_backend_ops a table of version fills (0: a version
+ * this library does not know). Fields are only appended, so a version's
+ * table is a prefix of the newest one. */
 static size_t ops_size(uint32_t version) {
   switch (version) {
     case DLB_BACKEND_OPS_VERSION_1: return offsetof(dlb_backend_ops, copy_strided);

@@ -1,4 +1,4 @@
-/* test_loops_math.c -- the math kernels (compute/loops_math.c) called
+/* test_loops_math.c -- the math kernels (backends/cpu/loops_math.c) called
  * directly: which (op, dtype) pairs have one; values against libm in long
  * double (the transcendental functions within 1 ulp, libm's own 2 ulps on
  * the path without vectors), rounding and predicates exactly, special values

@@ -1,4 +1,4 @@
-/* test_matmul.c -- dlb_matmul, dlb_dot, dlb_concat and dlb_stack against a
+/* test_matmul.c -- dlb_matmul and dlb_dot against a
  * naive reference loop over random data: every dtype, the kernel cases
  * (gemm, gemv, dot, the plain loops), and operand layouts (transposed,
  * strided, reversed, expanded, misaligned), batch broadcasting, 1-D and
@@ -6,104 +6,15 @@
 #define _POSIX_C_SOURCE 200809L
 #define FIXTURES_CPU
 #include <math.h>
-#include "compute/join.h"
 #include "compute/matmul.h"
-#include "core/copy.h"
-#include "core/dtype.h"
 #include "fixtures.h"
-
-/* ------------------------------------------------------------------------ */
-/* Operands */
-
-typedef enum layout {
-  CONTIGUOUS,
-  TRANSPOSED, /* the last two dims swapped in memory */
-  STEP2,      /* every other element of the last dim */
-  REVERSED,   /* every dim walked backwards */
-  EXPANDED,   /* the second-to-last dim (or the only one) repeats one row: stride 0 */
-  LAYOUT_COUNT
-} layout;
+#include "operands.h"
 
 static const char *layout_name[] = {"contiguous", "transposed", "step2", "reversed", "expanded"};
-
-/* A random element value for dtype. */
-static dlb_scalar random_value(dlb_dtype t) {
-  switch (dlb_dtype_get(t)->kind) {
-    case DLB_KIND_BOOL: return s_bool((int)rnd(2));
-    case DLB_KIND_INT: return s_int(rnd(101) - 50);
-    case DLB_KIND_UINT: return s_int(rnd(101));
-    case DLB_KIND_FLOAT: return s_float((double)rnd(2001) / 1000.0 - 1.0);
-    default: return s_complex((double)rnd(2001) / 1000.0 - 1.0, (double)rnd(2001) / 1000.0 - 1.0);
-  }
-}
-
-/* Sets every element of a (contiguous) to random values. */
-static void fill_random(dlb_array *a) {
-  int64_t index[DLB_MAX_NDIM] = {0};
-  for (int64_t e = 0; e < a->numel; e++) {
-    dlb_scalar v = random_value(a->dtype);
-    CHECK_EQ_INT(dlb_array_set(a, index, &v, &err), DLB_OK);
-    for (int d = a->ndim - 1; d >= 0 && ++index[d] == a->shape[d]; d--) index[d] = 0;
-  }
-}
-
-/* A random array of dtype with the logical shape (ndim, shape), laid out as lay. */
-static dlb_array make(dlb_dtype dtype, int ndim, const int64_t *shape, layout lay) {
-  int64_t mem[DLB_MAX_NDIM];
-  dlb_array base, v;
-  int perm[DLB_MAX_NDIM];
-  if (ndim > 0) memcpy(mem, shape, (size_t)ndim * sizeof *shape);
-  if (lay == TRANSPOSED && ndim >= 2) {
-    mem[ndim - 1] = shape[ndim - 2];
-    mem[ndim - 2] = shape[ndim - 1];
-  }
-  if (lay == STEP2) mem[ndim - 1] = 2 * shape[ndim - 1];
-  if (lay == EXPANDED) mem[ndim >= 2 ? ndim - 2 : 0] = 1;
-  base = alloc(dtype, ndim, mem);
-  fill_random(&base);
-  v = view_of(&base);
-  dlb_array_release(&base);
-  switch (lay) {
-    case TRANSPOSED:
-      for (int d = 0; d < ndim; d++) perm[d] = d;
-      if (ndim >= 2) perm[ndim - 1] = ndim - 2, perm[ndim - 2] = ndim - 1;
-      CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);
-      break;
-    case STEP2:
-      CHECK_EQ_INT(dlb_view_slice(&v, ndim - 1, 0, shape[ndim - 1], 2, &err), DLB_OK);
-      break;
-    case REVERSED:
-      for (int d = 0; d < ndim; d++)
-        if (shape[d] > 0) CHECK_EQ_INT(dlb_view_slice(&v, d, shape[d] - 1, shape[d], -1, &err), DLB_OK);
-      break;
-    case EXPANDED: CHECK_EQ_INT(dlb_view_expand(&v, ndim, shape, &err), DLB_OK); break;
-    default: break;
-  }
-  return v;
-}
 
 /* ------------------------------------------------------------------------ */
 /* The reference: a naive loop in double precision (floats) or wrapping
  * 64-bit arithmetic (integers), one result element at a time. */
-
-typedef struct value {
-  double re, im; /* floats and complex */
-  uint64_t u;    /* integers (wrapping) and bool */
-} value;
-
-static value load(const dlb_array *a, const int64_t *index) {
-  dlb_scalar s;
-  value v = {0, 0, 0};
-  CHECK_EQ_INT(dlb_array_get(a, index, &s, &err), DLB_OK);
-  switch (s.kind) {
-    case DLB_SCALAR_BOOL: v.re = s.v.b, v.u = (uint64_t)s.v.b; break;
-    case DLB_SCALAR_INT: v.re = (double)s.v.i, v.u = (uint64_t)s.v.i; break;
-    case DLB_SCALAR_UINT: v.re = (double)s.v.u, v.u = s.v.u; break;
-    case DLB_SCALAR_FLOAT: v.re = s.v.f; break;
-    case DLB_SCALAR_COMPLEX: v.re = s.v.c.re, v.im = s.v.c.im; break;
-  }
-  return v;
-}
 
 /* The relative tolerance of a result of dtype t. */
 static double tolerance(dlb_dtype t) {
@@ -516,7 +427,6 @@ static void test_unsupported_backend(void) {
   dlb_backend *opaque;
   dlb_array a, b = {0}, r = {0};
   int64_t s[2] = {2, 2};
-  const dlb_array *list[2];
   CHECK_EQ_INT(dlb_backend_create(&ops, NULL, &opaque, &err), DLB_OK);
   CHECK_EQ_INT(dlb_array_allocate(&a, opaque, 0, DLB_FLOAT32, 2, s, 1, &err), DLB_OK);
   CHECK_EQ_INT(dlb_matmul(&a, &a, DLB_MATMUL_PROMOTE, &r, cpu, &err), DLB_E_UNSUPPORTED);
@@ -524,15 +434,6 @@ static void test_unsupported_backend(void) {
   b = alloc(DLB_FLOAT32, 2, s);
   /* Mixed devices: ARGUMENT. */
   CHECK_EQ_INT(dlb_matmul(&b, &a, DLB_MATMUL_PROMOTE, &r, cpu, &err), DLB_E_ARGUMENT);
-  list[0] = &b;
-  list[1] = &a;
-  CHECK_EQ_INT(dlb_concat(2, list, 0, &r, cpu, &err), DLB_E_ARGUMENT);
-  /* Joins are copies, which every backend can do: the result stays there. */
-  list[0] = &a;
-  CHECK_EQ_INT(dlb_stack(1, list, 0, &r, cpu, &err), DLB_OK);
-  CHECK(r.buffer && r.buffer->backend == opaque);
-  CHECK_EQ_INT(r.ndim, 3);
-  dlb_array_release(&r);
   dlb_array_release(&a);
   dlb_array_release(&b);
   dlb_backend_release(opaque);
@@ -579,84 +480,6 @@ static void test_dot(void) {
     }
 }
 
-/* ------------------------------------------------------------------------ */
-/* concat and stack */
-
-/* Element index of the joined result -> (which array, index in it). */
-static void check_join(int stack, int n, dlb_array *arrays, int dim) {
-  const dlb_array *list[8];
-  dlb_array r = {0};
-  int64_t idx[DLB_MAX_NDIM] = {0};
-  int bad = 0;
-  for (int k = 0; k < n; k++) list[k] = &arrays[k];
-  CHECK_EQ_INT((stack ? dlb_stack : dlb_concat)(n, list, dim, &r, cpu, &err), DLB_OK);
-  if (!r.buffer) return;
-  for (int64_t e = 0; e < r.numel && !bad; e++) {
-    int64_t src[DLB_MAX_NDIM];
-    int k = 0, nd = 0;
-    value got, want;
-    if (stack) {
-      for (int d = 0; d < r.ndim; d++)
-        if (d == dim) k = (int)idx[d];
-        else src[nd++] = idx[d];
-    } else {
-      memcpy(src, idx, sizeof src);
-      while (src[dim] >= arrays[k].shape[dim]) src[dim] -= arrays[k++].shape[dim];
-    }
-    got = load(&r, idx);
-    want = load(&arrays[k], src);
-    if (got.re != want.re || got.im != want.im) bad = 1;
-    for (int d = r.ndim - 1; d >= 0 && ++idx[d] == r.shape[d]; d--) idx[d] = 0;
-  }
-  CHECK(!bad);
-  dlb_array_release(&r);
-}
-
-static void test_join(void) {
-  int64_t s1[3] = {2, 3, 4}, s2[3] = {2, 1, 4}, s3[3] = {2, 0, 4}, s4[3] = {3, 3, 4};
-  dlb_array parts[3];
-  /* concat along dim 1 (0-based) of mixed dtypes and layouts -> float64. */
-  parts[0] = make(DLB_INT16, 3, s1, TRANSPOSED);
-  parts[1] = make(DLB_FLOAT32, 3, s2, REVERSED);
-  parts[2] = make(DLB_UINT8, 3, s3, CONTIGUOUS);
-  {
-    const dlb_array *list[3] = {&parts[0], &parts[1], &parts[2]};
-    dlb_array r = {0};
-    CHECK_EQ_INT(dlb_concat(3, list, 1, &r, cpu, &err), DLB_OK);
-    CHECK_EQ_INT(r.dtype, DLB_FLOAT32);
-    CHECK(r.ndim == 3 && r.shape[0] == 2 && r.shape[1] == 4 && r.shape[2] == 4);
-    dlb_array_release(&r);
-    /* Extents differ along another dim: SHAPE naming array 2. */
-    dlb_array_release(&parts[1]);
-    parts[1] = make(DLB_FLOAT32, 3, s4, CONTIGUOUS);
-    CHECK_EQ_INT(dlb_concat(2, list, 1, &r, cpu, &err), DLB_E_SHAPE);
-    CHECK(strstr(err.message, "array 2") != NULL);
-    CHECK_EQ_INT(dlb_concat(2, list, 3, &r, cpu, &err), DLB_E_INDEX);
-    CHECK_EQ_INT(dlb_concat(0, list, 0, &r, cpu, &err), DLB_E_ARGUMENT);
-    CHECK_EQ_INT(dlb_stack(2, list, 0, &r, cpu, &err), DLB_E_SHAPE);
-    dlb_array_release(&parts[1]);
-    parts[1] = make(DLB_FLOAT32, 3, s2, REVERSED);
-  }
-  check_join(0, 3, parts, 1);
-  for (int k = 0; k < 3; k++) dlb_array_release(&parts[k]);
-  /* stack at every position, layouts mixed. */
-  for (int dim = 0; dim <= 3; dim++) {
-    for (int k = 0; k < 3; k++) parts[k] = make(DLB_COMPLEX64, 3, s1, (layout)(k + 1));
-    check_join(1, 3, parts, dim);
-    check_join(0, 3, parts, dim < 3 ? dim : 2);
-    for (int k = 0; k < 3; k++) dlb_array_release(&parts[k]);
-  }
-  /* 0-d arrays stack into 1-D; concat refuses them. */
-  for (int k = 0; k < 2; k++) parts[k] = make(DLB_INT64, 0, NULL, CONTIGUOUS);
-  check_join(1, 2, parts, 0);
-  {
-    const dlb_array *list[2] = {&parts[0], &parts[1]};
-    dlb_array r = {0};
-    CHECK_EQ_INT(dlb_concat(2, list, 0, &r, cpu, &err), DLB_E_SHAPE);
-  }
-  for (int k = 0; k < 2; k++) dlb_array_release(&parts[k]);
-}
-
 int main(void) {
   if (!cpu_open()) return 1;
   test_dtypes_and_layouts();
@@ -673,7 +496,6 @@ int main(void) {
   test_errors();
   test_unsupported_backend();
   test_dot();
-  test_join();
   cpu_close();
   return check_done("test_matmul");
 }
