@@ -306,6 +306,10 @@ COMPLEX_KERNELS(cdouble, double, c128, , make_c128)
   X(ATAN, atan, NO_BOUND, NO_BOUND) X(SINH, sinh, 88.5f, 709.0)                         \
   X(COSH, cosh, 88.5f, 709.0) X(TANH, tanh, NO_BOUND, NO_BOUND)
 
+/* SLEEF's functions of two arguments, f(y, x) as in libm: (OP, FN). One row
+ * adds a function at every level. */
+#define SLEEF_BINARY_FUNCTIONS(X) X(ATAN2, atan2)
+
 /* The vector unit the SLEEF kernels use. */
 enum { LEVEL_SCALAR, LEVEL_AVX2, LEVEL_AVX512, LEVEL_COUNT };
 
@@ -333,24 +337,35 @@ typedef void (*array_fn2)(char *dst, const char *y, const char *x, int64_t n);
   }
 SLEEF_FUNCTIONS(SCALAR_ARRAY_FNS)
 
-static void atan2_f32_scalar(char *dst, const char *y, const char *x, int64_t n) {
+/* A function of two arguments through libm, one element at a time. */
+static void binary_f32_scalar(char *dst, const char *y, const char *x, int64_t n,
+                              float (*f)(float, float)) {
   for (int64_t i = 0; i < n; i++) {
     float a, b;
     memcpy(&a, y + 4 * i, 4);
     memcpy(&b, x + 4 * i, 4);
-    a = atan2f(a, b);
+    a = f(a, b);
     memcpy(dst + 4 * i, &a, 4);
   }
 }
-static void atan2_f64_scalar(char *dst, const char *y, const char *x, int64_t n) {
+static void binary_f64_scalar(char *dst, const char *y, const char *x, int64_t n,
+                              double (*f)(double, double)) {
   for (int64_t i = 0; i < n; i++) {
     double a, b;
     memcpy(&a, y + 8 * i, 8);
     memcpy(&b, x + 8 * i, 8);
-    a = atan2(a, b);
+    a = f(a, b);
     memcpy(dst + 8 * i, &a, 8);
   }
 }
+#define SCALAR_BINARY_FNS(OP, FN)                                                       \
+  static void FN##_f32_scalar(char *d, const char *y, const char *x, int64_t n) {       \
+    binary_f32_scalar(d, y, x, n, FN##f);                                               \
+  }                                                                                     \
+  static void FN##_f64_scalar(char *d, const char *y, const char *x, int64_t n) {       \
+    binary_f64_scalar(d, y, x, n, FN);                                                  \
+  }
+SLEEF_BINARY_FUNCTIONS(SCALAR_BINARY_FNS)
 
 /* Recomputes with libm the lanes of x (those in m) that lie beyond SLEEF's
  * accurate range, |x| > bound; their results are at dst. */
@@ -379,8 +394,10 @@ static void atan2_f64_scalar(char *dst, const char *y, const char *x, int64_t n)
   AVX512 __m512 Sleef_##FN##f16_u10avx512f(__m512);                                     \
   AVX512 __m512d Sleef_##FN##d8_u10avx512f(__m512d);
 SLEEF_FUNCTIONS(DECLARE_SLEEF_AVX512)
-AVX512 __m512 Sleef_atan2f16_u10avx512f(__m512, __m512);
-AVX512 __m512d Sleef_atan2d8_u10avx512f(__m512d, __m512d);
+#define DECLARE_SLEEF2_AVX512(OP, FN)                                                   \
+  AVX512 __m512 Sleef_##FN##f16_u10avx512f(__m512, __m512);                             \
+  AVX512 __m512d Sleef_##FN##d8_u10avx512f(__m512d, __m512d);
+SLEEF_BINARY_FUNCTIONS(DECLARE_SLEEF2_AVX512)
 REDO_BEYOND(AVX512, redo_f32_avx512, float, __m512, __mmask16, 16,
             _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(bound), _CMP_GT_OQ))
 REDO_BEYOND(AVX512, redo_f64_avx512, double, __m512d, __mmask8, 8,
@@ -411,30 +428,39 @@ REDO_BEYOND(AVX512, redo_f64_avx512, double, __m512d, __mmask8, 8,
   }
 SLEEF_FUNCTIONS(AVX512_ARRAY_FNS)
 
-AVX512 static void atan2_f32_avx512(char *dst, const char *y, const char *x, int64_t n) {
+/* A function of two arguments, 16 floats or 8 doubles a step, the tail
+ * through masked loads and a masked store. (SLEEF's functions are calls
+ * into libsleef either way: passing one costs nothing.) */
+AVX512 static void binary_f32_avx512(char *dst, const char *y, const char *x, int64_t n,
+                                     __m512 (*f)(__m512, __m512)) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(dst + 4 * i, Sleef_atan2f16_u10avx512f(_mm512_loadu_ps(y + 4 * i),
-                                                            _mm512_loadu_ps(x + 4 * i)));
+    _mm512_storeu_ps(dst + 4 * i, f(_mm512_loadu_ps(y + 4 * i), _mm512_loadu_ps(x + 4 * i)));
   if (i < n) {
     const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(dst + 4 * i, m,
-                          Sleef_atan2f16_u10avx512f(_mm512_maskz_loadu_ps(m, y + 4 * i),
-                                                    _mm512_maskz_loadu_ps(m, x + 4 * i)));
+    const __m512 r = f(_mm512_maskz_loadu_ps(m, y + 4 * i), _mm512_maskz_loadu_ps(m, x + 4 * i));
+    _mm512_mask_storeu_ps(dst + 4 * i, m, r);
   }
 }
-AVX512 static void atan2_f64_avx512(char *dst, const char *y, const char *x, int64_t n) {
+AVX512 static void binary_f64_avx512(char *dst, const char *y, const char *x, int64_t n,
+                                     __m512d (*f)(__m512d, __m512d)) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm512_storeu_pd(dst + 8 * i, Sleef_atan2d8_u10avx512f(_mm512_loadu_pd(y + 8 * i),
-                                                           _mm512_loadu_pd(x + 8 * i)));
+    _mm512_storeu_pd(dst + 8 * i, f(_mm512_loadu_pd(y + 8 * i), _mm512_loadu_pd(x + 8 * i)));
   if (i < n) {
     const __mmask8 m = (__mmask8)((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_pd(dst + 8 * i, m,
-                          Sleef_atan2d8_u10avx512f(_mm512_maskz_loadu_pd(m, y + 8 * i),
-                                                   _mm512_maskz_loadu_pd(m, x + 8 * i)));
+    const __m512d r = f(_mm512_maskz_loadu_pd(m, y + 8 * i), _mm512_maskz_loadu_pd(m, x + 8 * i));
+    _mm512_mask_storeu_pd(dst + 8 * i, m, r);
   }
 }
+#define AVX512_BINARY_FNS(OP, FN)                                                       \
+  AVX512 static void FN##_f32_avx512(char *d, const char *y, const char *x, int64_t n) { \
+    binary_f32_avx512(d, y, x, n, Sleef_##FN##f16_u10avx512f);                          \
+  }                                                                                     \
+  AVX512 static void FN##_f64_avx512(char *d, const char *y, const char *x, int64_t n) { \
+    binary_f64_avx512(d, y, x, n, Sleef_##FN##d8_u10avx512f);                           \
+  }
+SLEEF_BINARY_FUNCTIONS(AVX512_BINARY_FNS)
 #endif /* DLB_MATH_AVX512 */
 
 #if DLB_MATH_AVX2
@@ -443,8 +469,10 @@ AVX512 static void atan2_f64_avx512(char *dst, const char *y, const char *x, int
   AVX2 __m256 Sleef_##FN##f8_u10avx2(__m256);                                           \
   AVX2 __m256d Sleef_##FN##d4_u10avx2(__m256d);
 SLEEF_FUNCTIONS(DECLARE_SLEEF_AVX2)
-AVX2 __m256 Sleef_atan2f8_u10avx2(__m256, __m256);
-AVX2 __m256d Sleef_atan2d4_u10avx2(__m256d, __m256d);
+#define DECLARE_SLEEF2_AVX2(OP, FN)                                                     \
+  AVX2 __m256 Sleef_##FN##f8_u10avx2(__m256, __m256);                                   \
+  AVX2 __m256d Sleef_##FN##d4_u10avx2(__m256d, __m256d);
+SLEEF_BINARY_FUNCTIONS(DECLARE_SLEEF2_AVX2)
 REDO_BEYOND(AVX2, redo_f32_avx2, float, __m256, unsigned, 8,
             _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x),
                                              _mm256_set1_ps(bound), _CMP_GT_OQ)))
@@ -480,26 +508,38 @@ REDO_BEYOND(AVX2, redo_f64_avx2, double, __m256d, unsigned, 4,
                 Sleef_##FN##d4_u10avx2, FN, B64, redo_f64_avx2)
 SLEEF_FUNCTIONS(AVX2_ARRAY_FNS)
 
-AVX2 static void atan2_f32_avx2(char *dst, const char *y, const char *x, int64_t n) {
+/* A function of two arguments, 8 floats or 4 doubles a step, through
+ * buffers (the tail zero-padded). */
+AVX2 static void binary_f32_avx2(char *dst, const char *y, const char *x, int64_t n,
+                                 __m256 (*f)(__m256, __m256)) {
   float ty[8] = {0}, tx[8] = {0};
   for (int64_t i = 0; i < n; i += 8) {
     const size_t bytes = (size_t)(n - i < 8 ? n - i : 8) * 4;
     memcpy(ty, y + 4 * i, bytes);
     memcpy(tx, x + 4 * i, bytes);
-    _mm256_storeu_ps(ty, Sleef_atan2f8_u10avx2(_mm256_loadu_ps(ty), _mm256_loadu_ps(tx)));
+    _mm256_storeu_ps(ty, f(_mm256_loadu_ps(ty), _mm256_loadu_ps(tx)));
     memcpy(dst + 4 * i, ty, bytes);
   }
 }
-AVX2 static void atan2_f64_avx2(char *dst, const char *y, const char *x, int64_t n) {
+AVX2 static void binary_f64_avx2(char *dst, const char *y, const char *x, int64_t n,
+                                 __m256d (*f)(__m256d, __m256d)) {
   double ty[4] = {0}, tx[4] = {0};
   for (int64_t i = 0; i < n; i += 4) {
     const size_t bytes = (size_t)(n - i < 4 ? n - i : 4) * 8;
     memcpy(ty, y + 8 * i, bytes);
     memcpy(tx, x + 8 * i, bytes);
-    _mm256_storeu_pd(ty, Sleef_atan2d4_u10avx2(_mm256_loadu_pd(ty), _mm256_loadu_pd(tx)));
+    _mm256_storeu_pd(ty, f(_mm256_loadu_pd(ty), _mm256_loadu_pd(tx)));
     memcpy(dst + 8 * i, ty, bytes);
   }
 }
+#define AVX2_BINARY_FNS(OP, FN)                                                         \
+  AVX2 static void FN##_f32_avx2(char *d, const char *y, const char *x, int64_t n) {    \
+    binary_f32_avx2(d, y, x, n, Sleef_##FN##f8_u10avx2);                                \
+  }                                                                                     \
+  AVX2 static void FN##_f64_avx2(char *d, const char *y, const char *x, int64_t n) {    \
+    binary_f64_avx2(d, y, x, n, Sleef_##FN##d4_u10avx2);                                \
+  }
+SLEEF_BINARY_FUNCTIONS(AVX2_BINARY_FNS)
 #endif /* DLB_MATH_AVX2 */
 
 /* Elements a buffered step of a strided operand holds (4 KiB of doubles). */
@@ -537,7 +577,7 @@ static int run_unary(char **data, const int64_t *steps, int64_t n, size_t item, 
   return 0;
 }
 
-/* Runs fn over atan2's operands (data[1] = y, data[2] = x): straight through
+/* Runs fn over a binary kernel's operands (data[1] = y, data[2] = x): straight through
  * when all are contiguous, else CHUNK elements at a time through buffers
  * (a contiguous operand is used in place). */
 static int run_binary(char **data, const int64_t *steps, int64_t n, size_t item, array_fn2 fn) {
@@ -588,21 +628,24 @@ SLEEF_FUNCTIONS(AVX512_KERNELS)
 SLEEF_FUNCTIONS(AVX2_KERNELS)
 #endif
 
-#define ATAN2_KERNELS_AT(LEVEL)                                                         \
-  static int atan2_f32_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
+#define BINARY_KERNELS_AT(LEVEL, f)                                                     \
+  static int f##_f32_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
     (void)aux;                                                                          \
-    return run_binary(data, steps, n, 4, atan2_f32_##LEVEL);                            \
+    return run_binary(data, steps, n, 4, f##_f32_##LEVEL);                              \
   }                                                                                     \
-  static int atan2_f64_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
+  static int f##_f64_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
     (void)aux;                                                                          \
-    return run_binary(data, steps, n, 8, atan2_f64_##LEVEL);                            \
+    return run_binary(data, steps, n, 8, f##_f64_##LEVEL);                              \
   }
-ATAN2_KERNELS_AT(scalar)
+#define SCALAR_BINARY_KERNELS(OP, f) BINARY_KERNELS_AT(scalar, f)
+SLEEF_BINARY_FUNCTIONS(SCALAR_BINARY_KERNELS)
 #if DLB_MATH_AVX512
-ATAN2_KERNELS_AT(avx512)
+#define AVX512_BINARY_KERNELS(OP, f) BINARY_KERNELS_AT(avx512, f)
+SLEEF_BINARY_FUNCTIONS(AVX512_BINARY_KERNELS)
 #endif
 #if DLB_MATH_AVX2
-ATAN2_KERNELS_AT(avx2)
+#define AVX2_BINARY_KERNELS(OP, f) BINARY_KERNELS_AT(avx2, f)
+SLEEF_BINARY_FUNCTIONS(AVX2_BINARY_KERNELS)
 #endif
 
 /* The SLEEF-backed kernels by level and op: [level][op][0 float32, 1 float64]. */
@@ -611,12 +654,12 @@ ATAN2_KERNELS_AT(avx2)
 #define AVX2_ROW(OP, f, ...) TABLE_ROW(avx2, OP, f)
 #define AVX512_ROW(OP, f, ...) TABLE_ROW(avx512, OP, f)
 static const dlb_loop sleef_loops[LEVEL_COUNT][DLB_OP_COUNT][2] = {
-    [LEVEL_SCALAR] = {SLEEF_FUNCTIONS(SCALAR_ROW) SCALAR_ROW(ATAN2, atan2)},
+    [LEVEL_SCALAR] = {SLEEF_FUNCTIONS(SCALAR_ROW) SLEEF_BINARY_FUNCTIONS(SCALAR_ROW)},
 #if DLB_MATH_AVX2
-    [LEVEL_AVX2] = {SLEEF_FUNCTIONS(AVX2_ROW) AVX2_ROW(ATAN2, atan2)},
+    [LEVEL_AVX2] = {SLEEF_FUNCTIONS(AVX2_ROW) SLEEF_BINARY_FUNCTIONS(AVX2_ROW)},
 #endif
 #if DLB_MATH_AVX512
-    [LEVEL_AVX512] = {SLEEF_FUNCTIONS(AVX512_ROW) AVX512_ROW(ATAN2, atan2)},
+    [LEVEL_AVX512] = {SLEEF_FUNCTIONS(AVX512_ROW) SLEEF_BINARY_FUNCTIONS(AVX512_ROW)},
 #endif
 };
 
