@@ -1,6 +1,7 @@
 /* array.c -- array geometry: allocation, sharing, and views. */
 #include <string.h>
 #include "array.h"
+#include "invariant.h"
 #include "shape.h"
 
 dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_id,
@@ -27,6 +28,7 @@ dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_i
 
 void dlb_array_share(dlb_array *out, const dlb_array *a) {
   /* Copy only the dims in use: this runs for every view and every a[i]. */
+  DLB_ASSERT(a->ndim >= 0 && a->ndim <= DLB_MAX_NDIM);
   out->buffer = a->buffer;
   out->dtype = a->dtype;
   out->ndim = a->ndim;

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "budget.h"
+#include "invariant.h"
 
 dlb_budget *dlb_budget_new(void) {
   dlb_budget *b = malloc(sizeof *b);
@@ -35,6 +36,7 @@ void dlb_budget_hold(dlb_budget *budget, size_t nbytes) {
 }
 
 void dlb_budget_unhold(dlb_budget *budget, size_t nbytes) {
+  DLB_ASSERT(!budget || atomic_load_explicit(&budget->held, memory_order_relaxed) >= nbytes);
   if (budget) atomic_fetch_sub_explicit(&budget->held, nbytes, memory_order_relaxed);
 }
 
@@ -68,5 +70,7 @@ dlb_status dlb_budget_charge(dlb_budget *budget, size_t nbytes, dlb_error *err) 
 }
 
 void dlb_budget_refund(dlb_budget *budget, size_t nbytes) {
+  /* Every refund matches an earlier charge: in_use never wraps. */
+  DLB_ASSERT(atomic_load_explicit(&budget->in_use, memory_order_relaxed) >= nbytes);
   atomic_fetch_sub_explicit(&budget->in_use, nbytes, memory_order_relaxed);
 }

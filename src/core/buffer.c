@@ -6,6 +6,7 @@
 #include <string.h>
 #include "buffer.h"
 #include "event.h"
+#include "invariant.h"
 
 /* Every small cpu buffer takes a block of one size: its header, then up to
  * DLB_INLINE_BUFFER_BYTES 64-byte aligned. */
@@ -139,11 +140,13 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
 }
 
 void dlb_buffer_retain(dlb_buffer *buffer) {
+  DLB_ASSERT(atomic_load_explicit(&buffer->refs, memory_order_relaxed) > 0); /* a live holder */
   atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
 }
 
 void dlb_buffer_release(dlb_buffer *buffer) {
   if (!buffer) return;
+  DLB_ASSERT(atomic_load_explicit(&buffer->refs, memory_order_relaxed) > 0); /* not freed twice */
   /* The only reference (the usual case of a temporary) cannot gain another
    * meanwhile: no other thread holds one to copy. Else count down; the last
    * one frees. The acquire orders the free after every other holder's use. */

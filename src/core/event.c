@@ -1,6 +1,7 @@
 /* event.c -- queued work on buffers: events, waits, host synchronisation. */
 #include <stdlib.h>
 #include "event.h"
+#include "invariant.h"
 
 void *dlb_backend_queue(dlb_backend *backend, int device_id) {
   return backend && backend->ops.queue ? backend->ops.queue(backend->ctx, device_id) : NULL;
@@ -28,10 +29,12 @@ dlb_status dlb_event_record(dlb_backend *backend, int device_id, void *queue, dl
 }
 
 void dlb_event_retain(dlb_event *event) {
+  DLB_ASSERT(atomic_load_explicit(&event->refs, memory_order_relaxed) > 0);
   atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
 }
 
 void dlb_event_release(dlb_event *event) {
+  DLB_ASSERT(!event || atomic_load_explicit(&event->refs, memory_order_relaxed) > 0);
   if (!event || atomic_fetch_sub_explicit(&event->refs, 1, memory_order_acq_rel) != 1) return;
   if (event->backend->ops.event_release)
     event->backend->ops.event_release(event->backend->ctx, event->device_id, event->native);

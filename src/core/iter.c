@@ -1,4 +1,5 @@
 /* iter.c -- walking several operands of one shape together. */
+#include "invariant.h"
 #include "iter.h"
 #include "work.h"
 
@@ -44,6 +45,8 @@ void dlb_iter_init(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *
 void dlb_iter_init_order(dlb_iter *it, int nop, int ndim, const int64_t *shape, char *const *data,
                          const int64_t *const *strides, int order) {
   int n = 0;
+  DLB_ASSERT(nop >= 1 && nop <= DLB_ITER_MAX && order >= 0 && order < nop);
+  DLB_ASSERT(ndim >= 0 && ndim <= DLB_MAX_NDIM);
   it->nop = nop;
   for (int k = 0; k < nop; k++) it->data[k] = data[k];
   for (int d = 0; d < ndim; d++)
