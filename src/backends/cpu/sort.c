@@ -186,124 +186,46 @@ static int copy_counted(void *dst, const void *src, int64_t n, size_t size, dlb_
  * one where keys differ: more than RADIX_SPLIT keys are scattered by their
  * top digit first (NAME_msd), each bucket then sorted the same way, so that
  * the passes of each digit run in cache. */
+/* Names made of two tokens, in the templates (sort_*.h). */
+#define SORT_CAT_(a, b) a##b
+#define SORT_CAT(a, b) SORT_CAT_(a, b)
+
 #define RADIX_LSD_LEVELS 6 /* digit counts of the LSD passes (64 bits / 11) */
 #define RADIX_MSD_LEVELS 6 /* and of the MSD levels below them */
 #define RADIX_COUNTS ((RADIX_LSD_LEVELS + RADIX_MSD_LEVELS) * 2048)
 #define RADIX_SPLIT ((int64_t)1 << 16)
 #define RADIX_MSD_BITS 8 /* 256 buckets a level: their write streams stay in L1 and the TLB */
-#define DEFINE_RADIX(NAME, KT, PT, BITS)                                                    \
-  static void NAME##_lsd(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits,            \
-                         int64_t *count, dlb_work *w) {                                     \
-    enum { RADIX = 1 << BITS };                                                             \
-    const int passes = (bits + BITS - 1) / BITS;                                            \
-    KT *src = key, *dst = tk;                                                               \
-    PT *ps = pay, *pd = tp;                                                                 \
-    memset(count, 0, sizeof(int64_t) * RADIX * (size_t)passes);                             \
-    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
-      i1 = stretch_end(i0, n);                                                              \
-      for (int64_t i = i0; i < i1; i++) {                                                   \
-        KT k = key[i];                                                                      \
-        for (int b = 0; b < passes; b++) count[b * RADIX + ((k >> (BITS * b)) & (RADIX - 1))]++; \
-      }                                                                                     \
-      if (dlb_work_tick(w, i1 - i0)) return;                                                \
-    }                                                                                       \
-    for (int b = 0; b < passes; b++) {                                                      \
-      int64_t *offset = count + b * RADIX, sum = 0;                                         \
-      int shared = 0;                                                                       \
-      const int shift = BITS * b;                                                           \
-      for (int d = 0; d < RADIX; d++) {                                                     \
-        int64_t c = offset[d];                                                              \
-        if (c == n) shared = 1;                                                             \
-        offset[d] = sum;                                                                    \
-        sum += c;                                                                           \
-      }                                                                                     \
-      if (shared) continue;                                                                 \
-      for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                           \
-        i1 = stretch_end(i0, n);                                                            \
-        if (pay) {                                                                          \
-          for (int64_t i = i0; i < i1; i++) {                                               \
-            int64_t at = offset[(src[i] >> shift) & (RADIX - 1)]++;                         \
-            dst[at] = src[i];                                                               \
-            pd[at] = ps[i];                                                                 \
-          }                                                                                 \
-        } else {                                                                            \
-          for (int64_t i = i0; i < i1; i++) {                                               \
-            KT k = src[i];                                                                  \
-            dst[offset[(k >> shift) & (RADIX - 1)]++] = k;                                  \
-          }                                                                                 \
-        }                                                                                   \
-        if (dlb_work_tick(w, i1 - i0)) return;                                              \
-      }                                                                                     \
-      KT *t = src;                                                                          \
-      src = dst, dst = t;                                                                   \
-      PT *u = ps;                                                                           \
-      ps = pd, pd = u;                                                                      \
-    }                                                                                       \
-    if (src != key) {                                                                       \
-      if (!copy_counted(key, src, n, sizeof(KT), w)) return;                                \
-      if (pay) copy_counted(pay, ps, n, sizeof(PT), w);                                     \
-    }                                                                                       \
-  }                                                                                         \
-  /* By the low `bits` bits: scattered by the top digit first while the keys \
-   * would not fit a cache, each bucket then sorted the same way (its digit \
-   * counts one level further into count). */                                \
-  static void NAME##_msd(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits, int level, \
-                         int64_t *count, dlb_work *w) {                                     \
-    enum { RADIX = 1 << RADIX_MSD_BITS };                                                   \
-    int64_t *offset = count + RADIX_LSD_LEVELS * 2048 + level * RADIX, sum = 0;             \
-    int shift = bits - RADIX_MSD_BITS;                                                      \
-    if (n <= RADIX_SPLIT || bits <= 2 * BITS || level >= RADIX_MSD_LEVELS) {                \
-      NAME##_lsd(key, pay, tk, tp, n, bits, count, w);                                      \
-      return;                                                                               \
-    }                                                                                       \
-    memset(offset, 0, sizeof(int64_t) * RADIX);                                             \
-    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
-      i1 = stretch_end(i0, n);                                                              \
-      for (int64_t i = i0; i < i1; i++) offset[(key[i] >> shift) & (RADIX - 1)]++;          \
-      if (dlb_work_tick(w, i1 - i0)) return;                                                \
-    }                                                                                       \
-    for (int d = 0; d < RADIX; d++) {                                                       \
-      int64_t c = offset[d];                                                                \
-      offset[d] = sum;                                                                      \
-      sum += c;                                                                             \
-    }                                                                                       \
-    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
-      i1 = stretch_end(i0, n);                                                              \
-      for (int64_t i = i0; i < i1; i++) {                                                   \
-        int64_t at = offset[(key[i] >> shift) & (RADIX - 1)]++;                             \
-        tk[at] = key[i];                                                                    \
-        if (pay) tp[at] = pay[i];                                                           \
-      }                                                                                     \
-      if (dlb_work_tick(w, i1 - i0)) return;                                                \
-    }                                                                                       \
-    for (int64_t d = 0, lo = 0; d < RADIX; d++) { /* offset[d]: the end of bucket d */      \
-      int64_t hi = offset[d], m = hi - lo;                                                  \
-      if (m > 1) NAME##_msd(tk + lo, pay ? tp + lo : NULL, key + lo, pay ? pay + lo : NULL,  \
-                            m, shift, level + 1, count, w);                                 \
-      if (stopped(w) || !copy_counted(key + lo, tk + lo, m, sizeof(KT), w)) return;          \
-      if (pay && !copy_counted(pay + lo, tp + lo, m, sizeof(PT), w)) return;                 \
-      lo = hi;                                                                              \
-    }                                                                                       \
-  }                                                                                         \
-  static void NAME(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int64_t *count,             \
-                   dlb_work *w) {                                                           \
-    KT all_and = (KT)~(KT)0, all_or = 0;                                                    \
-    for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {                                             \
-      i1 = stretch_end(i0, n);                                                              \
-      for (int64_t i = i0; i < i1; i++) all_and &= key[i], all_or |= key[i];               \
-      if (dlb_work_tick(w, i1 - i0)) return;                                                \
-    }                                                                                       \
-    if (all_and == all_or) return; /* all equal (or none) */                                \
-    NAME##_msd(key, pay, tk, tp, n, 64 - __builtin_clzll((uint64_t)(all_and ^ all_or)), 0,  \
-               count, w);                                                                   \
-  }
 
-DEFINE_RADIX(radix16, uint16_t, uint32_t, 8)
-DEFINE_RADIX(radix32, uint32_t, uint32_t, 11)
-DEFINE_RADIX(radix64, uint64_t, uint32_t, 11)
-DEFINE_RADIX(radix16_wide, uint16_t, uint64_t, 8)
-DEFINE_RADIX(radix32_wide, uint32_t, uint64_t, 11)
-DEFINE_RADIX(radix64_wide, uint64_t, uint64_t, 11)
+#define NAME radix16
+#define KT uint16_t
+#define PT uint32_t
+#define BITS 8
+#include "sort_radix.h"
+#define NAME radix32
+#define KT uint32_t
+#define PT uint32_t
+#define BITS 11
+#include "sort_radix.h"
+#define NAME radix64
+#define KT uint64_t
+#define PT uint32_t
+#define BITS 11
+#include "sort_radix.h"
+#define NAME radix16_wide
+#define KT uint16_t
+#define PT uint64_t
+#define BITS 8
+#include "sort_radix.h"
+#define NAME radix32_wide
+#define KT uint32_t
+#define PT uint64_t
+#define BITS 11
+#include "sort_radix.h"
+#define NAME radix64_wide
+#define KT uint64_t
+#define PT uint64_t
+#define BITS 11
+#include "sort_radix.h"
 
 /* --- one lane --------------------------------------------------------------- */
 
@@ -375,107 +297,42 @@ static void radix(family f, int wide, void *keys, void *pay, void *tk, void *tp,
  * dtype): gathering keys (exact ones without NaN for the values alone,
  * canonical ones with positions) and writing sorted values back, each in
  * stretches counted as w's work (stopping when w does). */
-#define DEFINE_TYPED(SUFFIX, ET, KT, FP)                                                     \
-  /* Exact keys of the lane's non-NaN elements into keys from the front; NaN \
-   * bits, in order, from the back; counts zeros by sign; returns the keys. */ \
-  static int64_t exact_keys_##SUFFIX(const keyer *k, const lane *in, KT *keys,            \
-                                     int64_t *nans, int64_t zeros[2], int *ordered,         \
-                                     dlb_work *w) {                                         \
-    const KT sign = (KT)k->sign, inf = (KT)k->inf, flip = (KT)k->flip;                     \
-    const int is_bool = k->dtype == DLB_BOOL;                                               \
-    int64_t m = 0, nn = 0, z_neg = 0, z_pos = 0;                                            \
-    int ord = 1;                                                                            \
-    KT prev = 0;                                                                            \
-    for (int64_t i0 = 0, i1; i0 < in->n; i0 = i1) {                                         \
-      i1 = stretch_end(i0, in->n);                                                          \
-      for (int64_t i = i0; i < i1; i++) {                                                   \
-        ET bits;                                                                            \
-        KT key;                                                                             \
-        memcpy(&bits, in->data + i * in->stride, sizeof bits);                              \
-        if (FP) {                                                                           \
-          KT mag = (KT)(bits & (KT)~sign);                                                  \
-          if (mag > inf) {                                                                  \
-            keys[in->n - 1 - nn++] = (KT)bits;                                              \
-            continue;                                                                       \
-          }                                                                                 \
-          if (mag == 0) {                                                                   \
-            if (bits) z_neg++;                                                              \
-            else z_pos++;                                                                   \
-          }                                                                                 \
-          key = (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));                          \
-        } else {                                                                            \
-          key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                              \
-        }                                                                                   \
-        key ^= flip;                                                                        \
-        if (key < prev) ord = 0;                                                            \
-        prev = key;                                                                         \
-        keys[m++] = key;                                                                    \
-      }                                                                                     \
-      if (dlb_work_tick(w, i1 - i0)) break;                                                 \
-    }                                                                                       \
-    *nans = nn;                                                                             \
-    zeros[0] = z_neg, zeros[1] = z_pos;                                                     \
-    *ordered = ord;                                                                         \
-    return m;                                                                               \
-  }                                                                                         \
-  /* The m values of sorted exact keys, to out (step bytes apart) from slot at. */         \
-  static void write_values_##SUFFIX(const keyer *k, const KT *keys, int64_t m, char *out,  \
-                                    int64_t step, int64_t at, dlb_work *w) {                \
-    const KT sign = (KT)k->sign, flip = (KT)k->flip;                                        \
-    /* backwards: keys may be out itself, at <= 0 ahead */                                  \
-    for (int64_t hi = m, lo; hi > 0; hi = lo) {                                             \
-      lo = hi > STRETCH ? hi - STRETCH : 0;                                                 \
-      for (int64_t i = hi; i-- > lo;) {                                                     \
-        KT key = keys[i] ^ flip;                                                            \
-        ET bits = FP ? (ET)(key & sign ? (KT)(key & (KT)~sign) : (KT)~key) : (ET)(key ^ sign); \
-        memcpy(out + (at + i) * step, &bits, sizeof bits);                                  \
-      }                                                                                     \
-      if (dlb_work_tick(w, hi - lo)) return;                                                \
-    }                                                                                       \
-  }                                                                                         \
-  /* Canonical keys of the whole lane with their positions; returns whether \
-   * they were in order already. */                                          \
-  static int canonical_keys_##SUFFIX(const keyer *k, const lane *in, KT *keys, void *pay,  \
-                                     int wide, dlb_work *w) {                               \
-    const KT sign = (KT)k->sign, inf = (KT)k->inf, ones = (KT)k->ones, flip = (KT)k->flip; \
-    const int is_bool = k->dtype == DLB_BOOL;                                               \
-    int ord = 1;                                                                            \
-    KT prev = 0;                                                                            \
-    for (int64_t i0 = 0, i1; i0 < in->n; i0 = i1) {                                         \
-      i1 = stretch_end(i0, in->n);                                                          \
-      for (int64_t i = i0; i < i1; i++) {                                                   \
-        ET bits;                                                                            \
-        KT key;                                                                             \
-        memcpy(&bits, in->data + i * in->stride, sizeof bits);                              \
-        if (FP) {                                                                           \
-          KT mag = (KT)(bits & (KT)~sign);                                                  \
-          key = mag > inf    ? ones                                                          \
-                : mag == 0   ? sign                                                          \
-                             : (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));            \
-        } else {                                                                            \
-          key = is_bool ? (KT)(bits != 0) : (KT)(bits ^ sign);                              \
-        }                                                                                   \
-        key ^= flip;                                                                        \
-        if (key < prev) ord = 0;                                                            \
-        prev = key;                                                                         \
-        keys[i] = key;                                                                      \
-        if (wide)                                                                           \
-          ((uint64_t *)pay)[i] = (uint64_t)i;                                               \
-        else                                                                                \
-          ((uint32_t *)pay)[i] = (uint32_t)i;                                               \
-      }                                                                                     \
-      if (dlb_work_tick(w, i1 - i0)) break;                                                 \
-    }                                                                                       \
-    return ord;                                                                             \
-  }
 
-DEFINE_TYPED(u8, uint8_t, uint16_t, 0)
-DEFINE_TYPED(u16, uint16_t, uint16_t, 0)
-DEFINE_TYPED(f16, uint16_t, uint16_t, 1)
-DEFINE_TYPED(u32, uint32_t, uint32_t, 0)
-DEFINE_TYPED(f32, uint32_t, uint32_t, 1)
-DEFINE_TYPED(u64, uint64_t, uint64_t, 0)
-DEFINE_TYPED(f64, uint64_t, uint64_t, 1)
+#define SUFFIX u8
+#define ET uint8_t
+#define KT uint16_t
+#define FP 0
+#include "sort_typed.h"
+#define SUFFIX u16
+#define ET uint16_t
+#define KT uint16_t
+#define FP 0
+#include "sort_typed.h"
+#define SUFFIX f16
+#define ET uint16_t
+#define KT uint16_t
+#define FP 1
+#include "sort_typed.h"
+#define SUFFIX u32
+#define ET uint32_t
+#define KT uint32_t
+#define FP 0
+#include "sort_typed.h"
+#define SUFFIX f32
+#define ET uint32_t
+#define KT uint32_t
+#define FP 1
+#include "sort_typed.h"
+#define SUFFIX u64
+#define ET uint64_t
+#define KT uint64_t
+#define FP 0
+#include "sort_typed.h"
+#define SUFFIX f64
+#define ET uint64_t
+#define KT uint64_t
+#define FP 1
+#include "sort_typed.h"
 
 /* Which typed loops a real dtype takes: 0 u8, 1 u16, 2 f16, 3 u32, 4 f32, 5 u64, 6 f64. */
 static int typed_of(const keyer *k) {
@@ -592,25 +449,12 @@ static void counting_sort16(uint16_t *key, int64_t n, int64_t *count, dlb_work *
  * after it) first; returns how many. Hoare's, for hosts without AVX2 (and
  * the short runs the vector ones leave). Stops (leaving the keys mixed up:
  * some may be lost) when w does. */
-#define DEFINE_PARTITION_SCALAR(NAME, KT)                                                    \
-  static int64_t NAME(KT *a, int64_t n, KT pivot, int le, dlb_work *w) {                     \
-    int64_t i = 0, j = n - 1, since = 0;                                                     \
-    for (;;) {                                                                               \
-      while (i <= j && (le ? a[i] <= pivot : a[i] < pivot)) i++, since++;                    \
-      while (i <= j && !(le ? a[j] <= pivot : a[j] < pivot)) j--, since++;                   \
-      if (i >= j) break;                                                                     \
-      KT t = a[i];                                                                           \
-      a[i++] = a[j], a[j--] = t;                                                             \
-      if ((since += 2) >= STRETCH) {                                                         \
-        if (dlb_work_tick(w, since)) return i;                                               \
-        since = 0;                                                                           \
-      }                                                                                      \
-    }                                                                                        \
-    dlb_work_tick(w, since);                                                                 \
-    return i;                                                                                \
-  }
-DEFINE_PARTITION_SCALAR(partition32_scalar, uint32_t)
-DEFINE_PARTITION_SCALAR(partition64_scalar, uint64_t)
+#define NAME partition32_scalar
+#define KT uint32_t
+#include "sort_partition_scalar.h"
+#define NAME partition64_scalar
+#define KT uint64_t
+#include "sort_partition_scalar.h"
 
 #ifdef PARTITION_AVX2
 /* The vector partitions (AVX2): a vector's keys before the pivot are packed
@@ -647,62 +491,28 @@ static void make_luts(void) {
 
 /* NAME: the partition of KT keys, LANES a vector, compared as signed after
  * flipping the sign bit (CMPGT, SET1), the mask of a comparison by MASK. */
-#define DEFINE_PARTITION_AVX2(NAME, KT, LANES, LUT, CMPGT, SET1, MASK, SCALAR)                   \
-  __attribute__((target("avx2"))) static int64_t NAME(KT *a, int64_t n, KT pivot, int le,        \
-                                                      dlb_work *w) {                              \
-    const __m256i flip = SET1((KT)1 << (sizeof(KT) * 8 - 1));                                    \
-    const __m256i pv = _mm256_xor_si256(SET1(pivot), flip);                                      \
-    int64_t lw = 0, rw = n, lr = LANES, rr = n - LANES, steps = 0;                               \
-    KT rest[3 * LANES];                                                                          \
-    int nr = 0;                                                                                  \
-    __m256i first, last;                                                                         \
-    if (n < 4 * LANES) return SCALAR(a, n, pivot, le, w);                                        \
-    first = _mm256_loadu_si256((const __m256i *)(const void *)a);                                \
-    last = _mm256_loadu_si256((const __m256i *)(const void *)(a + n - LANES));                   \
-    while (rr - lr >= LANES) {                                                                   \
-      __m256i v, x, c;                                                                           \
-      int m, cl;                                                                                 \
-      if (lr - lw <= rw - rr) {                                                                  \
-        v = _mm256_loadu_si256((const __m256i *)(const void *)(a + lr));                         \
-        lr += LANES;                                                                             \
-      } else {                                                                                   \
-        rr -= LANES;                                                                             \
-        v = _mm256_loadu_si256((const __m256i *)(const void *)(a + rr));                         \
-      }                                                                                          \
-      x = _mm256_xor_si256(v, flip);                                                             \
-      c = le ? CMPGT(x, pv) : CMPGT(pv, x); /* le: after the pivot; else: before it */           \
-      m = MASK(c);                                                                               \
-      if (le) m = ~m & ((1 << LANES) - 1);                                                       \
-      cl = __builtin_popcount((unsigned)m);                                                      \
-      _mm256_storeu_si256((__m256i *)(void *)(a + lw),                                           \
-                          _mm256_permutevar8x32_epi32(v, _mm256_load_si256(                      \
-                                                             (const __m256i *)LUT[m][0])));      \
-      _mm256_storeu_si256((__m256i *)(void *)(a + rw - LANES),                                   \
-                          _mm256_permutevar8x32_epi32(v, _mm256_load_si256(                      \
-                                                             (const __m256i *)LUT[m][1])));      \
-      lw += cl, rw -= LANES - cl;                                                                \
-      if ((++steps & 8191) == 0 && dlb_work_tick(w, 8192 * LANES)) return lw;                    \
-    }                                                                                            \
-    for (int64_t i = lr; i < rr; i++) rest[nr++] = a[i];                                         \
-    _mm256_storeu_si256((__m256i *)(void *)(rest + nr), first);                                  \
-    _mm256_storeu_si256((__m256i *)(void *)(rest + nr + LANES), last);                           \
-    nr += 2 * LANES;                                                                             \
-    for (int i = 0; i < nr; i++) { /* into [lw, rw): exactly their room */                       \
-      KT k = rest[i];                                                                            \
-      if (le ? k <= pivot : k < pivot) a[lw++] = k;                                              \
-      else a[--rw] = k;                                                                          \
-    }                                                                                            \
-    dlb_work_tick(w, (steps & 8191) * LANES + nr);                                               \
-    return lw;                                                                                   \
-  }
 #define SET1_32(v) _mm256_set1_epi32((int)(v))
 #define SET1_64(v) _mm256_set1_epi64x((long long)(v))
 #define MASK_32(c) _mm256_movemask_ps(_mm256_castsi256_ps(c))
 #define MASK_64(c) _mm256_movemask_pd(_mm256_castsi256_pd(c))
-DEFINE_PARTITION_AVX2(partition32_avx2, uint32_t, 8, lut32, _mm256_cmpgt_epi32, SET1_32, MASK_32,
-                      partition32_scalar)
-DEFINE_PARTITION_AVX2(partition64_avx2, uint64_t, 4, lut64, _mm256_cmpgt_epi64, SET1_64, MASK_64,
-                      partition64_scalar)
+#define NAME partition32_avx2
+#define KT uint32_t
+#define LANES 8
+#define LUT lut32
+#define CMPGT _mm256_cmpgt_epi32
+#define SET1 SET1_32
+#define MASK MASK_32
+#define SCALAR partition32_scalar
+#include "sort_partition_avx2.h"
+#define NAME partition64_avx2
+#define KT uint64_t
+#define LANES 4
+#define LUT lut64
+#define CMPGT _mm256_cmpgt_epi64
+#define SET1 SET1_64
+#define MASK MASK_64
+#define SCALAR partition64_scalar
+#include "sort_partition_avx2.h"
 #endif
 
 /* NAME: vqsort of n keys KT in place, in pieces of at most
@@ -713,55 +523,6 @@ DEFINE_PARTITION_AVX2(partition64_avx2, uint64_t, 4, lut64, _mm256_cmpgt_epi64, 
  * meet is all one key. Too many levels (pivots that keep missing the
  * middle): the radix sort RADIX_OF, through tmp, as where vqsort has no
  * memory. */
-#define DEFINE_QUICK(NAME, KT, RADIX_OF, PARTITION, SCALAR)                                       \
-  static void NAME(KT *key, KT *tmp, int64_t n, KT lo, KT hi, int levels, int64_t *count,         \
-                   dlb_work *w) {                                                                 \
-    enum { SAMPLES = 63 };                                                                        \
-    while (!stopped(w)) {                                                                         \
-      KT sample[SAMPLES], pivot;                                                                  \
-      int le, many;                                                                               \
-      int64_t left;                                                                               \
-      if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) || levels-- <= 0) {                      \
-        if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) &&                                      \
-            dlb_vqsort_keys(key, n, (int)sizeof(KT)))                                             \
-          dlb_work_tick(w, n);                                                                    \
-        else                                                                                      \
-          RADIX_OF(key, NULL, tmp, NULL, n, count, w);                                            \
-        return;                                                                                   \
-      }                                                                                           \
-      if (lo == hi) return; /* all one key */                                                     \
-      for (int s = 0; s < SAMPLES; s++) { /* sorted as they come (insertion) */                   \
-        KT v = key[n / SAMPLES * s + n / (2 * SAMPLES)];                                          \
-        int t = s;                                                                                \
-        for (; t > 0 && sample[t - 1] > v; t--) sample[t] = sample[t - 1];                        \
-        sample[t] = v;                                                                            \
-      }                                                                                           \
-      pivot = sample[SAMPLES / 2];                                                                \
-      many = sample[SAMPLES / 2 - 1] == pivot || sample[SAMPLES / 2 + 1] == pivot;                \
-      /* Keys equal to the pivot go left when it is the lowest key or a common one. */            \
-      le = pivot != hi && (pivot == lo || many);                                                  \
-      left = PARTITION(key, n, pivot, le, w);                                                     \
-      if (stopped(w)) return;                                                                     \
-      if (left == 0) { /* (le 0: no key is below the pivot) */                                    \
-        lo = pivot;                                                                               \
-        continue;                                                                                 \
-      }                                                                                           \
-      if (left == n) { /* (le 1: none is above it) */                                             \
-        hi = pivot;                                                                               \
-        continue;                                                                                 \
-      }                                                                                           \
-      {                                                                                           \
-        KT left_hi = le ? pivot : (KT)(pivot - 1), right_lo = le ? (KT)(pivot + 1) : pivot;       \
-        if (left <= n - left) {                                                                   \
-          NAME(key, tmp, left, lo, left_hi, levels, count, w);                                    \
-          key += left, tmp += left, n -= left, lo = right_lo;                                     \
-        } else {                                                                                  \
-          NAME(key + left, tmp + left, n - left, right_lo, hi, levels, count, w);                 \
-          n = left, hi = left_hi;                                                                 \
-        }                                                                                         \
-      }                                                                                           \
-    }                                                                                             \
-  }
 #ifdef PARTITION_AVX2
 static int64_t partition32(uint32_t *a, int64_t n, uint32_t p, int le, dlb_work *w) {
   return have_avx2 ? partition32_avx2(a, n, p, le, w) : partition32_scalar(a, n, p, le, w);
@@ -773,8 +534,18 @@ static int64_t partition64(uint64_t *a, int64_t n, uint64_t p, int le, dlb_work 
 #define partition32 partition32_scalar
 #define partition64 partition64_scalar
 #endif
-DEFINE_QUICK(quick32, uint32_t, radix32, partition32, partition32_scalar)
-DEFINE_QUICK(quick64, uint64_t, radix64, partition64, partition64_scalar)
+#define NAME quick32
+#define KT uint32_t
+#define RADIX_OF radix32
+#define PARTITION partition32
+#define SCALAR partition32_scalar
+#include "sort_quick.h"
+#define NAME quick64
+#define KT uint64_t
+#define RADIX_OF radix64
+#define PARTITION partition64
+#define SCALAR partition64_scalar
+#include "sort_quick.h"
 #endif
 
 /* Sorts n keys of family f: by counting (16-bit keys of a long lane), by
