@@ -93,7 +93,7 @@ describe("agrees with NumPy", function()
       for d = 1, #shape do other[d] = math.random(3) == 1 and 1 or shape[d] end
       -- NaN and infinities, but not in complex numbers: NumPy 1.24's isclose
       -- multiplies by ones, which makes inf+0j inf+nanj; dlbridge compares the
-      -- values given (NumPy 2's result). See the README.
+      -- values given (NumPy 2's result). See docs/manual/computing.md.
       local special = not (da:match("^complex") or db:match("^complex"))
       local a = oracle.array(da, shape, special)
       local b = oracle.array(db, other, special)

@@ -1,7 +1,7 @@
 -- lua_versions_spec.lua -- one script, the same arrays, on every Lua.
 --
 -- dlbridge builds for Lua 5.1, 5.2, 5.3, 5.4 and LuaJIT 2.1 from one source
--- (the README's "Lua versions" table lists every difference). This spec runs
+-- (docs/manual/lua-versions.md lists every difference in one table). This spec runs
 -- on all of them; where a Lua lacks something, it shows the route that works
 -- everywhere: dl.pairs for pairs over arrays and read-only views, dl.scope
 -- for <close>, and on LuaJIT a:ptr() for FFI loops.

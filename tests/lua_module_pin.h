@@ -2,7 +2,7 @@
  * functions of their own (backend hooks, DLPack deleters). Lua 5.1 and
  * LuaJIT unload C modules while lua_close runs, before dlbridge's state
  * releases what they registered (5.2+ unload them last); such a module must
- * stay loaded until the process ends, as the README says. Pinned here with
+ * stay loaded until the process ends, as docs/manual/lua-versions.md says. Pinned here with
  * RTLD_NODELETE (the includer defines _GNU_SOURCE first). */
 #ifndef DLB_TESTS_LUA_MODULE_PIN_H
 #define DLB_TESTS_LUA_MODULE_PIN_H

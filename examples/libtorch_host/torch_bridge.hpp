@@ -31,7 +31,7 @@
 //   export (BACKEND_INCOMPATIBLE) move with opts.fallback_cpu or device_put.
 // - C++ exceptions (c10::Error and friends): protect() catches them inside
 //   the lua_CFunction and raises the dlbridge.Error only after every C++
-//   object of the body is destroyed (the README's C++ pattern): tensors drop
+//   object of the body is destroyed (docs/manual/hosts.md's C++ pattern): tensors drop
 //   their DLPack tensors, whose deleters run, before Lua's longjmp.
 // Anything LibTorch would still refuse in at::fromDLPack is checked here
 // first, because a throw from inside it would drop the tensor undeleted.

@@ -77,7 +77,7 @@ static int sort_topk(lua_State *L) {
     case 1:
       o.dim = dlbL_opt_dim(L, 3, "dim", a->ndim, a->ndim - 1, op);
       o.descending = dlbL_opt_boolean(L, 3, "largest", 1, op);
-      (void)dlbL_opt_boolean(L, 3, "sorted", 1, op); /* always sorted (see the README) */
+      (void)dlbL_opt_boolean(L, 3, "sorted", 1, op); /* always sorted (docs/manual/selecting.md) */
       break;
   }
   values = dlbL_push_empty(L, op);

@@ -150,7 +150,7 @@ int main(void) {
    * lua_close finalizes what finalizers make) only. 5.1 to 5.3 run other
    * finalizers inside a finalizer's collection while lua_close runs, and
    * finalize nothing made then: what such a finalizer makes leaks there, by
-   * Lua's design (the README's "Lua versions" table says so). */
+   * Lua's design (docs/manual/lua-versions.md says so). */
 #if DLB_LUA_GC_REFUSES_IN_FINALIZERS || DLB_LUA_IS_JIT
   test_objects_made_in_finalizers();
   test_finalizers_after_close();

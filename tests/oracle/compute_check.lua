@@ -36,7 +36,7 @@ local KNOWN = {
   -- dl.array({row, row, row, row, row, row}, {dtype = "complex64"}):sum{dim = 2}[1].im
   -- is -0x1.9cc904p+12; NumPy's (and dlbridge's for one row) -0x1.9cc902p+12.
   -- float32 rows match. NumPy's own result for those rows differs with the number of
-  -- rows (its iterator regroups the complex run); the README documents that complex
+  -- rows (its iterator regroups the complex run); docs/manual/computing.md says that complex
   -- sums are pairwise as NumPy's but not promised bit for bit. Kept here, counted.
   complex_row_sum = "documented: complex sums of several rows may differ from NumPy's in the last bit",
 }
