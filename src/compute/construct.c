@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../backends/cpu/blas.h"
 #include "../core/copy.h"
 #include "../core/shape.h"
 #include "../core/work.h"
+#include "blas.h"
 #include "construct.h"
 #include "elementwise.h"
 #include "reduce.h"

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../backends/cpu/cpu.h"
 #include "../core/copy.h"
+#include "../core/host.h"
 #include "../core/tensor.h"
 #include "../core/work.h"
 #include "elementwise.h"
@@ -16,6 +16,29 @@ static const dlb_op_info op_table[DLB_OP_COUNT] = {DLB_ELEMENTWISE_OPS(OP_INFO)}
 #undef OP_INFO
 
 const dlb_op_info *dlb_op_get(dlb_op op) { return &op_table[op]; }
+
+/* Each operation's loop dtypes: its loops column ("BIFC"), one letter per
+ * family of dtypes. They define which dtypes an operation takes, on every
+ * device; the host's loops are exactly these (tests/c/test_ops.c). */
+#define OP_LOOPS(ID, name, nin, cls, loops, ...) [DLB_OP_##ID] = #loops,
+static const char *const op_loops[DLB_OP_COUNT] = {DLB_ELEMENTWISE_OPS(OP_LOOPS)};
+#undef OP_LOOPS
+
+/* The letter of a loops column that stands for a dtype's family. */
+static const char loop_letter[DLB_DTYPE_COUNT] = {
+  [DLB_BOOL] = 'B',
+  [DLB_INT8] = 'I',      [DLB_INT16] = 'I',      [DLB_INT32] = 'I',  [DLB_INT64] = 'I',
+  [DLB_UINT8] = 'I',     [DLB_UINT16] = 'I',     [DLB_UINT32] = 'I', [DLB_UINT64] = 'I',
+  [DLB_FLOAT16] = 'H',   [DLB_BFLOAT16] = 'H',
+  [DLB_FLOAT32] = 'F',   [DLB_FLOAT64] = 'F',
+  [DLB_COMPLEX64] = 'C', [DLB_COMPLEX128] = 'C'};
+
+/* Whether op has a loop for inputs of loop dtype t. */
+static int has_loop(dlb_op op, dlb_dtype t) {
+  for (const char *c = op_loops[op]; *c; c++)
+    if (*c == loop_letter[t]) return 1;
+  return 0;
+}
 
 static const char *dtype_name(dlb_dtype t) { return dlb_dtype_get(t)->name; }
 
@@ -99,8 +122,7 @@ dlb_status dlb_op_resolve(dlb_op op, const dlb_operand *in, dlb_op_types *types,
     types->loop_out = types->result = c;
     break;
   }
-  /* The host's loops define which dtypes an operation takes, on every device. */
-  if (!dlb_cpu_loop(op, info->cls == DLB_CLASS_WHERE ? types->in[1] : types->in[0]))
+  if (!has_loop(op, info->cls == DLB_CLASS_WHERE ? types->in[1] : types->in[0]))
     return no_loop(info->name, c, "", err);
   return DLB_OK;
 }
@@ -113,7 +135,7 @@ static dlb_status store_scalar(dlb_dtype common, dlb_dtype loop, const dlb_scala
   _Alignas(16) unsigned char tmp[16];
   dlb_status st = dlb_scalar_store(common, tmp, v, err);
   if (st != DLB_OK) return st;
-  return dlb_cast(loop, dst, 0, common, tmp, 0, 1, err);
+  return dlb_host.cast(loop, dst, 0, common, tmp, 0, 1, err);
 }
 
 /* A scalar as a condition: nonzero is true. */

@@ -59,9 +59,4 @@ dlb_status dlb_dot(const dlb_array *a, const dlb_array *b, dlb_array *result, dl
 dlb_status dlb_matmul_result(int is_dot, const dlb_array *a, const dlb_array *b, dlb_dtype dtype,
                              dlb_dtype *result, int *ndim, int64_t *shape, dlb_error *err);
 
-/* Test hook: the largest M, N or K handed to CBLAS (whose sizes are C ints;
- * default INT_MAX). Larger products of float types run the plain loops.
- * Returns the previous limit. Not thread-safe: only tests set it. */
-int64_t dlb_matmul_set_blas_limit(int64_t limit);
-
 #endif

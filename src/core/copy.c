@@ -4,11 +4,11 @@
  * staging fallback (boxes through host memory). */
 #include <stdlib.h>
 #include <string.h>
-#include "../backends/cpu/cpu.h"
-#include "../backends/staging.h"
 #include "copy.h"
 #include "event.h"
+#include "host.h"
 #include "shape.h"
+#include "staging.h"
 #include "tensor.h"
 #include "work.h"
 
@@ -133,8 +133,8 @@ static dlb_status staged_box(const dlb_box *box, void *aux) {
   if (s->src) {
     dlb_box_region(s->src, box, &region);
     if ((st = dlb_stage_read(&region, s->from, err)) == DLB_OK && s->to != s->from)
-      st = dlb_cast(s->dst->dtype, s->to, (ptrdiff_t)dlb_array_itemsize(s->dst), s->src->dtype,
-                    s->from, (ptrdiff_t)dlb_array_itemsize(s->src), n, err);
+      st = dlb_host.cast(s->dst->dtype, s->to, (ptrdiff_t)dlb_array_itemsize(s->dst),
+                         s->src->dtype, s->from, (ptrdiff_t)dlb_array_itemsize(s->src), n, err);
   }
   if (st == DLB_OK) st = dlb_stage_write(&view, s->to, err);
   if (st != DLB_OK) return st;
@@ -332,14 +332,14 @@ static dlb_status host_box(const dlb_box *box, void *aux) {
   if (h->dtype == view.dtype) {
     st = h->writing ? dlb_stage_write(&view, mine, h->err) : dlb_stage_read(&view, mine, h->err);
   } else if (h->writing) {
-    st = dlb_cast(view.dtype, h->scratch, (ptrdiff_t)item, h->dtype, mine, (ptrdiff_t)hitem, n,
-                  h->err);
+    st = dlb_host.cast(view.dtype, h->scratch, (ptrdiff_t)item, h->dtype, mine, (ptrdiff_t)hitem,
+                       n, h->err);
     if (st == DLB_OK) st = dlb_stage_write(&view, h->scratch, h->err);
   } else {
     st = dlb_stage_read(&view, h->scratch, h->err);
     if (st == DLB_OK)
-      st = dlb_cast(h->dtype, mine, (ptrdiff_t)hitem, view.dtype, h->scratch, (ptrdiff_t)item, n,
-                    h->err);
+      st = dlb_host.cast(h->dtype, mine, (ptrdiff_t)hitem, view.dtype, h->scratch,
+                         (ptrdiff_t)item, n, h->err);
   }
   if (st != DLB_OK) return st;
   return dlb_work_tick(dlb_work_current(), (int64_t)n) ? DLB_E_INTERRUPTED : DLB_OK;
@@ -357,10 +357,10 @@ static dlb_status host_direct(dlb_array *a, char *data, dlb_dtype dtype, int wri
     mine[d] = a->shape[d] == 1 ? 0 : a->strides[d] * item;
     packed[d] = a->shape[d] == 1 ? 0 : packed[d] * hitem;
   }
-  return writing ? dlb_cpu_cast_strided(a->dtype, dlb_array_host_data(a), mine, dtype, data, packed,
-                                        a->ndim, a->shape, err)
-                 : dlb_cpu_cast_strided(dtype, data, packed, a->dtype, dlb_array_host_data(a), mine,
-                                        a->ndim, a->shape, err);
+  return writing ? dlb_host.cast_strided(a->dtype, dlb_array_host_data(a), mine, dtype, data,
+                                         packed, a->ndim, a->shape, err)
+                 : dlb_host.cast_strided(dtype, data, packed, a->dtype, dlb_array_host_data(a),
+                                         mine, a->ndim, a->shape, err);
 }
 
 /* a's elements (row-major) to or from contiguous host memory of dtype. */

@@ -107,20 +107,6 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
 #define DLB_KERNEL_CLONES
 #endif
 
-/*
- * Casts n elements (NumPy's astype, casting="unsafe", where that is defined):
- * integers wrap modulo 2^bits; int -> float and float -> narrower float round
- * to nearest even (overflow gives inf); float -> int truncates toward zero;
- * complex -> real keeps the real part; x -> bool is x != 0; bool -> x is 0/1.
- * Where NumPy's result is undefined (NaN, inf or an out-of-range float to an
- * integer dtype) it stops with DLB_E_VALUE naming the first such value.
- * Strides are in bytes. The cpu backend's cast table does the work
- * (backends/cpu/casts.h): this picks the loop for the pair and the strides,
- * then runs it.
- */
-dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
-                    const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err);
-
 /* One element with dlb_cast's semantics: writes v (as loaded by
  * dlb_scalar_load) as an element of dtype at dst; DLB_E_VALUE, dst
  * untouched, where dlb_cast stops. What every cast loop agrees with. */

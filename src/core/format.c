@@ -1,7 +1,7 @@
 /* format.c -- NumPy-like text for an array (tostring), summarised when large. */
 #include "format.h"
-#include "../backends/staging.h"
 #include "event.h"
+#include "staging.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,13 +1,13 @@
 /* tensor.c -- the kernels of an array's memory, and their failures. */
 #include <stdio.h>
-#include "../backends/cpu/cpu.h"
 #include "event.h"
+#include "host.h"
 #include "tensor.h"
 
 const dlb_kernels *dlb_kernels_for(const dlb_array *a) {
   const dlb_buffer *b = a->buffer;
   if (b->backend && b->backend->ops.kernels) return b->backend->ops.kernels;
-  if (b->host) return dlb_host_kernels();
+  if (b->host) return dlb_host.kernels;
   /* A size-0 buffer has no memory, so no host pointer: the host's kernels
    * still compute on it (they touch no element) wherever they compute on
    * the backend's non-empty buffers. */
@@ -16,11 +16,11 @@ const dlb_kernels *dlb_kernels_for(const dlb_array *a) {
 
 const dlb_kernels *dlb_backend_kernels(const dlb_backend *backend) {
   if (backend->ops.kernels) return backend->ops.kernels;
-  return backend->ops.host_pointer ? dlb_host_kernels() : NULL;
+  return backend->ops.host_pointer ? dlb_host.kernels : NULL;
 }
 
 int dlb_backend_host_computes(const dlb_backend *backend) {
-  return dlb_backend_kernels(backend) == dlb_host_kernels();
+  return dlb_backend_kernels(backend) == dlb_host.kernels;
 }
 
 dlb_status dlb_kernel_failed(const dlb_array *a, dlb_status st, const dlb_kernel_error *ke,

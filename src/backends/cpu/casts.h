@@ -1,6 +1,6 @@
 /* casts.h -- the cpu backend's cast loops: one per (destination dtype,
  * source dtype) and layout, picked from a table once per call and then run
- * (NumPy's PyArray_GetStridedNumericCastFn). dlb_cast (core/dtype.h) is
+ * (NumPy's PyArray_GetStridedNumericCastFn). dlb_cast (cpu.h) is
  * "pick, then run" for one run; a walk that casts run after run holds a
  * dlb_cast_plan, which picks on its first run.
  *
@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../../core/dtype.h"
+#include "cpu.h"
 
 /* Casts n >= 1 elements at src (stride src_stride bytes) into dst (stride
  * dst_stride): DLB_OK, or DLB_E_VALUE naming the first element the

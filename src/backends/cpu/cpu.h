@@ -1,9 +1,12 @@
-/* cpu.h -- the host-memory backend as the rest of the library sees it: its
- * vtable, the host's kernels (which compute on any memory the host can
- * address), and the strided host copy they and the staging fallback share. */
+/* cpu.h -- the host-memory backend as the binding, the tests and its own files
+ * see it: its vtable, the host's kernels (which compute on any memory the host
+ * can address) and the host's casts. The core reaches the kernels and the casts
+ * through the table this backend fills when the library loads (core/host.h,
+ * filled by host.c), never through this header. */
 #ifndef DLB_BACKENDS_CPU_H
 #define DLB_BACKENDS_CPU_H
 
+#include <stddef.h>
 #include "../../core/backend.h"
 #include "../../core/dtype.h"
 #include "../../core/iter.h"
@@ -28,6 +31,12 @@ dlb_status dlb_cpu_cast_strided(dlb_dtype dst_type, char *dst, const int64_t *ds
                                 dlb_dtype src_type, const char *src, const int64_t *src_strides,
                                 int ndim, const int64_t *shape, dlb_error *err);
 
+/* The host's cast of n elements, strides in bytes: the cast table's
+ * (casts.h) loop for the pair, run once. Its semantics are core/host.h's
+ * (dlb_host_compute.cast). */
+dlb_status dlb_cast(dlb_dtype dst_type, void *dst, ptrdiff_t dst_stride, dlb_dtype src_type,
+                    const void *src, ptrdiff_t src_stride, size_t n, dlb_error *err);
+
 /* The kernels' element-wise entry (elementwise.c); ctx unused. */
 dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call);
 /* The host's 1-D loop of op for inputs of loop dtype type, or NULL: the
@@ -40,6 +49,10 @@ dlb_status dlb_cpu_reduce(void *ctx, dlb_reduce_call *call);
 
 /* The kernels' matmul entry (matmul.c); ctx as dlb_cpu_reduce's. */
 dlb_status dlb_cpu_matmul(void *ctx, dlb_matmul_call *call);
+/* Test hook: the largest M, N or K the products hand to CBLAS (whose sizes
+ * are C ints; default INT_MAX). Larger products of float types run the
+ * plain loops. Returns the previous limit. Not thread-safe: only tests set it. */
+int64_t dlb_matmul_set_blas_limit(int64_t limit);
 
 /* The kernels' sorting entries (sort.c): sort (sort, argsort, topk, unique
  * runs) with temporaries on ctx (as dlb_cpu_reduce's) and search. */

@@ -15,8 +15,7 @@
 #include "../../core/iter.h"
 #include "../../core/shape.h"
 #include "../../core/work.h"
-#include "blas.h"
-#include "../../compute/matmul.h"
+#include "../../compute/blas.h"
 #include "cpu.h"
 
 static int64_t blas_limit = INT_MAX;

@@ -9,10 +9,10 @@
  * DLB_STAGING_BYTES worth at a time being the caller's business
  * (dlb_box_each cuts an array into such boxes). Work the core queued on the
  * memory is waited for first; the copies are complete when they return. */
-#ifndef DLB_BACKENDS_STAGING_H
-#define DLB_BACKENDS_STAGING_H
+#ifndef DLB_CORE_STAGING_H
+#define DLB_CORE_STAGING_H
 
-#include "../core/array.h"
+#include "array.h"
 
 /* The most host memory one staged step uses per side. */
 #define DLB_STAGING_BYTES ((size_t)4 << 20)

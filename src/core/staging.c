@@ -1,9 +1,9 @@
 /* staging.c -- data between host memory and any backend's memory (staging.h). */
 #include <stdlib.h>
 #include <string.h>
-#include "../core/event.h"
-#include "../core/shape.h"
-#include "cpu/cpu.h"
+#include "event.h"
+#include "host.h"
+#include "shape.h"
 #include "staging.h"
 
 /* A byte span this much larger than the box's own bytes is still moved in
@@ -43,10 +43,10 @@ static dlb_status host_move(const dlb_array *a, char *p, char *host, int writing
     mine[d] = a->shape[d] == 1 ? 0 : a->strides[d] * item;
     packed[d] = a->shape[d] == 1 ? 0 : packed[d] * item;
   }
-  return writing ? dlb_cpu_cast_strided(a->dtype, p, mine, a->dtype, host, packed, a->ndim,
-                                        a->shape, err)
-                 : dlb_cpu_cast_strided(a->dtype, host, packed, a->dtype, p, mine, a->ndim,
-                                        a->shape, err);
+  return writing ? dlb_host.cast_strided(a->dtype, p, mine, a->dtype, host, packed, a->ndim,
+                                         a->shape, err)
+                 : dlb_host.cast_strided(a->dtype, host, packed, a->dtype, p, mine, a->ndim,
+                                         a->shape, err);
 }
 
 /* One copy_strided call between a and contiguous host memory. */

@@ -1,4 +1,6 @@
-/* blas.h -- CBLAS, loaded when first needed. No Lua here.
+/* blas.h -- CBLAS, loaded when first needed: for the convolve's dot products
+ * (construct.c) and the cpu backend's products (backends/cpu/matmul.c), which
+ * is why it sits in compute, below the backends. No Lua here.
  *
  * dlbridge does not link a BLAS: linking OpenBLAS starts its thread pool
  * when the library loads, so every `require "dlbridge"` would start threads
@@ -12,7 +14,7 @@
 
 #include <cblas.h>
 
-/* The CBLAS functions matmul calls, with cblas.h's prototypes. */
+/* The CBLAS functions dlbridge calls, with cblas.h's prototypes. */
 typedef struct dlb_blas {
   __typeof__(cblas_sgemm) *sgemm;
   __typeof__(cblas_dgemm) *dgemm;
