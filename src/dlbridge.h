@@ -38,31 +38,46 @@ typedef struct lua_State lua_State;
 /* The most dimensions an array may have (a 32-D array is still valid). */
 #define DLB_MAX_NDIM 32
 
-/* Status codes. Keep in step with dlb_status_name() and the Lua `dl.E` table. */
+/*
+ * Status codes, declared once: DLB_OK (0), then one row of
+ * DLB_STATUS_CODES per failure. X(NAME) is DLB_E_NAME, whose name
+ * (dlb_status_name, the Lua error's code, the key of the Lua `dl.E` table)
+ * is "NAME"; all of these derive from the rows. Each failure also has a
+ * default hint (src/core/error.c; tests/c/test_status_codes.c checks).
+ * Rows are only ever appended: the values are the ABI.
+ */
+#define DLB_STATUS_CODES(X)                                                                 \
+  X(BACKEND_INCOMPATIBLE) /* backend cannot hand out a device pointer */                    \
+  X(DELETED)              /* the array was deleted or donated */                            \
+  X(CAPSULE_CONSUMED)     /* a capsule was already consumed */                              \
+  X(UNKNOWN_DEVICE)       /* no backend or device by that name */                           \
+  X(DEVICE_UNAVAILABLE)   /* the backend exists but cannot run here */                      \
+  X(DTYPE)                /* unknown or unrepresentable dtype */                            \
+  X(SHAPE)                /* bad or mismatched shape, or a size that overflows */           \
+  X(INDEX)                /* index out of range */                                          \
+  X(VALUE)                /* value not representable in the dtype */                        \
+  X(COPY_REQUIRED)        /* copy = false, but only a copy would do */                      \
+  X(READ_ONLY)            /* write to a read-only array */                                  \
+  X(DLPACK_VERSION)       /* unsupported DLPack major version */                            \
+  X(DLPACK_INVALID)       /* malformed tensor from a producer */                            \
+  X(UNSUPPORTED)          /* not available on this backend or dtype */                      \
+  X(OUT_OF_MEMORY)        /* an allocation failed */                                        \
+  X(BACKEND_FAILURE)      /* a backend reported an error */                                 \
+  X(ARGUMENT)             /* bad argument type or value */                                  \
+  X(IO)                   /* the system refused a file operation (errno in err.status) */   \
+  X(FORMAT)               /* a malformed file or byte string (.npy, safetensors) */         \
+  X(INTERRUPTED)          /* the host stopped the call (dlb_interrupt, dlb_set_work_limit) */
+
+#define DLB_STATUS_ID_(NAME) DLB_E_##NAME,
 typedef enum dlb_status {
   DLB_OK = 0,
-  DLB_E_BACKEND_INCOMPATIBLE, /* backend cannot hand out a device pointer */
-  DLB_E_DELETED,              /* the array was deleted or donated */
-  DLB_E_CAPSULE_CONSUMED,     /* a capsule was already consumed */
-  DLB_E_UNKNOWN_DEVICE,       /* no backend or device by that name */
-  DLB_E_DEVICE_UNAVAILABLE,   /* the backend exists but cannot run here */
-  DLB_E_DTYPE,                /* unknown or unrepresentable dtype */
-  DLB_E_SHAPE,                /* bad or mismatched shape, or a size that overflows */
-  DLB_E_INDEX,                /* index out of range */
-  DLB_E_VALUE,                /* value not representable in the dtype */
-  DLB_E_COPY_REQUIRED,        /* copy = false, but only a copy would do */
-  DLB_E_READ_ONLY,            /* write to a read-only array */
-  DLB_E_DLPACK_VERSION,       /* unsupported DLPack major version */
-  DLB_E_DLPACK_INVALID,       /* malformed tensor from a producer */
-  DLB_E_UNSUPPORTED,          /* not available on this backend or dtype */
-  DLB_E_OUT_OF_MEMORY,        /* an allocation failed */
-  DLB_E_BACKEND_FAILURE,      /* a backend reported an error */
-  DLB_E_ARGUMENT,             /* bad argument type or value */
-  DLB_E_IO,                   /* the system refused a file operation (errno in err.status) */
-  DLB_E_FORMAT,               /* a malformed file or byte string (.npy, safetensors) */
-  DLB_E_INTERRUPTED,          /* the host stopped the call (dlb_interrupt, dlb_set_work_limit) */
+  DLB_STATUS_CODES(DLB_STATUS_ID_)
   DLB_STATUS_COUNT
 } dlb_status;
+#undef DLB_STATUS_ID_
+/* The last published code keeps its value: a row inserted or removed
+ * above it would renumber codes hosts have compiled in. */
+DLB_STATIC_ASSERT(DLB_E_INTERRUPTED == 20, "status codes are ABI: append rows, never insert");
 
 /* "SHAPE" for DLB_E_SHAPE, "OK" for DLB_OK, "UNKNOWN" for anything else. */
 DLB_API const char *dlb_status_name(dlb_status status);
@@ -321,22 +336,46 @@ typedef struct dlb_tensor {
   const int64_t *strides; /* in elements; any sign; 0 along broadcast dims */
 } dlb_tensor;
 
-/* The reductions (dl.sum and friends); values append-only. */
-typedef enum dlb_reduce_op {
-  DLB_REDUCE_SUM,
-  DLB_REDUCE_PROD,
-  DLB_REDUCE_MEAN,
-  DLB_REDUCE_MIN,
-  DLB_REDUCE_MAX,
-  DLB_REDUCE_ARGMIN,
-  DLB_REDUCE_ARGMAX,
-  DLB_REDUCE_ALL,
-  DLB_REDUCE_ANY,
-  DLB_REDUCE_COUNT_NONZERO,
-  DLB_REDUCE_STD,
-  DLB_REDUCE_VAR,
-  DLB_REDUCE_OP_COUNT
-} dlb_reduce_op;
+/*
+ * Reductions, declared once: each row of DLB_REDUCE_OPS is one reduction,
+ * and the library derives from it the dlb_reduce_op ids below, the names,
+ * the dtype rules, what an empty reduction does, and the Lua functions with
+ * their options. X(ID, name, rule, identity, loops, dtype, ddof):
+ *   ID        the id DLB_REDUCE_ID, which a backend's reduce kernel receives
+ *             (dlb_reduce_call.op). Rows are only ever appended: the order
+ *             is the ABI. DLB_REDUCE_OP_COUNT is this header's count.
+ *   name      NumPy's name, also the Lua one: dl.name(a, opts), a:name(opts);
+ *   rule      how it picks its dtypes and runs (DLB_REDUCE_RULE_rule:
+ *             src/compute/reduce.h);
+ *   identity  what the accumulators start from: ZERO or ONE; NONE: from the
+ *             first element, and an empty reduction fails (DLB_E_VALUE), as
+ *             NumPy's reductions without an identity do;
+ *   loops     the dtypes its kernels compute in (elements are converted to
+ *             one of them first): B bool, I the integers, H float16 and
+ *             bfloat16, F float32 and float64, C complex64 and complex128;
+ *   dtype     1 when it takes the dtype option, else 0;
+ *   ddof      1 when it takes the ddof option, else 0.
+ */
+#define DLB_REDUCE_OPS(X)                                          \
+  X(SUM,           sum,           ACCUMULATE, ZERO, BIFC,  1, 0)   \
+  X(PROD,          prod,          ACCUMULATE, ONE,  BIFC,  1, 0)   \
+  X(MEAN,          mean,          MEAN,       ZERO, FC,    1, 0)   \
+  X(MIN,           min,           EXTREME,    NONE, BIF,   0, 0)   \
+  X(MAX,           max,           EXTREME,    NONE, BIF,   0, 0)   \
+  X(ARGMIN,        argmin,        ARG,        NONE, BIF,   0, 0)   \
+  X(ARGMAX,        argmax,        ARG,        NONE, BIF,   0, 0)   \
+  X(ALL,           all,           TRUTH,      ONE,  BIHFC, 0, 0)   \
+  X(ANY,           any,           TRUTH,      ZERO, BIHFC, 0, 0)   \
+  X(COUNT_NONZERO, count_nonzero, TALLY,      ZERO, BIHFC, 0, 0)   \
+  X(STD,           std,           SPREAD,     ZERO, FC,    1, 1)   \
+  X(VAR,           var,           SPREAD,     ZERO, FC,    1, 1)
+
+/* The reductions' ids, in the order of DLB_REDUCE_OPS. */
+#define DLB_REDUCE_ID_(ID, ...) DLB_REDUCE_##ID,
+typedef enum dlb_reduce_op { DLB_REDUCE_OPS(DLB_REDUCE_ID_) DLB_REDUCE_OP_COUNT } dlb_reduce_op;
+#undef DLB_REDUCE_ID_
+/* The last published id keeps its value (rows are appended after it). */
+DLB_STATIC_ASSERT(DLB_REDUCE_VAR == 11, "reduction ids are ABI: append rows, never insert");
 
 /* out = op(in[0], in[1], in[2]) element by element, every tensor of out's
  * shape (inputs broadcast with stride 0). An input with is_scalar set is

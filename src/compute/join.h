@@ -15,11 +15,12 @@
  * all have the same shape (0-d arrays stack into a 1-D result).
  *
  * Both: 1 <= n <= INT_MAX (DLB_E_ARGUMENT otherwise); dim out of range is
- * DLB_E_INDEX; the arrays are checked as dlb_check_operands does (live, one
- * device, host-addressable). The result is a new contiguous array in *out
- * (out->buffer is NULL on entry) on the arrays' device, of the promotion of
- * all their dtypes (np.concatenate's result_type); each array is copied
- * into its place with dlb_array_copy_into. On failure *out stays released.
+ * DLB_E_INDEX; the arrays are checked as dlb_check_operands_for does with
+ * DLB_ANY_MEMORY (live, one device; any memory: every backend copies). The
+ * result is a new contiguous array in *out (out->buffer is NULL on entry)
+ * on the arrays' device, of the promotion of all their dtypes
+ * (np.concatenate's result_type); each array is copied into its place with
+ * dlb_array_copy_into. On failure *out stays released.
  * Messages number the arrays from 1, as a Lua list does.
  */
 dlb_status dlb_concat(int64_t n, const dlb_array *const *arrays, int dim, dlb_array *out,

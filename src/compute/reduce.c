@@ -8,12 +8,15 @@
 #include "../core/work.h"
 #include "reduce.h"
 
-#define REDUCE_NAME(ID, name, dtype, ddof) [DLB_REDUCE_##ID] = #name,
-static const char *const reduce_names[DLB_REDUCE_OP_COUNT] = {DLB_REDUCTIONS(REDUCE_NAME)};
-#undef REDUCE_NAME
+#define REDUCE_INFO(ID, name, rule, identity, loops, dtype, ddof) \
+  [DLB_REDUCE_##ID] = {#name, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity, dtype, ddof},
+static const dlb_reduce_info reduce_table[DLB_REDUCE_OP_COUNT] = {DLB_REDUCE_OPS(REDUCE_INFO)};
+#undef REDUCE_INFO
+
+const dlb_reduce_info *dlb_reduce_get(dlb_reduce_op op) { return &reduce_table[op]; }
 
 const char *dlb_reduce_name(dlb_reduce_op op) {
-  return (unsigned)op < DLB_REDUCE_OP_COUNT ? reduce_names[op] : "reduce";
+  return (unsigned)op < DLB_REDUCE_OP_COUNT ? reduce_table[op].name : "reduce";
 }
 
 /* --- dtypes ------------------------------------------------------------- */
@@ -37,7 +40,13 @@ typedef struct reduce_types {
   dlb_dtype result, loop_in, acc;
 } reduce_types;
 
-static int is_arg(dlb_reduce_op op) { return op == DLB_REDUCE_ARGMIN || op == DLB_REDUCE_ARGMAX; }
+/* The rule of a valid op. */
+static dlb_reduce_rule rule_of(dlb_reduce_op op) { return reduce_table[op].rule; }
+
+/* Any op: dlb_reduce_result_shape takes one unchecked. */
+static int is_arg(dlb_reduce_op op) {
+  return (unsigned)op < DLB_REDUCE_OP_COUNT && rule_of(op) == DLB_REDUCE_RULE_ARG;
+}
 
 /* The dtype mean, std and var give (*result) and compute in (*t): a
  * float or complex dtype option, else float64 for bool and integers, else
@@ -55,73 +64,73 @@ static dlb_status moment_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce_
   }
   *t = dlb_compute_type(m);
   *result = m;
-  if (op == DLB_REDUCE_MEAN) return DLB_OK;
+  if (rule_of(op) == DLB_REDUCE_RULE_MEAN) return DLB_OK;
   *result = real_of(m);
   if (kind_of(in) == DLB_KIND_COMPLEX)
     *t = real_of(*t) == DLB_FLOAT64 ? DLB_COMPLEX128 : DLB_COMPLEX64;
   return DLB_OK;
 }
 
+/* The dtype of a sum or product: the dtype option, else 64-bit integers
+ * for bool and integers, else the input's own. */
+static void accumulate_types(dlb_dtype in, const dlb_reduce_options *o, reduce_types *t) {
+  t->result = o->has_dtype ? o->dtype
+              : kind_of(in) == DLB_KIND_UINT ? DLB_UINT64
+              : integral(in) ? DLB_INT64 : in;
+  if (integral(t->result)) {
+    t->acc = kind_of(t->result) == DLB_KIND_UINT ? DLB_UINT64 : DLB_INT64;
+    /* Integers fold as they are (the wrap to a narrower result comes
+     * out the same at the end); other inputs become the result first. */
+    t->loop_in = integral(in) && t->result != DLB_BOOL ? in : t->result;
+  } else {
+    t->acc = t->loop_in = dlb_compute_type(t->result);
+  }
+}
+
+/* The dtypes of op over in by its row's rule and options (reduce.h). */
 static dlb_status resolve_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce_options *o,
                                 reduce_types *t, dlb_error *err) {
   const char *name = dlb_reduce_name(op);
   dlb_dtype m = DLB_FLOAT64;
   if ((unsigned)op >= DLB_REDUCE_OP_COUNT) {
     dlb_fail(err, DLB_E_ARGUMENT, "unknown reduction %d", (int)op);
-    dlb_error_hint(err, "op is one of the DLB_REDUCE_* values of reduce.h");
+    dlb_error_hint(err, "op is one of the DLB_REDUCE_* values of dlbridge.h");
     return DLB_E_ARGUMENT;
   }
   if (o->has_dtype && (unsigned)o->dtype >= DLB_DTYPE_COUNT)
     return dlb_fail(err, DLB_E_DTYPE, "%s: invalid dtype", name);
-  switch (op) {
-    case DLB_REDUCE_SUM:
-    case DLB_REDUCE_PROD:
-      t->result = o->has_dtype ? o->dtype
-                  : kind_of(in) == DLB_KIND_UINT ? DLB_UINT64
-                  : integral(in) ? DLB_INT64 : in;
-      if (integral(t->result)) {
-        t->acc = kind_of(t->result) == DLB_KIND_UINT ? DLB_UINT64 : DLB_INT64;
-        /* Integers fold as they are (the wrap to a narrower result comes
-         * out the same at the end); other inputs become the result first. */
-        t->loop_in = integral(in) && t->result != DLB_BOOL ? in : t->result;
-      } else {
-        t->acc = t->loop_in = dlb_compute_type(t->result);
-      }
-      return DLB_OK;
-    case DLB_REDUCE_MEAN:
-    case DLB_REDUCE_STD:
-    case DLB_REDUCE_VAR:
-      if (moment_types(op, in, o, &t->result, &m, err) != DLB_OK) return DLB_E_DTYPE;
-      t->acc = t->loop_in = m;
-      return DLB_OK;
-    default:
-      break;
-  }
-  if (o->has_dtype) {
+  if (o->has_dtype && !reduce_table[op].takes_dtype) {
     dlb_fail(err, DLB_E_ARGUMENT, "%s takes no dtype option", name);
     dlb_error_hint(err, "dtype is an option of sum, prod, mean, std and var; convert first with "
                         "a:astype(dtype)");
     return DLB_E_ARGUMENT;
   }
-  if (kind_of(in) == DLB_KIND_COMPLEX &&
-      (op == DLB_REDUCE_MIN || op == DLB_REDUCE_MAX || is_arg(op))) {
-    dlb_fail(err, DLB_E_DTYPE, "%s: complex numbers have no order", name);
-    dlb_error_hint(err, "reduce the real part, the imaginary part or the magnitude instead");
-    return DLB_E_DTYPE;
-  }
-  switch (op) {
-    case DLB_REDUCE_ALL:
-    case DLB_REDUCE_ANY:
+  switch (rule_of(op)) {
+    case DLB_REDUCE_RULE_ACCUMULATE:
+      accumulate_types(in, o, t);
+      break;
+    case DLB_REDUCE_RULE_MEAN:
+    case DLB_REDUCE_RULE_SPREAD:
+      if (moment_types(op, in, o, &t->result, &m, err) != DLB_OK) return DLB_E_DTYPE;
+      t->acc = t->loop_in = m;
+      break;
+    case DLB_REDUCE_RULE_EXTREME:
+    case DLB_REDUCE_RULE_ARG:
+      if (kind_of(in) == DLB_KIND_COMPLEX) {
+        dlb_fail(err, DLB_E_DTYPE, "%s: complex numbers have no order", name);
+        dlb_error_hint(err, "reduce the real part, the imaginary part or the magnitude instead");
+        return DLB_E_DTYPE;
+      }
+      t->loop_in = t->acc = dlb_compute_type(in);
+      t->result = is_arg(op) ? DLB_INT64 : in;
+      break;
+    case DLB_REDUCE_RULE_TRUTH:
       t->result = t->acc = DLB_BOOL;
       t->loop_in = in;
       break;
-    case DLB_REDUCE_COUNT_NONZERO:
+    case DLB_REDUCE_RULE_TALLY:
       t->result = t->acc = DLB_INT64;
       t->loop_in = in;
-      break;
-    default: /* min, max, argmin, argmax */
-      t->loop_in = t->acc = dlb_compute_type(in);
-      t->result = is_arg(op) ? DLB_INT64 : in;
       break;
   }
   return DLB_OK;
@@ -218,7 +227,7 @@ static dlb_status plan_reduce(dlb_reduce_op op, const dlb_array *a, const dlb_re
   if (!extent_product(a, p->mask, 1, &p->count)) p->count = INT64_MAX; /* only with no result */
   if (!extent_product(a, p->mask, 0, &p->out_numel))
     return dlb_fail(err, DLB_E_SHAPE, "%s: the result would have too many elements", name);
-  if (p->count == 0 && (op == DLB_REDUCE_MIN || op == DLB_REDUCE_MAX || is_arg(op))) {
+  if (p->count == 0 && reduce_table[op].identity == DLB_REDUCE_IDENTITY_NONE) {
     if (is_arg(op))
       return dlb_fail(err, DLB_E_VALUE, "%s: attempt to get %s of an empty sequence", name, name);
     dlb_fail(err, DLB_E_VALUE, "%s: zero-size reduction: %s has no identity", name, name);

@@ -1,6 +1,7 @@
-/* reduce.h -- reductions (NumPy's sum, prod, mean, min, max, argmin, argmax,
- * all, any, count_nonzero, std, var) over any set of dims of an array whose
- * memory the host can address. No Lua here.
+/* reduce.h -- reductions (the rows of DLB_REDUCE_OPS, dlbridge.h: NumPy's
+ * sum, prod, mean, min, max, argmin, argmax, all, any, count_nonzero, std,
+ * var) over any set of dims of an array, on the device whose kernels
+ * compute on its memory. No Lua here.
  *
  * Semantics, stated once:
  *  - Dims: any subset of the array's dims is reduced (every dim by
@@ -46,25 +47,43 @@
 
 #include "operands.h"
 
-/* dlb_reduce_op: the list is public (dlbridge.h): device backends' kernels take it. */
+/* How a reduction picks its dtypes and runs: the rule column of
+ * DLB_REDUCE_OPS (the semantics above give each in full). */
+typedef enum dlb_reduce_rule {
+  DLB_REDUCE_RULE_ACCUMULATE, /* sum, prod: bool and integers into 64 bits */
+  DLB_REDUCE_RULE_MEAN,       /* the sum over the count; bool and integers in float64 */
+  DLB_REDUCE_RULE_SPREAD,     /* std, var: as MEAN, then the deviations (two passes) */
+  DLB_REDUCE_RULE_EXTREME,    /* min, max: the input's dtype; no complex */
+  DLB_REDUCE_RULE_ARG,        /* argmin, argmax: an int64 index; one dim or all; no complex */
+  DLB_REDUCE_RULE_TRUTH,      /* all, any: bool */
+  DLB_REDUCE_RULE_TALLY       /* count_nonzero: int64 */
+} dlb_reduce_rule;
 
-/* The reductions, declared once: X(ID, name, dtype, ddof) is DLB_REDUCE_ID,
- * NumPy's name (also the Lua one: dl.name(a, opts) and a:name(opts)), and
- * whether it takes the dtype and the ddof options (1 or 0). The names here
- * and the binding's functions, options and usage lines derive from it. */
-#define DLB_REDUCTIONS(X)                  \
-  X(SUM, sum, 1, 0)                        \
-  X(PROD, prod, 1, 0)                      \
-  X(MEAN, mean, 1, 0)                      \
-  X(MIN, min, 0, 0)                        \
-  X(MAX, max, 0, 0)                        \
-  X(ARGMIN, argmin, 0, 0)                  \
-  X(ARGMAX, argmax, 0, 0)                  \
-  X(ALL, all, 0, 0)                        \
-  X(ANY, any, 0, 0)                        \
-  X(COUNT_NONZERO, count_nonzero, 0, 0)    \
-  X(STD, std, 1, 1)                        \
-  X(VAR, var, 1, 1)
+/* The identity column of DLB_REDUCE_OPS. */
+typedef enum dlb_reduce_identity {
+  DLB_REDUCE_IDENTITY_ZERO,
+  DLB_REDUCE_IDENTITY_ONE,
+  DLB_REDUCE_IDENTITY_NONE /* the first element; no empty reduction */
+} dlb_reduce_identity;
+
+/* A reduction's row of DLB_REDUCE_OPS, as the core and the binding read it. */
+typedef struct dlb_reduce_info {
+  const char *name; /* NumPy's name: "sum", "count_nonzero" */
+  dlb_reduce_rule rule;
+  dlb_reduce_identity identity;
+  int takes_dtype, takes_ddof; /* the options beyond dim, keepdims and out */
+} dlb_reduce_info;
+
+/* The row of op (a valid id). */
+const dlb_reduce_info *dlb_reduce_get(dlb_reduce_op op);
+
+/* DLB_REDUCE_OPS seen as X(ID, name, dtype, ddof), the columns the
+ * binding's usage lines read (src/lua/usage.c). The view's rows expand to
+ * "X (ID, ...)", which DLB_REDUCE_EXPAND_'s second scan then calls. */
+#define DLB_REDUCE_EXPAND_(...) __VA_ARGS__
+#define DLB_REDUCE_OPTIONS_VIEW_(ID, name, rule, identity, loops, dtype, ddof) \
+  (ID, name, dtype, ddof)
+#define DLB_REDUCTIONS(X) DLB_REDUCE_EXPAND_(DLB_REDUCE_OPS(X DLB_REDUCE_OPTIONS_VIEW_))
 
 /* NumPy's name of op: "sum", "count_nonzero". */
 const char *dlb_reduce_name(dlb_reduce_op op);
@@ -96,8 +115,8 @@ dlb_status dlb_reduce_result_shape(dlb_reduce_op op, const dlb_array *a,
                                    dlb_error *err);
 
 /*
- * Reduces a (checked as dlb_check_operands: DLB_E_DELETED,
- * DLB_E_UNSUPPORTED for memory the host cannot address). When
+ * Reduces a (checked as dlb_check_operands_for: DLB_E_DELETED, and
+ * DLB_E_UNSUPPORTED when the kernels of a's memory have no reduce). When
  * out->buffer is NULL a new contiguous result is allocated on a's device
  * into *out (so a caller passing a user's out array checks first that it
  * was not released); otherwise *out receives it (checked as dlb_check_out:

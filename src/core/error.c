@@ -3,14 +3,13 @@
 #include <stdio.h>
 #include "error.h"
 
-static const char *const status_names[DLB_STATUS_COUNT] = {
-    "OK",          "BACKEND_INCOMPATIBLE", "DELETED",        "CAPSULE_CONSUMED", "UNKNOWN_DEVICE",
-    "DEVICE_UNAVAILABLE", "DTYPE",         "SHAPE",          "INDEX",            "VALUE",
-    "COPY_REQUIRED", "READ_ONLY",          "DLPACK_VERSION", "DLPACK_INVALID",   "UNSUPPORTED",
-    "OUT_OF_MEMORY", "BACKEND_FAILURE",    "ARGUMENT",       "IO",               "FORMAT",
-    "INTERRUPTED",
-};
+/* "OK", then each row of DLB_STATUS_CODES (dlbridge.h) by its value. */
+#define STATUS_NAME(NAME) [DLB_E_##NAME] = #NAME,
+static const char *const status_names[DLB_STATUS_COUNT] = {[DLB_OK] = "OK",
+                                                           DLB_STATUS_CODES(STATUS_NAME)};
+#undef STATUS_NAME
 
+/* Every failure's hint, by code (tests/c/test_status_codes.c checks that none is missing). */
 static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_BACKEND_INCOMPATIBLE] =
         "move it to an exportable backend first (dl.device_put(a, \"cpu\")), or export with "

@@ -1,11 +1,12 @@
 /* reduce.c -- reductions from Lua: a:sum(opts) and dl.sum(a, opts), and
- * likewise prod, mean, min, max, argmin, argmax, all, any, count_nonzero,
- * std, var: the rows of DLB_REDUCTIONS (semantics: src/compute/reduce.h).
+ * likewise for every row of DLB_REDUCE_OPS (dlbridge.h; semantics:
+ * src/compute/reduce.h): prod, mean, min, max, argmin, argmax, all, any,
+ * count_nonzero, std, var.
  * Options: dim (a dim or a list of dims, 1-based, negative from the end),
- * keepdims, dtype (sum, prod, mean, std, var), ddof (std, var), out; a
- * plain integer stands for {dim = n}. A reduction over every dim without keepdims or out returns a
- * Lua value (number, integer, boolean, {re=, im=}), as NumPy returns a
- * scalar; any other returns an array. */
+ * keepdims, dtype and ddof (where the row takes them), out; a plain
+ * integer stands for {dim = n}. A reduction over every dim without
+ * keepdims or out returns a Lua value (number, integer, boolean,
+ * {re=, im=}), as NumPy returns a scalar; any other returns an array. */
 #include <string.h>
 #include "../compute/reduce.h"
 #include "../core/shape.h"
@@ -36,14 +37,14 @@ static uint64_t check_dims(lua_State *L, int idx, int ndim, const char *op) {
 }
 
 /* Reads the options at idx (nil, a dim, or a table of the keys the
- * reduction takes) for an ndim array into *o; returns whether an out array
- * was given (then pushed on the stack). */
-static int check_options(lua_State *L, int idx, int takes_dtype, int takes_ddof, int ndim,
+ * reduction takes: its row's) for an ndim array into *o; returns whether an
+ * out array was given (then pushed on the stack). */
+static int check_options(lua_State *L, int idx, const dlb_reduce_info *info, int ndim,
                          dlb_reduce_options *o, const char *name) {
   static const char *const keys[] = {"dim", "keepdims", "out", NULL};
   static const char *const dtype_keys[] = {"dim", "keepdims", "dtype", "out", NULL};
   static const char *const ddof_keys[] = {"dim", "keepdims", "dtype", "ddof", "out", NULL};
-  const char *const *known = takes_ddof ? ddof_keys : takes_dtype ? dtype_keys : keys;
+  const char *const *known = info->takes_ddof ? ddof_keys : info->takes_dtype ? dtype_keys : keys;
   memset(o, 0, sizeof *o);
   o->dims = DLB_REDUCE_ALL_DIMS;
   o->index_base = 1;
@@ -78,8 +79,8 @@ static void reserve_result(lua_State *L, dlb_reduce_op op, const dlb_array *a,
 
 /* op over the array at 1 with the options at 2 (the dtype and ddof options
  * where op takes them): a Lua value, a new array, or out. */
-static int reduce(lua_State *L, dlb_reduce_op op, int takes_dtype, int takes_ddof,
-                  const char *name) {
+static int reduce(lua_State *L, dlb_reduce_op op, const char *name) {
+  const dlb_reduce_info *info = dlb_reduce_get(op);
   dlb_array *a = dlbL_check_live(L, 1, name), *result;
   dlb_reduce_options o;
   dlb_error err;
@@ -87,7 +88,7 @@ static int reduce(lua_State *L, dlb_reduce_op op, int takes_dtype, int takes_ddo
   int ndim;
   dlbL_check_nargs(L, 2, name);
   lua_settop(L, 2);
-  if (check_options(L, 2, takes_dtype, takes_ddof, a->ndim, &o, name)) {
+  if (check_options(L, 2, info, a->ndim, &o, name)) {
     dlb_array *out = dlbL_to_array(L, 3); /* live: the options' reader checked it */
     if (dlb_reduce(op, a, &o, out, dlbL_state(L)->cpu, &err) != DLB_OK)
       dlbL_raise_error(L, &err, name);
@@ -95,7 +96,7 @@ static int reduce(lua_State *L, dlb_reduce_op op, int takes_dtype, int takes_ddo
   }
   if (dlb_reduce_result_shape(op, a, &o, &ndim, shape, &err) != DLB_OK)
     dlbL_raise_error(L, &err, name);
-  if (op == DLB_REDUCE_STD || op == DLB_REDUCE_VAR) { /* a temporary the size of a */
+  if (info->rule == DLB_REDUCE_RULE_SPREAD) { /* a temporary the size of a */
     dlbL_reserve(L, a->numel, dlb_array_itemsize(a) > 8 ? 16 : 8);
     a = dlbL_check_live(L, 1, name); /* finalizers may have run */
   }
@@ -115,15 +116,13 @@ static int reduce(lua_State *L, dlb_reduce_op op, int takes_dtype, int takes_ddo
 }
 
 /* reduce_NAME serves dl.NAME(a, opts) and a:NAME(opts), for each row of
- * DLB_REDUCTIONS. */
-#define REDUCTION(ID, name, dtype, ddof)                                \
-  static int reduce_##name(lua_State *L) {                              \
-    return reduce(L, DLB_REDUCE_##ID, dtype, ddof, "dl." #name);      \
-  }
-DLB_REDUCTIONS(REDUCTION)
+ * DLB_REDUCE_OPS. */
+#define REDUCTION(ID, name, ...) \
+  static int reduce_##name(lua_State *L) { return reduce(L, DLB_REDUCE_##ID, "dl." #name); }
+DLB_REDUCE_OPS(REDUCTION)
 #undef REDUCTION
 
-#define REDUCTION_NAME(ID, name, dtype, ddof) {#name, reduce_##name},
-const luaL_Reg dlbL_reduce_methods[] = {DLB_REDUCTIONS(REDUCTION_NAME){NULL, NULL}};
-const luaL_Reg dlbL_reduce_functions[] = {DLB_REDUCTIONS(REDUCTION_NAME){NULL, NULL}};
+#define REDUCTION_NAME(ID, name, ...) {#name, reduce_##name},
+const luaL_Reg dlbL_reduce_methods[] = {DLB_REDUCE_OPS(REDUCTION_NAME){NULL, NULL}};
+const luaL_Reg dlbL_reduce_functions[] = {DLB_REDUCE_OPS(REDUCTION_NAME){NULL, NULL}};
 #undef REDUCTION_NAME

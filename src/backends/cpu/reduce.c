@@ -291,10 +291,11 @@ static int finish_run(char **data, const int64_t *steps, int64_t n, void *aux) {
   return 0;
 }
 
-/* The identity a fold starts from, as one accumulator of dtype acc. */
+/* The identity a fold of op starts from (its row's: zero or one), as one
+ * accumulator of dtype acc. */
 static void identity_of(dlb_reduce_op op, dlb_dtype acc, fill_value *v) {
   dlb_scalar one = {.kind = DLB_SCALAR_INT, .v.i = 1}, zero = {.kind = DLB_SCALAR_INT, .v.i = 0};
-  int is_one = op == DLB_REDUCE_PROD || op == DLB_REDUCE_ALL;
+  int is_one = dlb_reduce_get(op)->identity == DLB_REDUCE_IDENTITY_ONE;
   memset(v, 0, sizeof *v);
   v->size = dlb_dtype_get(acc)->itemsize;
   dlb_scalar_store(acc, v->bytes, is_one ? &one : &zero, NULL); /* 0 and 1 fit every dtype */
@@ -305,7 +306,8 @@ static void identity_of(dlb_reduce_op op, dlb_dtype acc, fill_value *v) {
 /*
  * Folds the input `in` (elements of in->dtype) into accumulators acc
  * (strides 0 along the reduced dims) with op's kernel for loop_in inputs,
- * starting from op's identity, or for min/max from the first element.
+ * starting from op's identity, or from the first element where it has none
+ * (min, max).
  */
 static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype loop_in,
                        dlb_dtype via, strided *acc, dlb_error *err) {
@@ -320,7 +322,7 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
   if (!kernel)
     return dlb_fail(err, DLB_E_DTYPE, "%s: no kernel for %s", dlb_reduce_name(op),
                     dlb_dtype_get(loop_in)->name);
-  if (op == DLB_REDUCE_MIN || op == DLB_REDUCE_MAX) {
+  if (dlb_reduce_get(op)->identity == DLB_REDUCE_IDENTITY_NONE) {
     dlb_status st = convert(p, acc, in, 1, err); /* the first element */
     if (st != DLB_OK) return st;
   } else {
@@ -373,13 +375,14 @@ static dlb_dtype half_via(const plan *p, dlb_dtype in) {
   return (r == DLB_FLOAT16 || r == DLB_BFLOAT16) && in != r ? r : DLB_DTYPE_COUNT;
 }
 
-/* sum, prod, mean, min, max, all, any, count_nonzero into out. */
+/* The reductions that fold (sum, prod, mean, min, max, all, any,
+ * count_nonzero) into out; mean then divides by the count. */
 static dlb_status run_fold(const plan *p, strided *out, dlb_error *err) {
   dlb_array mem = {0};
   strided acc, in = p->in;
   dlb_status st = accumulators(p, p->t.acc, out, &mem, &acc, err);
   if (st == DLB_OK) st = fold(p, p->op, &in, p->t.loop_in, half_via(p, in.dtype), &acc, err);
-  if (st == DLB_OK && p->op == DLB_REDUCE_MEAN) {
+  if (st == DLB_OK && dlb_reduce_get(p->op)->rule == DLB_REDUCE_RULE_MEAN) {
     finish f = {acc.dtype, (double)p->count, 0};
     strided *ops[1] = {&acc};
     walk(p, 1, ops, 1, 0, finish_run, &f, 0);
@@ -592,13 +595,12 @@ static dlb_status run_arg(const plan *p, strided *out, dlb_error *err) {
 
 /* --- entry points ------------------------------------------------------------ */
 
+/* p's reduction, by its row's rule. */
 static dlb_status run(const plan *p, strided *out, dlb_error *err) {
   if (p->out_numel == 0) return DLB_OK;
-  switch (p->op) {
-    case DLB_REDUCE_ARGMIN:
-    case DLB_REDUCE_ARGMAX: return run_arg(p, out, err);
-    case DLB_REDUCE_STD:
-    case DLB_REDUCE_VAR: return run_var(p, out, err);
+  switch (dlb_reduce_get(p->op)->rule) {
+    case DLB_REDUCE_RULE_ARG: return run_arg(p, out, err);
+    case DLB_REDUCE_RULE_SPREAD: return run_var(p, out, err);
     default: return run_fold(p, out, err);
   }
 }
@@ -612,6 +614,7 @@ dlb_status dlb_cpu_reduce(void *ctx, dlb_reduce_call *call) {
   strided out;
   dlb_error err;
   dlb_status st;
+  if ((unsigned)call->op >= DLB_REDUCE_OP_COUNT) return DLB_E_UNSUPPORTED; /* no row: no plan */
   plan_of_call(call, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), &p);
   out.data = call->out.data;
   out.dtype = dtype_of(call->out.dtype);

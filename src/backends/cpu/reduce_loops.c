@@ -416,31 +416,42 @@ COMPLEX_PAIRWISE(double, complex128)
 
 /* --- the kernel tables ----------------------------------------------------- */
 
-/* The truth folds (all, any, count_nonzero) by input dtype: integers and
- * bool by width (nonzero exactly when their bytes are), then float16 and
- * bfloat16 (without the sign bit), float32, float64, complex64, complex128. */
-static dlb_loop truth_loop(dlb_reduce_op op, dlb_dtype in) {
-  static const dlb_loop loops[3][9] = {
-      {all_bytes1, all_bytes2, all_bytes4, all_bytes8, all_half, all_float32, all_float64,
-       all_complex64, all_complex128},
-      {any_bytes1, any_bytes2, any_bytes4, any_bytes8, any_half, any_float32, any_float64,
-       any_complex64, any_complex128},
-      {count_bytes1, count_bytes2, count_bytes4, count_bytes8, count_half, count_float32,
-       count_float64, count_complex64, count_complex128}};
-  int column;
-  switch (in) {
-    case DLB_FLOAT16:
-    case DLB_BFLOAT16: column = 4; break;
-    case DLB_FLOAT32: column = 5; break;
-    case DLB_FLOAT64: column = 6; break;
-    case DLB_COMPLEX64: column = 7; break;
-    case DLB_COMPLEX128: column = 8; break;
-    default: {
-      size_t size = dlb_dtype_get(in)->itemsize;
-      column = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
-    }
-  }
-  return loops[op == DLB_REDUCE_ALL ? 0 : op == DLB_REDUCE_ANY ? 1 : 2][column];
+/* Rows of the fold table: one operation's kernels k_SUFFIX for a group of
+ * loop dtypes (the letters of DLB_REDUCE_OPS's loops column). Bool elements
+ * fold as uint8 (0 or 1); the truth kernels go by element width, float16
+ * and bfloat16 by their bits without the sign. */
+#define FOLDS_BI(k)                                                                          \
+  [DLB_BOOL] = k##_uint8, [DLB_INT8] = k##_int8, [DLB_INT16] = k##_int16,                    \
+  [DLB_INT32] = k##_int32, [DLB_INT64] = k##_int64, [DLB_UINT8] = k##_uint8,                 \
+  [DLB_UINT16] = k##_uint16, [DLB_UINT32] = k##_uint32, [DLB_UINT64] = k##_uint64
+#define FOLDS_F(k) [DLB_FLOAT32] = k##_float32, [DLB_FLOAT64] = k##_float64
+#define FOLDS_C(k) [DLB_COMPLEX64] = k##_complex64, [DLB_COMPLEX128] = k##_complex128
+#define FOLDS_SUM_FC                                                                         \
+  [DLB_FLOAT32] = sum_float, [DLB_FLOAT64] = sum_double, FOLDS_C(sum)
+#define FOLDS_BIHFC(k)                                                                       \
+  [DLB_BOOL] = k##_bytes1, [DLB_INT8] = k##_bytes1, [DLB_UINT8] = k##_bytes1,                \
+  [DLB_INT16] = k##_bytes2, [DLB_UINT16] = k##_bytes2, [DLB_INT32] = k##_bytes4,             \
+  [DLB_UINT32] = k##_bytes4, [DLB_INT64] = k##_bytes8, [DLB_UINT64] = k##_bytes8,            \
+  [DLB_FLOAT16] = k##_half, [DLB_BFLOAT16] = k##_half, FOLDS_F(k), FOLDS_C(k)
+
+/* The fold kernels by operation and loop dtype: what DLB_REDUCE_OPS's
+ * loops column declares for the reductions that fold, and no more
+ * (tests/c/test_reduce_ops.c checks it). argmin and argmax search instead
+ * (below); std and var fold with sum's kernels. */
+static const dlb_loop folds[DLB_REDUCE_OP_COUNT][DLB_DTYPE_COUNT] = {
+    [DLB_REDUCE_SUM] = {FOLDS_BI(sum), FOLDS_SUM_FC},
+    [DLB_REDUCE_PROD] = {FOLDS_BI(prod), FOLDS_F(prod), FOLDS_C(prod)},
+    [DLB_REDUCE_MEAN] = {FOLDS_SUM_FC},
+    [DLB_REDUCE_MIN] = {FOLDS_BI(min), FOLDS_F(min)},
+    [DLB_REDUCE_MAX] = {FOLDS_BI(max), FOLDS_F(max)},
+    [DLB_REDUCE_ALL] = {FOLDS_BIHFC(all)},
+    [DLB_REDUCE_ANY] = {FOLDS_BIHFC(any)},
+    [DLB_REDUCE_COUNT_NONZERO] = {FOLDS_BIHFC(count)},
+};
+
+dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in) {
+  if ((unsigned)op >= DLB_REDUCE_OP_COUNT || (unsigned)in >= DLB_DTYPE_COUNT) return NULL;
+  return folds[op][in];
 }
 
 /* Row of a table by integer dtype: bool, int8..int64, uint8..uint64. */
@@ -456,49 +467,6 @@ static int integer_row(dlb_dtype t) {
     case DLB_UINT32: return 6;
     case DLB_UINT64: return 7;
     default: return -1;
-  }
-}
-
-dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in) {
-  static const dlb_loop sums[] = {sum_int8,  sum_int16,  sum_int32,  sum_int64,
-                                  sum_uint8, sum_uint16, sum_uint32, sum_uint64};
-  static const dlb_loop prods[] = {prod_int8,  prod_int16,  prod_int32,  prod_int64,
-                                   prod_uint8, prod_uint16, prod_uint32, prod_uint64};
-  static const dlb_loop maxs[] = {max_int8,  max_int16,  max_int32,  max_int64,
-                                  max_uint8, max_uint16, max_uint32, max_uint64};
-  static const dlb_loop mins[] = {min_int8,  min_int16,  min_int32,  min_int64,
-                                  min_uint8, min_uint16, min_uint32, min_uint64};
-  int row = integer_row(in);
-  switch (op) {
-    case DLB_REDUCE_ALL:
-    case DLB_REDUCE_ANY:
-    case DLB_REDUCE_COUNT_NONZERO: return truth_loop(op, in);
-    case DLB_REDUCE_SUM:
-    case DLB_REDUCE_MEAN:
-      if (row >= 0) return sums[row];
-      switch (in) {
-        case DLB_FLOAT32: return sum_float;
-        case DLB_FLOAT64: return sum_double;
-        case DLB_COMPLEX64: return sum_complex64;
-        case DLB_COMPLEX128: return sum_complex128;
-        default: return NULL;
-      }
-    case DLB_REDUCE_PROD:
-      if (row >= 0) return prods[row];
-      switch (in) {
-        case DLB_FLOAT32: return prod_float32;
-        case DLB_FLOAT64: return prod_float64;
-        case DLB_COMPLEX64: return prod_complex64;
-        case DLB_COMPLEX128: return prod_complex128;
-        default: return NULL;
-      }
-    case DLB_REDUCE_MAX:
-      if (row >= 0) return maxs[row];
-      return in == DLB_FLOAT32 ? max_float32 : in == DLB_FLOAT64 ? max_float64 : NULL;
-    case DLB_REDUCE_MIN:
-      if (row >= 0) return mins[row];
-      return in == DLB_FLOAT32 ? min_float32 : in == DLB_FLOAT64 ? min_float64 : NULL;
-    default: return NULL;
   }
 }
 

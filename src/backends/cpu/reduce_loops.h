@@ -1,5 +1,5 @@
-/* reduce_loops.h -- the typed kernels behind reductions (reduce.h), shared
- * by reduce.c and reduce_arg.c only. No Lua here.
+/* reduce_loops.h -- the typed kernels behind the host's reductions
+ * (reduce.h), for reduce.c (and the C tests) only. No Lua here.
  *
  * A fold kernel is a dlb_loop over two operands, data[0] accumulators and
  * data[1] inputs (steps in bytes):
@@ -41,12 +41,11 @@ typedef struct dlb_pairwise_layout {
 /*
  * The fold kernel of op over inputs of dtype in, or NULL when there is
  * none (the caller converts the inputs to a dtype that has one first):
- *   sum, prod: bool and integers into int64/uint64 accumulators, float32,
- *              float64, complex64, complex128 into their own dtype;
- *   min, max:  integers, float32, float64 into their own dtype (bool
- *              elements use uint8's kernel);
- *   all, any:  every dtype into bool accumulators;
- *   count_nonzero: every dtype into int64 accumulators.
+ * for the reductions that fold, kernels for exactly the loop dtypes their
+ * row of DLB_REDUCE_OPS declares. Accumulators: sum and prod of bool and
+ * integers are int64/uint64, of floats and complex (mean's too) their own
+ * dtype; min and max keep the dtype (bool elements use uint8's kernel);
+ * all and any are bool, count_nonzero int64.
  */
 dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in);
 

@@ -1,0 +1,287 @@
+/* test_reduce_ops.c -- the list of reductions (DLB_REDUCE_OPS, dlbridge.h)
+ * against what is derived from it: the dlb_reduce_op ids in the order of
+ * the rows, and that order frozen (it is the ABI); the core's table
+ * (dlb_reduce_get); the core keeping each row's columns (the dtype and ddof
+ * options honoured exactly where declared, an empty reduction failing
+ * exactly without an identity and giving it otherwise); and the cpu
+ * kernels, for exactly the loop dtypes the row declares, with every dtype
+ * the core resolves running. The Lua functions come from the same rows by
+ * the same macro (src/lua/reduce.c; spec/arguments_spec.lua calls each). */
+#define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
+#define FIXTURES_CPU
+#include <math.h>
+#include <string.h>
+#include "backends/cpu/reduce_loops.h"
+#include "compute/reduce.h"
+#include "core/dtype.h"
+#include "fixtures.h"
+
+/* The ids as first published: rows are only ever appended. */
+static const char *const abi_order[] = {"sum", "prod",   "mean", "min", "max",           "argmin",
+                                        "argmax", "all", "any", "count_nonzero", "std", "var"};
+
+/* One row of the list, as the test reads it. */
+typedef struct row {
+  dlb_reduce_op id;
+  const char *id_name, *name, *loops;
+  dlb_reduce_rule rule;
+  dlb_reduce_identity identity;
+  int dtype, ddof;
+} row;
+
+#define ROW(ID, name, rule, identity, loops, dtype, ddof)                                     \
+  {DLB_REDUCE_##ID, #ID, #name, #loops, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity, \
+   dtype, ddof},
+static const row rows[] = {DLB_REDUCE_OPS(ROW)};
+#undef ROW
+enum { ROW_COUNT = sizeof rows / sizeof rows[0] };
+
+/* The binding's view of the rows (src/lua/usage.c reads it). */
+#define VIEW_ROW(ID, name, dtype, ddof) {DLB_REDUCE_##ID, #ID, #name, "", 0, 0, dtype, ddof},
+static const row view_rows[] = {DLB_REDUCTIONS(VIEW_ROW)};
+#undef VIEW_ROW
+
+/* The loop dtypes of a loops column ("BIFC") as a bit per dtype; -1 for a
+ * letter the list does not define. */
+static long long loop_dtypes(const char *loops) {
+  long long mask = 0;
+  for (const char *c = loops; *c; c++) {
+    switch (*c) {
+    case 'B': mask |= 1ll << DLB_BOOL; break;
+    case 'I':
+      for (int t = DLB_INT8; t <= DLB_UINT64; t++) mask |= 1ll << t;
+      break;
+    case 'H': mask |= 1ll << DLB_FLOAT16 | 1ll << DLB_BFLOAT16; break;
+    case 'F': mask |= 1ll << DLB_FLOAT32 | 1ll << DLB_FLOAT64; break;
+    case 'C': mask |= 1ll << DLB_COMPLEX64 | 1ll << DLB_COMPLEX128; break;
+    default: return -1;
+    }
+  }
+  return mask;
+}
+
+static dlb_reduce_options all_dims(void) {
+  dlb_reduce_options o;
+  memset(&o, 0, sizeof o);
+  o.dims = DLB_REDUCE_ALL_DIMS;
+  return o;
+}
+
+/* A 1-D array of dtype holding 1, 0, 1, 1 (any dtype holds them). */
+static dlb_array ones_and_a_zero(dlb_dtype dtype) {
+  const int64_t n = 4;
+  dlb_array a = alloc(dtype, 1, &n);
+  char *p = dlb_array_host_data(&a);
+  size_t size = dlb_dtype_get(dtype)->itemsize;
+  for (int k = 0; k < 4; k++) {
+    dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = k != 1};
+    CHECK_EQ_INT(dlb_scalar_store(dtype, p + (size_t)k * size, &v, &err), DLB_OK);
+  }
+  return a;
+}
+
+/* A real scalar (bool, integer, float) as a double. */
+static double real_value(const dlb_scalar *v) {
+  return v->kind == DLB_SCALAR_BOOL ? v->v.b : v->kind == DLB_SCALAR_INT ? (double)v->v.i : v->v.f;
+}
+
+static void test_ids_follow_the_rows(void) {
+  CHECK_EQ_INT(ROW_COUNT, DLB_REDUCE_OP_COUNT);
+  for (int k = 0; k < ROW_COUNT; k++) CHECK_EQ_INT(rows[k].id, k);
+}
+
+static void test_abi_order_is_kept(void) {
+  const int published = (int)(sizeof abi_order / sizeof abi_order[0]);
+  CHECK(ROW_COUNT >= published);
+  for (int k = 0; k < published && k < ROW_COUNT; k++) CHECK_EQ_STR(rows[k].name, abi_order[k]);
+}
+
+static void test_names_are_unique(void) {
+  for (int j = 0; j < ROW_COUNT; j++)
+    for (int k = j + 1; k < ROW_COUNT; k++) CHECK(strcmp(rows[j].name, rows[k].name) != 0);
+}
+
+static void test_table_matches(void) {
+  CHECK_EQ_INT(sizeof view_rows / sizeof view_rows[0], ROW_COUNT);
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const dlb_reduce_info *info = dlb_reduce_get(rows[k].id);
+    CHECK_EQ_STR(info->name, rows[k].name);
+    CHECK_EQ_STR(dlb_reduce_name(rows[k].id), rows[k].name);
+    CHECK_EQ_INT(info->rule, rows[k].rule);
+    CHECK_EQ_INT(info->identity, rows[k].identity);
+    CHECK_EQ_INT(info->takes_dtype, rows[k].dtype);
+    CHECK_EQ_INT(info->takes_ddof, rows[k].ddof);
+    CHECK(rows[k].dtype == 0 || rows[k].dtype == 1);
+    CHECK(rows[k].ddof == 0 || rows[k].ddof == 1);
+    CHECK_EQ_INT(view_rows[k].id, rows[k].id);
+    CHECK_EQ_STR(view_rows[k].name, rows[k].name);
+    CHECK_EQ_INT(view_rows[k].dtype, rows[k].dtype);
+    CHECK_EQ_INT(view_rows[k].ddof, rows[k].ddof);
+  }
+  CHECK_EQ_STR(dlb_reduce_name(DLB_REDUCE_OP_COUNT), "reduce");
+}
+
+/* Folds that order elements (min, max and their indices) start from the
+ * first one and have no identity; the others start from their identity
+ * (from the first element, a sum would count it twice). */
+static void test_identity_fits_the_rule(void) {
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const dlb_reduce_rule rule = rows[k].rule;
+    const int orders = rule == DLB_REDUCE_RULE_EXTREME || rule == DLB_REDUCE_RULE_ARG;
+    CHECK_EQ_INT(rows[k].identity == DLB_REDUCE_IDENTITY_NONE, orders);
+  }
+}
+
+/* Whether the cpu has the kernel a row of this rule computes in for dtype
+ * t: argmin/argmax's row updates (both directions), std/var's deviations,
+ * else the fold. */
+static int has_kernel(const row *r, dlb_dtype t) {
+  switch (r->rule) {
+    case DLB_REDUCE_RULE_ARG: {
+      const int max = dlb_reduce_arg_update_loop(1, t) != NULL;
+      CHECK_EQ_INT(dlb_reduce_arg_update_loop(0, t) != NULL, max);
+      return max;
+    }
+    case DLB_REDUCE_RULE_SPREAD: return dlb_reduce_deviation_loop(t) != NULL;
+    default: return dlb_reduce_fold_loop(r->id, t) != NULL;
+  }
+}
+
+/* Each reduction has kernels for its loop dtypes only; those that do not
+ * fold have no fold kernels. */
+static void test_kernels_as_declared(void) {
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const row *r = &rows[k];
+    const long long declared = loop_dtypes(r->loops);
+    const int folds = r->rule != DLB_REDUCE_RULE_ARG && r->rule != DLB_REDUCE_RULE_SPREAD;
+    CHECK(declared > 0);
+    for (int t = 0; t < DLB_DTYPE_COUNT; t++) {
+      const int want = declared > 0 && (declared >> t & 1), got = has_kernel(r, (dlb_dtype)t);
+      if (got != want)
+        fprintf(stderr, "  %s over %s: %s\n", r->id_name, dlb_dtype_get((dlb_dtype)t)->name,
+                want ? "no kernel, although the list declares one"
+                     : "a kernel the list does not declare");
+      CHECK_EQ_INT(got, want);
+      if (!folds) CHECK(dlb_reduce_fold_loop(r->id, (dlb_dtype)t) == NULL);
+    }
+  }
+  CHECK(dlb_reduce_fold_loop(DLB_REDUCE_OP_COUNT, DLB_FLOAT64) == NULL);
+  CHECK(dlb_reduce_fold_loop(DLB_REDUCE_SUM, DLB_DTYPE_COUNT) == NULL);
+}
+
+/* r over a of dtype t with options o: when the core gives it a result
+ * dtype it runs (the kernels cover the dtypes the core computes in) and
+ * gives that dtype; otherwise it refuses the dtype (DLB_E_DTYPE). */
+static void check_runs(const row *r, dlb_dtype t, const dlb_reduce_options *o) {
+  dlb_array a = ones_and_a_zero(t);
+  dlb_dtype result = DLB_DTYPE_COUNT;
+  dlb_scalar v;
+  dlb_status st = dlb_reduce_result_type(r->id, t, o, &result, &err);
+  if (st == DLB_OK) {
+    dlb_array out = {0};
+    st = dlb_reduce(r->id, &a, o, &out, cpu, &err);
+    if (st != DLB_OK)
+      fprintf(stderr, "  %s over %s%s%s: %s\n", r->id_name, dlb_dtype_get(t)->name,
+              o->has_dtype ? " into " : "", o->has_dtype ? dlb_dtype_get(o->dtype)->name : "",
+              err.message);
+    CHECK_EQ_INT(st, DLB_OK);
+    if (st == DLB_OK) CHECK_EQ_INT(out.dtype, result);
+    dlb_array_release(&out);
+    CHECK_EQ_INT(dlb_reduce_value(r->id, &a, o, cpu, &v, &err), DLB_OK);
+  } else {
+    CHECK_EQ_INT(st, DLB_E_DTYPE);
+    CHECK_EQ_INT(dlb_reduce_value(r->id, &a, o, cpu, &v, &err), DLB_E_DTYPE);
+  }
+  dlb_array_release(&a);
+}
+
+static void test_every_resolved_dtype_runs(void) {
+  for (int k = 0; k < ROW_COUNT; k++)
+    for (int t = 0; t < DLB_DTYPE_COUNT; t++) {
+      dlb_reduce_options o = all_dims();
+      check_runs(&rows[k], (dlb_dtype)t, &o);
+      for (int d = 0; rows[k].dtype && d < DLB_DTYPE_COUNT; d++) {
+        o.has_dtype = 1;
+        o.dtype = (dlb_dtype)d;
+        check_runs(&rows[k], (dlb_dtype)t, &o);
+      }
+    }
+}
+
+/* The dtype option: taken (and setting the result's dtype) exactly where
+ * the row says, refused with DLB_E_ARGUMENT elsewhere. */
+static void test_dtype_option(void) {
+  for (int k = 0; k < ROW_COUNT; k++) {
+    dlb_reduce_options o = all_dims();
+    dlb_dtype result = DLB_DTYPE_COUNT;
+    o.has_dtype = 1;
+    o.dtype = DLB_FLOAT64;
+    if (rows[k].dtype) {
+      CHECK_EQ_INT(dlb_reduce_result_type(rows[k].id, DLB_FLOAT32, &o, &result, &err), DLB_OK);
+      CHECK_EQ_INT(result, DLB_FLOAT64);
+    } else {
+      CHECK_EQ_INT(dlb_reduce_result_type(rows[k].id, DLB_FLOAT32, &o, &result, &err),
+                   DLB_E_ARGUMENT);
+    }
+  }
+}
+
+/* The ddof option changes the result exactly where the row takes it. */
+static void test_ddof_option(void) {
+  dlb_array a = ones_and_a_zero(DLB_FLOAT64);
+  for (int k = 0; k < ROW_COUNT; k++) {
+    dlb_reduce_options o = all_dims();
+    dlb_scalar plain, with_ddof;
+    if (dlb_reduce_value(rows[k].id, &a, &o, cpu, &plain, &err) != DLB_OK) {
+      CHECK(0);
+      continue;
+    }
+    o.ddof = 1;
+    CHECK_EQ_INT(dlb_reduce_value(rows[k].id, &a, &o, cpu, &with_ddof, &err), DLB_OK);
+    CHECK_EQ_INT(plain.kind, with_ddof.kind);
+    CHECK_EQ_INT(real_value(&plain) != real_value(&with_ddof), rows[k].ddof);
+  }
+  dlb_array_release(&a);
+}
+
+/* An empty reduction fails exactly where the row has no identity (NumPy's
+ * ValueError); otherwise it gives the identity (mean, std and var: NaN, the
+ * identity over a count of 0). */
+static void test_empty_reductions(void) {
+  const int64_t none = 0;
+  dlb_array e = alloc(DLB_FLOAT64, 1, &none);
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const row *r = &rows[k];
+    dlb_reduce_options o = all_dims();
+    dlb_scalar v;
+    dlb_status st = dlb_reduce_value(r->id, &e, &o, cpu, &v, &err);
+    if (r->identity == DLB_REDUCE_IDENTITY_NONE) {
+      CHECK_EQ_INT(st, DLB_E_VALUE);
+      continue;
+    }
+    CHECK_EQ_INT(st, DLB_OK);
+    if (st != DLB_OK) continue;
+    if (r->rule == DLB_REDUCE_RULE_MEAN || r->rule == DLB_REDUCE_RULE_SPREAD) {
+      CHECK(v.kind == DLB_SCALAR_FLOAT && isnan(v.v.f));
+    } else {
+      CHECK(real_value(&v) == (r->identity == DLB_REDUCE_IDENTITY_ONE ? 1.0 : 0.0));
+    }
+  }
+  dlb_array_release(&e);
+}
+
+int main(void) {
+  if (!cpu_open()) return 1;
+  test_ids_follow_the_rows();
+  test_abi_order_is_kept();
+  test_names_are_unique();
+  test_table_matches();
+  test_identity_fits_the_rule();
+  test_kernels_as_declared();
+  test_every_resolved_dtype_runs();
+  test_dtype_option();
+  test_ddof_option();
+  test_empty_reductions();
+  cpu_close();
+  return check_done("test_reduce_ops");
+}
