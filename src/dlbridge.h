@@ -562,8 +562,8 @@ typedef struct dlb_scan_call {
  * weights) gets, for each element x of in (weights of in's shape, float64,
  * when has_weights), 1 or its weight added to the bin of x. Bincount
  * (edges.ndim == 0): in holds integers below nbins (the core checked the
- * largest); a negative one fails the call with DLB_E_VALUE. Histogram: edges (1-D, nbins + 1, in's dtype, a float dtype)
- * ascending; x falls in bin b when edges[b] <= x < edges[b + 1], the last
+ * largest); a negative one fails the call with DLB_E_VALUE. Histogram:
+ * edges (1-D, nbins + 1, in's dtype, a float dtype) ascending; x falls in bin b when edges[b] <= x < edges[b + 1], the last
  * bin taking its right edge too; NaN and x outside the edges count
  * nowhere. uniform: the edges are evenly spaced (a linspace), so a bin is
  * computed, then checked against the edges. */

@@ -10,7 +10,7 @@
 #define DLB_MATMUL_PROMOTE DLB_DTYPE_COUNT
 
 /*
- * NumPy's matmul of a and b (both checked as dlb_check_operands does).
+ * NumPy's matmul of a and b (both checked as dlb_check_operands_for does).
  *
  * Shapes: each operand has at least one dim (0-d: DLB_E_SHAPE). The last two
  * dims multiply, (..., M, K) x (..., K, N) -> (..., M, N); the dims before

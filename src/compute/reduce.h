@@ -77,14 +77,6 @@ typedef struct dlb_reduce_info {
 /* The row of op (a valid id). */
 const dlb_reduce_info *dlb_reduce_get(dlb_reduce_op op);
 
-/* DLB_REDUCE_OPS seen as X(ID, name, dtype, ddof), the columns the
- * binding's usage lines read (src/lua/usage.c). The view's rows expand to
- * "X (ID, ...)", which DLB_REDUCE_EXPAND_'s second scan then calls. */
-#define DLB_REDUCE_EXPAND_(...) __VA_ARGS__
-#define DLB_REDUCE_OPTIONS_VIEW_(ID, name, rule, identity, loops, dtype, ddof) \
-  (ID, name, dtype, ddof)
-#define DLB_REDUCTIONS(X) DLB_REDUCE_EXPAND_(DLB_REDUCE_OPS(X DLB_REDUCE_OPTIONS_VIEW_))
-
 /* NumPy's name of op: "sum", "count_nonzero". */
 const char *dlb_reduce_name(dlb_reduce_op op);
 

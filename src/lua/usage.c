@@ -5,9 +5,8 @@
  * many and alike operations are derived from the lists that declare them:
  * the element-wise functions from DLB_ELEMENTWISE_OPS (dlbridge.h), the
  * operators from DLBL_OPERATORS (internal.h), the reductions from
- * DLB_REDUCTIONS (src/compute/reduce.h). */
+ * DLB_REDUCE_OPS (dlbridge.h). */
 #include <string.h>
-#include "../compute/reduce.h"
 #include "internal.h"
 
 typedef struct usage_line {
@@ -223,18 +222,18 @@ static const usage_line usage_lines[] = {
 /* Array's operators (compute.c): DLBL_OPERATORS. */
 #define OPERATOR_LINE(mm, ID, nin) \
   {"Array:__" #mm, "an operator takes arrays, numbers or booleans: a + 1, a * b, -a"},
-/* The reductions (reduce.c): DLB_REDUCTIONS, with the options each takes. */
+/* The reductions (reduce.c): DLB_REDUCE_OPS, with the options each takes. */
 #define DTYPE_OPTION_1 ", dtype = \"float64\""
 #define DTYPE_OPTION_0 ""
 #define DDOF_OPTION_1 ", ddof = 1"
 #define DDOF_OPTION_0 ""
-#define REDUCTION_LINE(ID, name, dtype, ddof)                                                 \
+#define REDUCTION_LINE(ID, name, rule, identity, loops, dtype, ddof)                          \
   {"dl." #name, "dl." #name "(a, opts) or a:" #name "(opts); opts is a dim or {dim =, "      \
                 "keepdims = true" DTYPE_OPTION_##dtype DDOF_OPTION_##ddof ", out = array}"},
 
 static const usage_line derived_lines[] = {DLB_ELEMENTWISE_OPS(ELEMENTWISE_LINE)
                                                DLBL_OPERATORS(OPERATOR_LINE)
-                                                   DLB_REDUCTIONS(REDUCTION_LINE)};
+                                                   DLB_REDUCE_OPS(REDUCTION_LINE)};
 
 const char *dlbL_usage(const char *op) {
   for (size_t k = 0; k < sizeof usage_lines / sizeof usage_lines[0]; k++)
