@@ -228,9 +228,8 @@ static dlb_status dispatch(const dlb_elementwise_plan *plan, const dlb_array *co
   call.queue = site.queue;
   call.error.message[0] = 0; /* the rest of the message is the kernel's to write */
   call.error.hint = NULL;
-  if ((st = site.kernels->elementwise(site.ctx, &call)) != DLB_OK)
-    return dlb_kernel_failed(out, st, &call.error, info->name, err);
-  return dlb_kernel_site_close(&site, sites, 4, err);
+  st = site.kernels->elementwise(site.ctx, &call);
+  return dlb_kernel_site_end(&site, st, &call.error, info->name, sites, 4, err);
 }
 
 dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend *cpu,

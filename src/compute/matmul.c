@@ -205,9 +205,8 @@ static dlb_status multiply(const dlb_array *a, const dlb_array *b, const dlb_arr
   dlb_tensor_of(c, &call.out);
   call.compute = dlb_dtype_to_dl(compute);
   call.queue = site.queue;
-  if ((st = site.kernels->matmul(site.ctx, &call)) != DLB_OK)
-    return dlb_kernel_failed(c, st, &call.error, "multiply", err);
-  return dlb_kernel_site_close(&site, arrays, 3, err);
+  st = site.kernels->matmul(site.ctx, &call);
+  return dlb_kernel_site_end(&site, st, &call.error, "multiply", arrays, 3, err);
 }
 
 /* How the result's dims map onto C (batch..., M, N). */

@@ -290,9 +290,8 @@ static dlb_status run_reduce(const reduce_plan *p, const dlb_array *a, const dlb
   call.queue = site.queue;
   call.error.message[0] = 0; /* the rest of the message is the kernel's to write */
   call.error.hint = NULL;
-  if ((st = site.kernels->reduce(site.ctx, &call)) != DLB_OK)
-    return dlb_kernel_failed(a, st, &call.error, dlb_reduce_name(p->op), err);
-  return dlb_kernel_site_close(&site, arrays, result ? 2 : 1, err);
+  st = site.kernels->reduce(site.ctx, &call);
+  return dlb_kernel_site_end(&site, st, &call.error, dlb_reduce_name(p->op), arrays, result ? 2 : 1, err);
 }
 
 static dlb_status check_operand(dlb_reduce_op op, const dlb_array *a, dlb_backend *cpu,

@@ -39,9 +39,8 @@ static dlb_status run_scan(int op, const dlb_array *a, int dim, const dlb_array 
   dlb_tensor_of(a, &c.in);
   dlb_tensor_of(out, &c.out);
   c.queue = site.queue;
-  if ((st = site.kernels->scan(site.ctx, &c)) != DLB_OK)
-    return dlb_kernel_failed(a, st, &c.error, name, err);
-  return dlb_kernel_site_close(&site, arrays, 2, err);
+  st = site.kernels->scan(site.ctx, &c);
+  return dlb_kernel_site_end(&site, st, &c.error, name, arrays, 2, err);
 }
 
 static dlb_status scan_into(int op, const dlb_array *a, const dlb_scan_options *o, dlb_array *out,
@@ -149,9 +148,8 @@ static dlb_status run_count(const dlb_array *in, const dlb_array *weights, const
   c.uniform = uniform;
   dlb_tensor_of(counts, &c.counts);
   c.queue = site.queue;
-  if ((st = site.kernels->count(site.ctx, &c)) != DLB_OK)
-    return dlb_kernel_failed(in, st, &c.error, op, err);
-  return dlb_kernel_site_close(&site, arrays, 4, err);
+  st = site.kernels->count(site.ctx, &c);
+  return dlb_kernel_site_end(&site, st, &c.error, op, arrays, 4, err);
 }
 
 /* The weights as float64, after checking they have x's shape. */

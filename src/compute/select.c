@@ -69,9 +69,8 @@ static dlb_status run_take(int scatter, const dlb_array *data, const dlb_array *
   c.elements.strides = g->estrides;
   c.index_base = base;
   c.queue = site.queue;
-  if ((st = site.kernels->take(site.ctx, &c)) != DLB_OK)
-    return dlb_kernel_failed(data, st, &c.error, op, err);
-  return dlb_kernel_site_close(&site, arrays, 3, err);
+  st = site.kernels->take(site.ctx, &c);
+  return dlb_kernel_site_end(&site, st, &c.error, op, arrays, 3, err);
 }
 
 /* Brackets f's work (work.h) over `elements` elements of a's state. */
@@ -344,9 +343,8 @@ static dlb_status run_mask(int assign, const dlb_array *a, const dlb_array *mask
   c.packed.shape = pshape;
   c.packed.strides = pstrides;
   c.queue = site.queue;
-  if ((st = site.kernels->mask(site.ctx, &c)) != DLB_OK)
-    return dlb_kernel_failed(a, st, &c.error, op, err);
-  return dlb_kernel_site_close(&site, arrays, 3, err);
+  st = site.kernels->mask(site.ctx, &c);
+  return dlb_kernel_site_end(&site, st, &c.error, op, arrays, 3, err);
 }
 
 static dlb_status mask_select_into(const dlb_array *a, const dlb_array *mask, dlb_array *out,

@@ -35,9 +35,8 @@ static dlb_status run_sort(const dlb_array *a, const dlb_sort_options *o, int64_
   if (runs) dlb_tensor_of(runs, &c.runs);
   c.index_base = o->index_base;
   c.queue = site.queue;
-  if ((st = site.kernels->sort(site.ctx, &c)) != DLB_OK)
-    return dlb_kernel_failed(a, st, &c.error, op, err);
-  return dlb_kernel_site_close(&site, arrays, 4, err);
+  st = site.kernels->sort(site.ctx, &c);
+  return dlb_kernel_site_end(&site, st, &c.error, op, arrays, 4, err);
 }
 
 static dlb_status sort_into(const dlb_array *a, const dlb_sort_options *o, dlb_array *values,

@@ -68,3 +68,9 @@ dlb_status dlb_fail(dlb_error *err, dlb_status code, const char *fmt, ...) {
 void dlb_error_hint(dlb_error *err, const char *hint) {
   if (err) err->hint = hint;
 }
+
+dlb_status dlb_kernel_error_from(dlb_kernel_error *ke, const dlb_error *err) {
+  snprintf(ke->message, sizeof ke->message, "%s", err->message);
+  ke->hint = err->hint;
+  return err->code;
+}

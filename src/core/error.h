@@ -15,6 +15,10 @@ typedef struct dlb_error {
   char message[256];
 } dlb_error;
 
+/* err as a kernel's error (message and hint; the message cut to fit):
+ * how a kernel that failed in core code reports it. Returns err->code. */
+dlb_status dlb_kernel_error_from(dlb_kernel_error *ke, const dlb_error *err);
+
 /* Records code and a printf-style message in err (which may be NULL); returns code. */
 dlb_status dlb_fail(dlb_error *err, dlb_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

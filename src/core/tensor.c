@@ -73,3 +73,10 @@ dlb_status dlb_kernel_site_close(const dlb_kernel_site *s, const dlb_array *cons
     if (arrays[k]) buffers[m++] = arrays[k]->buffer;
   return dlb_buffers_after_work(s->backend, s->device_id, s->queue, buffers, m, err);
 }
+
+dlb_status dlb_kernel_site_end(const dlb_kernel_site *site, dlb_status st,
+                               const dlb_kernel_error *ke, const char *what,
+                               const dlb_array *const *arrays, int n, dlb_error *err) {
+  if (st != DLB_OK) return dlb_kernel_failed(arrays[0], st, ke, what, err);
+  return dlb_kernel_site_close(site, arrays, n, err);
+}

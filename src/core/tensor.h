@@ -52,5 +52,11 @@ dlb_status dlb_kernel_site_open(const dlb_array *const *arrays, int n, dlb_kerne
 /* After the call: the n arrays' buffers keep the event of the queued work. */
 dlb_status dlb_kernel_site_close(const dlb_kernel_site *site, const dlb_array *const *arrays,
                                  int n, dlb_error *err);
+/* Ends a kernel call that returned st: its failure as dlb_kernel_failed
+ * says (arrays[0] names the backend and device; what, the operation), else
+ * the site closed. What every kernel site does last. */
+dlb_status dlb_kernel_site_end(const dlb_kernel_site *site, dlb_status st,
+                               const dlb_kernel_error *ke, const char *what,
+                               const dlb_array *const *arrays, int n, dlb_error *err);
 
 #endif

@@ -92,9 +92,7 @@ static dlb_status loop_failed(dlb_elementwise_call *call, int code, const buffer
   const char *name = op_names[call->op];
   if (code == DLB_ITER_STOPPED) return DLB_OK; /* the host's interrupt: the core says so */
   if (code == -1) {
-    memcpy(call->error.message, b->err.message, sizeof call->error.message);
-    call->error.message[sizeof call->error.message - 1] = 0;
-    call->error.hint = b->err.hint;
+    dlb_kernel_error_from(&call->error, &b->err);
     return b->status;
   }
   if (code == DLB_LOOP_NEGATIVE_POWER)

@@ -15,14 +15,6 @@ static void byte_strides(const dlb_tensor *t, int64_t *out) {
   for (int d = 0; d < t->ndim; d++) out[d] = t->shape[d] == 1 ? 0 : t->strides[d] * item;
 }
 
-/* A core error as a kernel error. */
-static dlb_status report(const dlb_error *err, dlb_kernel_error *ke) {
-  memcpy(ke->message, err->message, sizeof ke->message); /* the same size */
-  ke->message[sizeof ke->message - 1] = 0;
-  ke->hint = err->hint;
-  return err->code;
-}
-
 static dlb_status cpu_cast(void *ctx, const dlb_tensor *dst, const dlb_tensor *src, void *queue,
                            dlb_kernel_error *ke) {
   int64_t ds[DLB_MAX_NDIM], ss[DLB_MAX_NDIM];
@@ -31,7 +23,7 @@ static dlb_status cpu_cast(void *ctx, const dlb_tensor *dst, const dlb_tensor *s
   byte_strides(src, ss);
   if (dlb_cpu_cast_strided(dtype_of(dst), dst->data, ds, dtype_of(src), src->data, ss, dst->ndim,
                            dst->shape, &err) != DLB_OK)
-    return report(&err, ke);
+    return dlb_kernel_error_from(ke, &err);
   return DLB_OK;
 }
 
@@ -43,7 +35,7 @@ static dlb_status cpu_fill(void *ctx, const dlb_tensor *dst, const void *value, 
   byte_strides(dst, ds);
   if (dlb_cpu_cast_strided(d, dst->data, ds, d, value, repeat, dst->ndim, dst->shape, &err) !=
       DLB_OK)
-    return report(&err, ke);
+    return dlb_kernel_error_from(ke, &err);
   return DLB_OK;
 }
 

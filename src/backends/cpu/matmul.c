@@ -691,10 +691,6 @@ static dlb_status matmul_host(dlb_backend *scratch, dlb_matmul_call *call, dlb_e
 dlb_status dlb_cpu_matmul(void *ctx, dlb_matmul_call *call) {
   dlb_error err;
   dlb_status st = matmul_host(ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), call, &err);
-  if (st != DLB_OK) {
-    memcpy(call->error.message, err.message, sizeof call->error.message);
-    call->error.message[sizeof call->error.message - 1] = 0;
-    call->error.hint = err.hint;
-  }
+  if (st != DLB_OK) dlb_kernel_error_from(&call->error, &err);
   return st;
 }

@@ -622,10 +622,6 @@ dlb_status dlb_cpu_reduce(void *ctx, dlb_reduce_call *call) {
     out.strides[d] = reduced(&p, d) || call->out.shape[d] == 1
                          ? 0
                          : call->out.strides[d] * (int64_t)dlb_dtype_get(out.dtype)->itemsize;
-  if ((st = run(&p, &out, &err)) != DLB_OK) {
-    memcpy(call->error.message, err.message, sizeof call->error.message);
-    call->error.message[sizeof call->error.message - 1] = 0;
-    call->error.hint = err.hint;
-  }
+  if ((st = run(&p, &out, &err)) != DLB_OK) dlb_kernel_error_from(&call->error, &err);
   return st;
 }

@@ -119,13 +119,6 @@ static void scan_lane(dlb_dtype t, int prod, char *p, int64_t stride, int64_t n)
   }
 }
 
-static dlb_status report(const dlb_error *err, dlb_kernel_error *ke) {
-  memcpy(ke->message, err->message, sizeof ke->message);
-  ke->message[sizeof ke->message - 1] = 0;
-  ke->hint = err->hint;
-  return err->code;
-}
-
 dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *c) {
   const dlb_tensor *t[2] = {&c->out, &c->in};
   dlb_dtype to = dlb_dtype_of_dl(c->out.dtype), from = dlb_dtype_of_dl(c->in.dtype);
@@ -140,11 +133,11 @@ dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *c) {
   if (c->in.ndim == 0)
     return dlb_cast(to, c->out.data, 0, from, c->in.data, 0, 1, &err) == DLB_OK
                ? DLB_OK
-               : report(&err, &c->error);
+               : dlb_kernel_error_from(&c->error, &err);
   dlb_lanes_init(&lanes, 2, t, c->dim);
   while (dlb_lanes_next(&lanes, at)) {
     if (dlb_cast(to, at[0], os, from, at[1], is, (size_t)n, &err) != DLB_OK)
-      return report(&err, &c->error);
+      return dlb_kernel_error_from(&c->error, &err);
     scan_lane(to, c->op == DLB_SCAN_PROD, at[0], os, n);
     if (dlb_work_tick(work, n)) break;
   }
@@ -243,7 +236,7 @@ static dlb_status temporary_get(temporary *t, int64_t n, size_t size, dlb_count_
   t->nbytes = (size_t)n * size;
   if (w && w->budget) {
     if (dlb_budget_charge(w->budget, t->nbytes, &err) != DLB_OK)
-      return c ? report(&err, &c->error) : err.code;
+      return c ? dlb_kernel_error_from(&c->error, &err) : err.code;
     t->charged = w->budget;
   }
   if ((t->p = calloc(n > 0 ? (size_t)n : 1, size)) != NULL) return DLB_OK;

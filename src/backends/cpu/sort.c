@@ -848,14 +848,6 @@ static dlb_status scratch_open(scratch *s, dlb_backend *cpu, int64_t n, int64_t 
   return DLB_OK;
 }
 
-/* Copies a kernel-side error into the call. */
-static dlb_status report(const dlb_error *err, dlb_kernel_error *ke) {
-  memcpy(ke->message, err->message, sizeof ke->message);
-  ke->message[sizeof ke->message - 1] = 0;
-  ke->hint = err->hint;
-  return err->code;
-}
-
 dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
   sort_job j;
   scratch s;
@@ -896,7 +888,7 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
                       pay_bytes, in_out, counts, &err);
   }
   if (st != DLB_OK)
-    return report(&err, &c->error);
+    return dlb_kernel_error_from(&c->error, &err);
   dlb_lanes_init(&lanes, 4, t, c->dim);
   while (dlb_lanes_next(&lanes, at)) {
     lane in = {at[0], dlb_tensor_stride(&c->in, c->dim), n};
