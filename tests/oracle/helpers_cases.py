@@ -1,6 +1,6 @@
 """tests/oracle/helpers_cases.py: NumPy as the oracle of dlbridge's
 construction, shape and comparison helpers (dl.eye, dl.tile, dl.pad,
-dl.convolve, dl.isclose, ...), driven by spec/construct_oracle.lua.
+dl.convolve, dl.isclose, ...), driven by tests/oracle/construct_oracle.lua.
 
 Reads one case a line from stdin, "<id>\t<python expression>", where the
 expression may call A(dtype, shape, hex) (an array from its C-order bytes;

@@ -5,7 +5,7 @@
 -- cases of a spec file go through one /usr/bin/python3 run of
 -- tests/oracle/helpers_cases.py (Debian's NumPy 1.24), and the results are
 -- compared (bytes exactly, or values within a tolerance). Not a spec itself
--- (busted runs only *_spec files).
+-- (it lives with the oracle; .busted puts tests/oracle/ on the specs' path).
 --
 --   local oracle = require "construct_oracle"
 --   local cases = oracle.new()
@@ -125,8 +125,8 @@ function Cases:add(name, run, expr, cmp)
 end
 
 local function script_path()
-  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "spec"
-  return here .. "/../tests/oracle/helpers_cases.py"
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/oracle"
+  return here .. "/helpers_cases.py"
 end
 
 -- Whether array got is the result NumPy encoded as "dtype:shape:hex".
