@@ -152,62 +152,68 @@ static void zero_rows(char *c, int64_t crs, int64_t m, int64_t n, size_t item) {
 /* T: the element type; U: its unsigned twin (signed integers wrap through
  * it, as NumPy's do); W: what a product is formed in (so that two uint16
  * never multiply as int, which can overflow). Floats: all three are T. */
-#define DEFINE_LOOP(NAME, T, U, W)                                                           \
-  DLB_KERNEL_CLONES static void NAME(char *c, int64_t crs, const char *a, int64_t ars,       \
-                                     int64_t acs, const char *b, int64_t brs, int64_t m,     \
-                                     int64_t n, int64_t k, int accumulate) {                 \
-    const int64_t block_n = BLOCK_ROW_BYTES / (int64_t)sizeof(T);                            \
-    if (!accumulate) zero_rows(c, crs, m, n, sizeof(T));                                     \
-    for (int64_t j0 = 0; j0 < n; j0 += block_n) {                                            \
-      int64_t jn = n - j0 < block_n ? n - j0 : block_n;                                      \
-      for (int64_t k0 = 0; k0 < k; k0 += BLOCK_K) {                                          \
-        int64_t k1 = k - k0 < BLOCK_K ? k : k0 + BLOCK_K;                                    \
-        for (int64_t i = 0; i < m; i++) {                                                    \
-          U *restrict ci = (U *)(c + i * crs) + j0;                                          \
-          for (int64_t p = k0; p < k1; p++) {                                                \
-            const W aip = (W)(U)(*(const T *)(a + i * ars + p * acs));                     \
-            const U *restrict bp = (const U *)(b + p * brs) + j0;                            \
-            for (int64_t j = 0; j < jn; j++) ci[j] = (U)(ci[j] + aip * (W)bp[j]);            \
-          }                                                                                  \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
 
-DEFINE_LOOP(loop_int8, int8_t, uint8_t, uint32_t)
-DEFINE_LOOP(loop_uint8, uint8_t, uint8_t, uint32_t)
-DEFINE_LOOP(loop_int16, int16_t, uint16_t, uint32_t)
-DEFINE_LOOP(loop_uint16, uint16_t, uint16_t, uint32_t)
-DEFINE_LOOP(loop_int32, int32_t, uint32_t, uint32_t)
-DEFINE_LOOP(loop_uint32, uint32_t, uint32_t, uint32_t)
-DEFINE_LOOP(loop_int64, int64_t, uint64_t, uint64_t)
-DEFINE_LOOP(loop_uint64, uint64_t, uint64_t, uint64_t)
-DEFINE_LOOP(loop_float32, float, float, float)
-DEFINE_LOOP(loop_float64, double, double, double)
+#define NAME loop_int8
+#define T int8_t
+#define U uint8_t
+#define W uint32_t
+#include "matmul_loop.h"
+#define NAME loop_uint8
+#define T uint8_t
+#define U uint8_t
+#define W uint32_t
+#include "matmul_loop.h"
+#define NAME loop_int16
+#define T int16_t
+#define U uint16_t
+#define W uint32_t
+#include "matmul_loop.h"
+#define NAME loop_uint16
+#define T uint16_t
+#define U uint16_t
+#define W uint32_t
+#include "matmul_loop.h"
+#define NAME loop_int32
+#define T int32_t
+#define U uint32_t
+#define W uint32_t
+#include "matmul_loop.h"
+#define NAME loop_uint32
+#define T uint32_t
+#define U uint32_t
+#define W uint32_t
+#include "matmul_loop.h"
+#define NAME loop_int64
+#define T int64_t
+#define U uint64_t
+#define W uint64_t
+#include "matmul_loop.h"
+#define NAME loop_uint64
+#define T uint64_t
+#define U uint64_t
+#define W uint64_t
+#include "matmul_loop.h"
+#define NAME loop_float32
+#define T float
+#define U float
+#define W float
+#include "matmul_loop.h"
+#define NAME loop_float64
+#define T double
+#define U double
+#define W double
+#include "matmul_loop.h"
 #undef DEFINE_LOOP
 
 /* Complex elements as (re, im) pairs of R: the textbook product (no C99
  * Annex G recovery of infinities, as BLAS does not either). */
-#define DEFINE_COMPLEX_LOOP(NAME, R)                                                        \
-  static void NAME(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs,           \
-                   const char *b, int64_t brs, int64_t m, int64_t n, int64_t k,             \
-                   int accumulate) {                                                        \
-    if (!accumulate) zero_rows(c, crs, m, n, 2 * sizeof(R));                                \
-    for (int64_t i = 0; i < m; i++) {                                                       \
-      R *restrict ci = (R *)(c + i * crs);                                                  \
-      for (int64_t p = 0; p < k; p++) {                                                     \
-        const R *aip = (const R *)(a + i * ars + p * acs), ar = aip[0], ai = aip[1];        \
-        const R *restrict bp = (const R *)(b + p * brs);                                    \
-        for (int64_t j = 0; j < n; j++) {                                                   \
-          ci[2 * j] += ar * bp[2 * j] - ai * bp[2 * j + 1];                                 \
-          ci[2 * j + 1] += ar * bp[2 * j + 1] + ai * bp[2 * j];                             \
-        }                                                                                   \
-      }                                                                                     \
-    }                                                                                       \
-  }
 
-DEFINE_COMPLEX_LOOP(loop_complex64, float)
-DEFINE_COMPLEX_LOOP(loop_complex128, double)
+#define NAME loop_complex64
+#define R float
+#include "matmul_complex_loop.h"
+#define NAME loop_complex128
+#define R double
+#include "matmul_complex_loop.h"
 #undef DEFINE_COMPLEX_LOOP
 
 /* bool: C[i, j] = OR over p of (A[i, p] AND B[p, j]); any nonzero byte is true. */

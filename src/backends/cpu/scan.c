@@ -58,26 +58,13 @@ static void scan_half(int prod, int brain, char *p, int64_t stride, int64_t n) {
   }
 }
 
-#define DEFINE_SCAN_COMPLEX(NAME, T)                                   \
-  static void NAME(int prod, char *p, int64_t stride, int64_t n) {     \
-    T acc[2];                                                          \
-    memcpy(acc, p, sizeof acc);                                        \
-    for (int64_t i = 1; i < n; i++) {                                  \
-      T x[2];                                                          \
-      memcpy(x, p + i * stride, sizeof x);                             \
-      if (prod) {                                                      \
-        T re = acc[0] * x[0] - acc[1] * x[1];                          \
-        T im = acc[0] * x[1] + acc[1] * x[0];                          \
-        acc[0] = re, acc[1] = im;                                      \
-      } else {                                                         \
-        acc[0] += x[0], acc[1] += x[1];                                \
-      }                                                                \
-      memcpy(p + i * stride, acc, sizeof acc);                         \
-    }                                                                  \
-  }
 
-DEFINE_SCAN_COMPLEX(scan_c64, float)
-DEFINE_SCAN_COMPLEX(scan_c128_plain, double)
+#define NAME scan_c64
+#define T float
+#include "scan_complex.h"
+#define NAME scan_c128_plain
+#define T double
+#include "scan_complex.h"
 
 /* complex128 products as NumPy's AVX-512F loop forms them where the CPU has
  * it (NumPy 1.24 dispatches so): each part one fused multiply-add. */

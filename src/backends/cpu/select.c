@@ -80,30 +80,13 @@ static void take_walk_init(take_walk *w, const dlb_take_call *c) {
  * math.mininteger too, so no value of the index can mark "none"). The
  * fast test subtracts base in uint64 (i - base overflows int64 for i near
  * INT64_MIN); resolve decides the rest. */
-#define DEFINE_GATHER(NAME, T)                                                     \
-  static int NAME(const take_walk *w, char *const *at, int64_t base, int64_t *bad) { \
-    const int64_t m = w->m, n = w->n, is = w->step_index, ds = w->step_data;       \
-    const int64_t es = w->step_elements;                                           \
-    const char *index = at[1], *data = at[2];                                      \
-    char *out = at[0];                                                             \
-    for (int64_t j = 0; j < m; j++) {                                              \
-      int64_t i, r;                                                                \
-      T v;                                                                         \
-      memcpy(&i, index + j * is, 8);                                               \
-      if ((uint64_t)i - (uint64_t)base < (uint64_t)n)                              \
-        r = i - base;                                                              \
-      else if ((r = resolve(i, n, base)) < 0) {                                    \
-        *bad = i;                                                                  \
-        return 1;                                                                  \
-      }                                                                            \
-      memcpy(&v, data + r * ds, sizeof v);                                         \
-      memcpy(out + j * es, &v, sizeof v);                                          \
-    }                                                                              \
-    return 0;                                                                      \
-  }
 
-DEFINE_GATHER(gather4, uint32_t)
-DEFINE_GATHER(gather8, uint64_t)
+#define NAME gather4
+#define T uint32_t
+#include "select_gather.h"
+#define NAME gather8
+#define T uint64_t
+#include "select_gather.h"
 
 /* The first piece of a lane (m elements from j0, at most
  * DLB_WORK_CHECK_EVERY) as a walk of its own: at gets its pointers. A
@@ -183,33 +166,19 @@ dlb_status dlb_cpu_take(void *ctx, dlb_take_call *c) {
 /* --- masks -------------------------------------------------------------------- */
 
 /* Picks along one row of n elements: read packs them, assign unpacks. */
-#define DEFINE_PICK(NAME, T)                                                                  \
-  static int64_t NAME(int assign, char *data, int64_t ds, const char *mask, int64_t ms,       \
-                      char *packed, int64_t ps, int64_t n) {                                  \
-    int64_t j = 0;                                                                            \
-    if (!assign && ds == (int64_t)sizeof(T) && ms == 1 && ps == (int64_t)sizeof(T)) {          \
-      const T *src = (const T *)data;                                                         \
-      T *dst = (T *)packed;                                                                   \
-      for (int64_t i = 0; i < n; i++) {                                                       \
-        if (mask[i]) dst[j++] = src[i];                                                       \
-      }                                                                                       \
-      return j;                                                                               \
-    }                                                                                         \
-    for (int64_t i = 0; i < n; i++) {                                                         \
-      if (!mask[i * ms]) continue;                                                            \
-      if (assign)                                                                             \
-        memcpy(data + i * ds, packed + j * ps, sizeof(T));                                    \
-      else                                                                                    \
-        memcpy(packed + j * ps, data + i * ds, sizeof(T));                                    \
-      j++;                                                                                    \
-    }                                                                                         \
-    return j;                                                                                 \
-  }
 
-DEFINE_PICK(pick1, uint8_t)
-DEFINE_PICK(pick2, uint16_t)
-DEFINE_PICK(pick4, uint32_t)
-DEFINE_PICK(pick8, uint64_t)
+#define NAME pick1
+#define T uint8_t
+#include "select_pick.h"
+#define NAME pick2
+#define T uint16_t
+#include "select_pick.h"
+#define NAME pick4
+#define T uint32_t
+#include "select_pick.h"
+#define NAME pick8
+#define T uint64_t
+#include "select_pick.h"
 
 static int64_t pick_any(int assign, char *data, int64_t ds, const char *mask, int64_t ms,
                         char *packed, int64_t ps, int64_t n, int64_t size) {
