@@ -1,16 +1,14 @@
-"""bench/argsearch_numpy.py: NumPy's side of bench/argsearch.lua, in the same run.
+"""bench/argsearch_numpy.py: NumPy's side of bench/argsearch.lua, alternated
+with it case by case (bench/numpy_support.py).
 
-Prints "name seconds" per figure (the median of ROUNDS rounds of CPU time); the
-data come from the same formulas as bench/argsearch.lua's.
+The data come from the same formulas as bench/argsearch.lua's; each case makes
+its data when it starts and drops it when done.
 """
-import sys
-
 import numpy as np
 
-import numpy_support
+import numpy_support as ns
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-N = 10_000_000
+N = ns.params(N=10_000_000)["N"]
 G = 0.6180339887498949
 HALF = {"int8": 2.0**7, "int32": 2.0**31, "int64": 2.0**62}
 
@@ -30,13 +28,19 @@ def make(t, data, n):
     return x
 
 
+def maker(t, data, step):
+    def made():
+        x = make(t, data, N * step)[::step]
+        if data == "nan last" and step == 2:
+            x[-1] = np.nan
+        return x.argmax
+    return made
+
+
 for t in ("float32", "float64", "int8", "int32", "int64"):
     for data in ("random", "ascending", "equal", "nan last"):
         if data == "nan last" and t in HALF:
             continue
         for step in (1, 2):
-            x = make(t, data, N * step)[::step]
-            if data == "nan last" and step == 2:
-                x[-1] = np.nan
-            name = f"{t}_{data.replace(' ', '_')}_{step}"
-            numpy_support.emit(name, x.argmax, ROUNDS)
+            ns.case(f"{t}_{data.replace(' ', '_')}_{step}", make=maker(t, data, step))
+ns.serve()

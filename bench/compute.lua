@@ -1,7 +1,8 @@
--- bench/compute.lua: arrays that compute (issue 9). Each figure is the median
--- of ROUNDS rounds of CPU time (os.clock), printed with NumPy's measured in the
--- same run (bench/compute_numpy.py under /usr/bin/python3, Debian's
--- python3-numpy, given the same data and environment) and the ratio.
+-- bench/compute.lua: arrays that compute (issue 9), against NumPy
+-- (bench/compute_numpy.py under /usr/bin/python3, Debian's python3-numpy,
+-- given the same data and environment), alternated case by case
+-- (bench/support.lua): each figure is the median of ROUNDS rounds of CPU
+-- time, with its spread and the ratio of the medians.
 -- Targets, single-threaded: on 1e7 float32, a + b, a * b, a * 2 + 1, sqrt,
 -- exp, a:gt(0) <= 1.0x NumPy; on 10 elements, the cost of a call <= 1.0x
 -- NumPy's ufunc call; sum, max, argmax of 1e7 float32 and sum along each dim
@@ -9,125 +10,128 @@
 -- 1024x1024 float32 and float64 <= 1.05x with the BLAS each side has loaded
 -- (printed). BLAS threads: set OPENBLAS_NUM_THREADS=1 for single-threaded
 -- figures (bench/run does); both sides run with the same setting.
--- Lines "for reference" have no target: a * 2 + 1 with its second step in
--- place (NumPy reuses the temporary a * 2 itself; dlbridge's waits for the GC),
--- and a + b into an existing array, also shown as bytes moved per second next
--- to memcpy's (a rough floor: it depends on how memcpy stores).
+-- Lines without a target are for reference: a * 2 + 1 with its second step
+-- in place (NumPy reuses the temporary a * 2 itself; dlbridge's waits for
+-- the GC), a + b into an existing array, also shown as bytes moved per
+-- second next to memcpy's (a rough floor: it depends on how memcpy stores),
+-- more per-call figures (slice, dl.zeros, copy, astype), the sum of 1e8
+-- float32 (memory-bound: GB/s), row sums of 1000x10000 float32 and float64,
+-- tanh float32 and sin, exp float64 of 1e6.
 -- Operations dlbridge does not have yet print "n/a (not implemented)".
--- BENCH_ROUNDS sets the rounds (default 5).
+-- BENCH_ROUNDS sets the rounds (default 5); BENCH_QUICK=1 cuts the sizes.
 local dl = require "dlbridge"
 local floor = require "bench_floor"
 local support = require "support"
 
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 5
-local N = 10000000   -- elements of the large float32 operands
-local SMALL = 10     -- elements of the small operands
-local CALLS = 100000 -- calls per round on the small operands
-local SIDE = 3000    -- the square matrix reduced along each dim
-local MM = 1024      -- matmul side
-
-local function median(f) return support.median_time(f, ROUNDS) end
-
--- NumPy's figures by name, and the BLAS libraries it loaded, from the same run.
-local numpy, numpy_blas = {}, {}
-local py = io.popen("/usr/bin/python3 " .. support.here() .. "/compute_numpy.py " .. ROUNDS
-                    .. " 2>/dev/null")
-if py then
-  for line in py:lines() do
-    local lib = line:match("^blas (.+)$")
-    local name, seconds = line:match("^(%S+) (%S+)$")
-    if lib then
-      numpy_blas[#numpy_blas + 1] = lib
-    elseif name then
-      numpy[name] = tonumber(seconds)
-    end
-  end
-  py:close()
-end
-
--- Prints one figure (seconds, shown in `unit`: "ms" or "ns") against NumPy's.
-local function report(name, label, seconds, target, unit)
-  local scale = unit == "ns" and 1e9 or 1e3
-  unit = unit or "ms"
-  local base = numpy[name]
-  if seconds == nil then
-    print(string.format("%-38s %12s      NumPy %9.3f %s", label, "n/a (not implemented)",
-                        (base or 0) * scale, unit))
-  elseif base then
-    print(string.format("%-38s %9.3f %s   NumPy %9.3f %s   ratio %5.2fx  %s", label,
-                        seconds * scale, unit, base * scale, unit, seconds / base,
-                        target and string.format("(target <= %gx)", target) or "(for reference)"))
-  else
-    print(string.format("%-38s %9.3f %s   (no NumPy figure)", label, seconds * scale, unit))
-  end
-end
-
--- The median time of f, or nil when dlbridge lacks `what` (a dl.* function
--- name, or a method name looked up on `obj`).
-local function timed(what, f, obj)
-  local present
-  if obj then present = obj[what] ~= nil else present = dl[what] ~= nil end
-  if not present then return nil end
-  return median(f)
-end
+local ROUNDS = support.rounds(5)
+local N = support.size(10000000, 1000000)     -- elements of the large float32 operands
+local SMALL = 10                                -- elements of the small operands
+local CALLS = support.size(100000, 10000)     -- calls per round on the small operands
+local SIDE = support.size(3000, 1000)         -- the square matrix reduced along each dim
+local MM = support.size(1024, 256)            -- matmul side
+local BIG = support.size(100000000, 10000000) -- the memory-bound sum (float32)
+local MATH = support.size(1000000, 100000)    -- elements of tanh, sin, exp
+local COLS = 10000                              -- row sums: (N / COLS, COLS)
 
 -- Quasi-random values in [0, 1): the fractional parts of i * g (as NumPy's side).
 local function spread(n, g)
   return (dl.arange(n, {dtype = "float64"}) * g % 1.0):astype("float32")
 end
 
+local cmp = support.comparison{script = "compute_numpy.py", rounds = ROUNDS, width = 46,
+                               args = {N = N, CALLS = CALLS, SIDE = SIDE, MM = MM, BIG = BIG,
+                                       MATH = MATH, COLS = COLS}}
+
+-- A row: name (NumPy's), label, f (nil: not implemented), target, more options.
+local function row(name, label, f, target, opts)
+  local c = opts or {}
+  c.name, c.label, c.f, c.target = name, label, f, target
+  return cmp:row(c)
+end
+
+-- A per-call row: `body` runs its operation CALLS times, inline, in steady
+-- state (no full collection between rounds; NumPy frees at once).
+local function per_call(name, label, body, target)
+  return row(name, label, body, target, {div = CALLS, steady = true, unit = "ns"})
+end
+
+-- The speed of moving `bytes` in a result's median time.
+local function gbps(bytes)
+  return function(r)
+    return string.format("%.2f GB/s, NumPy %.2f GB/s", bytes / r.ours_median / 1e9,
+                         r.numpy_median and bytes / r.numpy_median / 1e9 or 0)
+  end
+end
+
 print(string.format("dlbridge %s, %s, median of %d rounds (CPU time), OPENBLAS_NUM_THREADS=%s",
                     dl.version, _VERSION, ROUNDS, os.getenv("OPENBLAS_NUM_THREADS") or "unset"))
 
+local count = support.count
+local LARGE = ", " .. count(N) .. " f32" -- the labels' sizes
+local SMALL_OPS = ", 10 f32, per call"
 local a = spread(N, 0.6180339887498949)
 local b = spread(N, 0.7548776662466927)
 local centred = a - 0.5
 local c = dl.empty({N}, {dtype = "float32"})
 
-print("-- element-wise, 1e7 float32 (each makes its result)")
-report("add_1e7", "a + b", median(function() (a + b):delete() end), 1.0)
-report("mul_1e7", "a * b", median(function() (a * b):delete() end), 1.0)
-report("mul2_add1_1e7", "a * 2 + 1", median(function() (a * 2 + 1):delete() end), 1.0)
-report("mul2_add1_1e7", "  the same, + 1 in place (2 calls)", median(function()
+cmp:header("element-wise, " .. count(N) .. " float32 (each makes its result)")
+row("add_1e7", "a + b" .. LARGE, function() (a + b):delete() end, 1.0)
+row("mul_1e7", "a * b" .. LARGE, function() (a * b):delete() end, 1.0)
+row("mul2_add1_1e7", "a * 2 + 1" .. LARGE, function() (a * 2 + 1):delete() end, 1.0)
+row("mul2_add1_1e7", "a * 2 + 1" .. LARGE .. ", + 1 in place", function()
   local x = a * 2
   dl.add(x, 1, {out = x}):delete()
-end))
-report("sqrt_1e7", "dl.sqrt(a)", timed("sqrt", function() dl.sqrt(a):delete() end), 1.0)
-report("exp_1e7", "dl.exp(a)", timed("exp", function() dl.exp(a):delete() end), 1.0)
-report("gt0_1e7", "a:gt(0) (half true)", median(function() centred:gt(0):delete() end), 1.0)
+end)
+row("sqrt_1e7", "dl.sqrt(a)" .. LARGE, dl.sqrt and function() dl.sqrt(a):delete() end, 1.0)
+row("exp_1e7", "dl.exp(a)" .. LARGE, dl.exp and function() dl.exp(a):delete() end, 1.0)
+row("gt0_1e7", "a:gt(0)" .. LARGE .. " (half true)", function() centred:gt(0):delete() end, 1.0)
 
 -- a + b into an existing array moves 3 x 40 MB; memcpy of 40 MB moves 2 x 40 MB
 -- (floor.memcpy times its copies between buffers it touched first).
 local REPS = 5
-local add_out = median(function() for _ = 1, REPS do dl.add(a, b, {out = c}) end end) / REPS
-report("add_out_1e7", "dl.add(a, b, {out = c})", add_out)
+local add_out = row("add_out_1e7", "dl.add(a, b, {out = c})" .. LARGE,
+                    function() dl.add(a, b, {out = c}) end,
+                    nil, {reps = REPS, note = gbps(3 * a.nbytes)})
 local memcpys = {}
 for r = 1, ROUNDS do memcpys[r] = floor.memcpy(a.nbytes, REPS) / REPS end
-table.sort(memcpys)
-local memcpy = memcpys[(ROUNDS + 1) // 2]
-local add_speed, memcpy_speed = 3 * a.nbytes / add_out, 2 * a.nbytes / memcpy
-print(string.format("  %-36s %6.2f GB/s moved   memcpy %6.2f GB/s   speed %4.2fx memcpy's",
-                    "dl.add(a, b, {out = c})", add_speed / 1e9, memcpy_speed / 1e9,
-                    add_speed / memcpy_speed))
+local memcpy = support.median(memcpys)
+if add_out.ours_median then
+  local add_speed, memcpy_speed = 3 * a.nbytes / add_out.ours_median, 2 * a.nbytes / memcpy
+  print(string.format("  %-38s %6.2f GB/s moved   memcpy %6.2f GB/s   speed %4.2fx memcpy's",
+                      "dl.add(a, b, {out = c})", add_speed / 1e9, memcpy_speed / 1e9,
+                      add_speed / memcpy_speed))
+end
 
-print(string.format("-- per call, %d-element float32 operands (mean of %d calls)", SMALL, CALLS))
+cmp:header(string.format("%s per call, %d-element float32 operands (mean of %d calls)",
+                         "time", SMALL, CALLS))
 local sa, sb = a:narrow(1, 1, SMALL):copy(), b:narrow(1, 1, SMALL):copy()
--- Steady state on both sides (support.median_time_warm; NumPy frees at once).
-local function per_call(f) return f and f() / CALLS end
-local function warm(f) return support.median_time_warm(f, ROUNDS) end
-report("small_add", "a + b", per_call(function()
-  return warm(function() for _ = 1, CALLS do local _ = sa + sb end end)
-end), 1.0, "ns")
-report("small_mul_scalar", "a * 2", per_call(function()
-  return warm(function() for _ = 1, CALLS do local _ = sa * 2 end end)
-end), 1.0, "ns")
-report("small_sqrt", "dl.sqrt(a)", per_call(dl.sqrt and function()
+per_call("small_add", "a + b" .. SMALL_OPS, function()
+  for _ = 1, CALLS do local _ = sa + sb end
+end, 1.0)
+per_call("small_mul_scalar", "a * 2" .. SMALL_OPS, function()
+  for _ = 1, CALLS do local _ = sa * 2 end
+end, 1.0)
+do
   local sqrt = dl.sqrt
-  return warm(function() for _ = 1, CALLS do local _ = sqrt(sa) end end)
-end), 1.0, "ns")
-report("small_sum", "a:sum()", per_call(sa.sum and function()
-  return warm(function() for _ = 1, CALLS do local _ = sa:sum() end end)
-end), 1.0, "ns")
+  per_call("small_sqrt", "dl.sqrt(a)" .. SMALL_OPS, sqrt and function()
+    for _ = 1, CALLS do local _ = sqrt(sa) end
+  end, 1.0)
+end
+per_call("small_sum", "a:sum()" .. SMALL_OPS, sa.sum and function()
+  for _ = 1, CALLS do local _ = sa:sum() end
+end, 1.0)
+per_call("small_slice", "a:slice(1, 2, 5)" .. SMALL_OPS .. " (a[1:5])", function()
+  for _ = 1, CALLS do local _ = sa:slice(1, 2, 5) end
+end)
+per_call("small_zeros", "dl.zeros(10, {dtype = 'float32'}), per call", function()
+  for _ = 1, CALLS do local _ = dl.zeros(SMALL, {dtype = "float32"}) end
+end)
+per_call("small_copy", "a:copy()" .. SMALL_OPS, function()
+  for _ = 1, CALLS do local _ = sa:copy() end
+end)
+per_call("small_astype", "a:astype('float64')" .. SMALL_OPS, function()
+  for _ = 1, CALLS do local _ = sa:astype("float64") end
+end)
 
 -- The floor of any call that returns a new array: a C function that makes one
 -- finalizable userdata of an Array's size (576 bytes); in protected mode, as
@@ -135,55 +139,68 @@ end), 1.0, "ns")
 -- than Lua's plain string), and plainly, as under lauxlib's default one (this
 -- lua5.4's, so the figures above).
 do
-  for _, row in ipairs{{"C call + finalizable userdata", floor.finalizable},
-                       {"  the same, made in protected mode", floor.finalizable_protected}} do
-    local make = row[2]
+  for _, r in ipairs{{"C call + finalizable userdata", floor.finalizable},
+                     {"  the same, made in protected mode", floor.finalizable_protected}} do
+    local make = r[2]
     local t = support.median_time_warm(function() for _ = 1, CALLS do local _ = make(576) end end,
                                        ROUNDS) / CALLS
     print(string.format("  %-38s %8.3f ns   (the floor of a call that returns an array)",
-                        row[1], t * 1e9))
+                        r[1], t * 1e9))
   end
 end
 
-print("-- reductions, float32")
-report("sum_1e7", "a:sum() 1e7", timed("sum", function() a:sum() end, a), 1.0)
-report("max_1e7", "a:max() 1e7", timed("max", function() a:max() end, a), 1.0)
-report("argmax_1e7", "a:argmax() 1e7", timed("argmax", function() a:argmax() end, a), 1.0)
+cmp:header("reductions")
+row("sum_1e7", "a:sum() " .. count(N) .. " float32", a.sum and function() a:sum() end, 1.0)
+row("max_1e7", "a:max() " .. count(N) .. " float32", a.max and function() a:max() end, 1.0)
+row("argmax_1e7", "a:argmax() " .. count(N) .. " float32",
+    a.argmax and function() a:argmax() end, 1.0)
+row("sum_1e8", "a:sum() " .. count(BIG) .. " float32 (memory-bound)", nil, nil,
+    {make = function()
+       local parts = {}
+       for i = 1, BIG // N do parts[i] = a end
+       local big = dl.concat(parts)
+       return function() big:sum() end
+     end, note = gbps(BIG * 4)})
 local square = a:narrow(1, 1, SIDE * SIDE):view{SIDE, SIDE}
-report("sum_dim1_3000", "m:sum{dim = 1} 3000x3000",
-       timed("sum", function() square:sum{dim = 1}:delete() end, a), 1.0)
-report("sum_dim2_3000", "m:sum{dim = 2} 3000x3000",
-       timed("sum", function() square:sum{dim = 2}:delete() end, a), 1.0)
+row("sum_dim1_3000", string.format("m:sum{dim = 1} %dx%d float32", SIDE, SIDE),
+    a.sum and function() square:sum{dim = 1}:delete() end, 1.0)
+row("sum_dim2_3000", string.format("m:sum{dim = 2} %dx%d float32", SIDE, SIDE),
+    a.sum and function() square:sum{dim = 2}:delete() end, 1.0)
+local wide = a:view{N // COLS, COLS}
+row("rowsum_float32", string.format("m:sum{dim = 2} %dx%d float32", N // COLS, COLS),
+    function() wide:sum{dim = 2}:delete() end)
+row("rowsum_float64", string.format("m:sum{dim = 2} %dx%d float64", N // COLS, COLS), nil, nil,
+    {make = function()
+       local wide64 = wide:astype("float64")
+       return function() wide64:sum{dim = 2}:delete() end
+     end})
 
-print("-- broadcasting, float32")
+cmp:header("math functions, " .. count(MATH) .. " elements")
+local m32 = a:narrow(1, 1, MATH)
+local m64 = m32:astype("float64")
+row("tanh_float32", "dl.tanh(a) " .. count(MATH) .. " float32",
+    dl.tanh and function() dl.tanh(m32):delete() end)
+row("sin_float64", "dl.sin(a) " .. count(MATH) .. " float64",
+    dl.sin and function() dl.sin(m64):delete() end)
+row("exp_float64", "dl.exp(a) " .. count(MATH) .. " float64",
+    dl.exp and function() dl.exp(m64):delete() end)
+
+cmp:header("broadcasting, float32")
 local matrix = a:view{1000, N // 1000}
-local row = b:narrow(1, 1, N // 1000)
-report("broadcast_add", "(1000, 10000) + (10000)", median(function() (matrix + row):delete() end),
-       1.0)
+local vec = b:narrow(1, 1, N // 1000)
+row("broadcast_add", string.format("(1000, %d) + (%d)", N // 1000, N // 1000),
+    function() (matrix + vec):delete() end, 1.0)
 
-print(string.format("-- matmul %dx%d", MM, MM))
-local m32 = a:narrow(1, 1, MM * MM):view{MM, MM}
-local n32 = b:narrow(1, 1, MM * MM):view{MM, MM}
-local m64, n64 = m32:astype("float64"), n32:astype("float64")
-report("matmul_f32", "dl.matmul(a, b) float32",
-       timed("matmul", function() dl.matmul(m32, n32):delete() end), 1.05)
-report("matmul_f64", "dl.matmul(a, b) float64",
-       timed("matmul", function() dl.matmul(m64, n64):delete() end), 1.05)
+cmp:header(string.format("matmul %dx%d", MM, MM))
+local p32 = a:narrow(1, 1, MM * MM):view{MM, MM}
+local q32 = b:narrow(1, 1, MM * MM):view{MM, MM}
+local p64, q64 = p32:astype("float64"), q32:astype("float64")
+row("matmul_f32", string.format("dl.matmul(a, b) %d^2 float32", MM),
+    dl.matmul and function() dl.matmul(p32, q32):delete() end, 1.05)
+row("matmul_f64", string.format("dl.matmul(a, b) %d^2 float64", MM),
+    dl.matmul and function() dl.matmul(p64, q64):delete() end, 1.05)
 
--- The BLAS libraries mapped into this process (loaded with dlbridge's library).
-local libs, seen = {}, {}
-local maps = io.open("/proc/self/maps", "r")
-if maps then
-  for line in maps:lines() do
-    local path = line:match("(/%S*blas%S*)$")
-    if path and not seen[path] then
-      seen[path] = true
-      libs[#libs + 1] = path
-    end
-  end
-  maps:close()
-end
-table.sort(libs)
+local libs = support.blas_libraries()
 print("  BLAS in dlbridge's process: " .. (#libs > 0 and table.concat(libs, ", ") or "none"))
-print("  BLAS in NumPy's process:    "
-      .. (#numpy_blas > 0 and table.concat(numpy_blas, ", ") or "none"))
+print("  BLAS in NumPy's process:    " .. (cmp:value("blas") or "none"))
+cmp:finish()

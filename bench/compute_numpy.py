@@ -1,32 +1,20 @@
-"""bench/compute_numpy.py: NumPy's side of bench/compute.lua, in the same run.
+"""bench/compute_numpy.py: NumPy's side of bench/compute.lua, alternated with
+it case by case (bench/numpy_support.py).
 
 Run by bench/compute.lua under /usr/bin/python3 (Debian's python3-numpy), with
-the same environment (OPENBLAS_NUM_THREADS included). Prints one line per
-figure, "name seconds", each the median of ROUNDS rounds of CPU time
-(time.process_time, as os.clock in Lua), and "blas <path>" for each BLAS
-library mapped into this process once a matmul has run. The names and the
-data (the same formulas, so the same values) match bench/compute.lua's.
+the same environment (OPENBLAS_NUM_THREADS included) and sizes. The names and
+the data (the same formulas, so the same values) match bench/compute.lua's.
+The value "blas" is the BLAS libraries mapped into this process.
 """
-import sys
-
 import numpy as np
 
-import numpy_support
+import numpy_support as ns
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-N = 10_000_000        # elements of the large float32 operands
-SMALL = 10            # elements of the small operands
-CALLS = 100_000       # calls per round on the small operands
-SIDE = 3000           # the square matrix reduced along each dim
-MM = 1024             # matmul side
-
-
-def median(f):
-    return numpy_support.median(f, ROUNDS)
-
-
-def emit(name, f):
-    numpy_support.emit(name, f, ROUNDS)
+P = ns.params(N=10_000_000, CALLS=100_000, SIDE=3000, MM=1024, BIG=100_000_000,
+              MATH=1_000_000, COLS=10_000)
+N, CALLS, SIDE, MM, BIG, MATH, COLS = (P[k] for k in
+                                       ("N", "CALLS", "SIDE", "MM", "BIG", "MATH", "COLS"))
+SMALL = 10
 
 
 # Quasi-random values in [0, 1): the fractional parts of i * g (as compute.lua).
@@ -39,13 +27,13 @@ b = spread(N, 0.7548776662466927)
 centred = a - np.float32(0.5)
 c = np.empty_like(a)
 
-emit("add_1e7", lambda: a + b)
-emit("mul_1e7", lambda: a * b)
-emit("mul2_add1_1e7", lambda: a * 2 + 1)
-emit("sqrt_1e7", lambda: np.sqrt(a))
-emit("exp_1e7", lambda: np.exp(a))
-emit("gt0_1e7", lambda: centred > 0)
-emit("add_out_1e7", lambda: np.add(a, b, out=c))
+ns.case("add_1e7", lambda: a + b)
+ns.case("mul_1e7", lambda: a * b)
+ns.case("mul2_add1_1e7", lambda: a * 2 + 1)
+ns.case("sqrt_1e7", lambda: np.sqrt(a))
+ns.case("exp_1e7", lambda: np.exp(a))
+ns.case("gt0_1e7", lambda: centred > 0)
+ns.case("add_out_1e7", lambda: np.add(a, b, out=c), reps=5)
 
 sa, sb = a[:SMALL].copy(), b[:SMALL].copy()
 
@@ -73,26 +61,77 @@ def small_sum():
         sa.sum()
 
 
-for f in (small_add, small_mul_scalar, small_sqrt, small_sum):
-    print(f"{f.__name__} {median(f) / CALLS:.12f}", flush=True)
+def small_slice():
+    for _ in range(CALLS):
+        sa[1:5]
 
-emit("sum_1e7", lambda: a.sum())
-emit("max_1e7", lambda: a.max())
-emit("argmax_1e7", lambda: a.argmax())
+
+def small_zeros():
+    for _ in range(CALLS):
+        np.zeros(SMALL, dtype=np.float32)
+
+
+def small_copy():
+    for _ in range(CALLS):
+        sa.copy()
+
+
+def small_astype():
+    for _ in range(CALLS):
+        sa.astype(np.float64)
+
+
+for f in (small_add, small_mul_scalar, small_sqrt, small_sum, small_slice, small_zeros,
+          small_copy, small_astype):
+    ns.case(f.__name__, f, div=CALLS)
+
+ns.case("sum_1e7", lambda: a.sum())
+ns.case("max_1e7", lambda: a.max())
+ns.case("argmax_1e7", lambda: a.argmax())
+
+
+def make_sum_1e8():
+    big = np.concatenate([a] * (BIG // N))
+    return big.sum
+
+
+ns.case("sum_1e8", make=make_sum_1e8)
 square = a[:SIDE * SIDE].reshape(SIDE, SIDE)
-emit("sum_dim1_3000", lambda: square.sum(axis=0))
-emit("sum_dim2_3000", lambda: square.sum(axis=1))
+ns.case("sum_dim1_3000", lambda: square.sum(axis=0))
+ns.case("sum_dim2_3000", lambda: square.sum(axis=1))
+wide = a.reshape(N // COLS, COLS)
+ns.case("rowsum_float32", lambda: wide.sum(axis=1))
+
+
+def make_rowsum_float64():
+    wide64 = wide.astype(np.float64)
+    return lambda: wide64.sum(axis=1)
+
+
+ns.case("rowsum_float64", make=make_rowsum_float64)
+
+m32 = a[:MATH]
+m64 = m32.astype(np.float64)
+ns.case("tanh_float32", lambda: np.tanh(m32))
+ns.case("sin_float64", lambda: np.sin(m64))
+ns.case("exp_float64", lambda: np.exp(m64))
 
 matrix = a.reshape(1000, N // 1000)
 row = b[:N // 1000]
-emit("broadcast_add", lambda: matrix + row)
+ns.case("broadcast_add", lambda: matrix + row)
 
-m32 = a[:MM * MM].reshape(MM, MM)
-n32 = b[:MM * MM].reshape(MM, MM)
-m64, n64 = m32.astype(np.float64), n32.astype(np.float64)
-emit("matmul_f32", lambda: m32 @ n32)
-emit("matmul_f64", lambda: m64 @ n64)
-with open("/proc/self/maps") as maps:
-    libs = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
-for lib in libs:
-    print(f"blas {lib}", flush=True)
+p32 = a[:MM * MM].reshape(MM, MM)
+q32 = b[:MM * MM].reshape(MM, MM)
+p64, q64 = p32.astype(np.float64), q32.astype(np.float64)
+ns.case("matmul_f32", lambda: p32 @ q32)
+ns.case("matmul_f64", lambda: p64 @ q64)
+
+
+def blas():
+    with open("/proc/self/maps") as maps:
+        libs = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
+    return ", ".join(libs) or "none"
+
+
+ns.value("blas", blas)
+ns.serve()

@@ -1,22 +1,29 @@
 -- bench/dlpack.lua: the DLPack round trip dl.from_dlpack(a:to_dlpack()), in ns per call,
--- against NumPy's np.from_dlpack(x) round trip measured in the same run
--- (bench/dlpack_numpy.py under /usr/bin/python3). Targets: (issue 3) <= 130 ns and
+-- against NumPy's np.from_dlpack(x) round trip (bench/dlpack_numpy.py under
+-- /usr/bin/python3), the two alternated round by round (bench/support.lua), both
+-- in CPU time. Targets: (issue 3) <= 130 ns and
 -- <= 0.5x NumPy; (issue 8) <= 1.0x NumPy and <= 1.2x the floor below. Baselines inside Lua: a 2-entry table (the cheapest allocation),
 -- and the floor: two userdata with an empty __gc, which every round trip makes
 -- (the capsule and the imported array), so no round trip can be faster.
 local dl = require "dlbridge"
 
-local N = tonumber(os.getenv("BENCH_N")) or 200000
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
-
 local support = require "support"
+
+local N = tonumber(os.getenv("BENCH_N")) or support.size(200000, 20000)
+local ROUNDS = support.rounds(7)
 local function median_ns(f) return support.median_time(f, ROUNDS) / N * 1e9 end
 
 local a = dl.zeros(16)
 local from_dlpack = dl.from_dlpack
-local round_trip = median_ns(function()
-  for _ = 1, N do from_dlpack(a:to_dlpack()) end
-end)
+local cmp = support.comparison{script = "dlpack_numpy.py", rounds = ROUNDS, width = 44,
+                               args = {N = N}}
+print(string.format("dlbridge %s, %s, N = %d, median of %d rounds", dl.version, _VERSION, N,
+                    ROUNDS))
+cmp:header()
+local rt = cmp:row{name = "round_trip", label = "dl.from_dlpack(a:to_dlpack())", unit = "ns",
+                   div = N, target = 1.0,
+                   f = function() for _ = 1, N do from_dlpack(a:to_dlpack()) end end}
+local round_trip = (rt.ours_median or 0 / 0) * 1e9
 local legacy = { max_version = { 0, 0 } }
 local round_trip_legacy = median_ns(function()
   for _ = 1, N do from_dlpack(a:to_dlpack(legacy)) end
@@ -49,12 +56,7 @@ local lookup = median_ns(function()
 end)
 local floor_safe = floor + lookup
 
-local here = support.here()
-local py = io.popen("/usr/bin/python3 " .. here .. "/dlpack_numpy.py 2>/dev/null")
-local numpy_ns = py and tonumber(py:read("l") or "")
-if py then py:close() end
-
-print(string.format("dlbridge %s, %s, N = %d, median of %d rounds", dl.version, _VERSION, N, ROUNDS))
+local numpy_ns = rt.numpy_median and rt.numpy_median * 1e9
 print(string.format("%-44s %7.1f ns/call", "Lua {i, i} (interpreter baseline)", table_pair))
 print(string.format("%-44s %7.1f ns/call", "two finalizable userdata (the floor)", floor))
 print(string.format("%-44s %7.1f ns/call   %5.2fx floor", "  the same, each made in protected mode",
@@ -75,3 +77,4 @@ if numpy_ns then
 else
   print("NumPy round trip: /usr/bin/python3 with numpy not available, no ratio")
 end
+cmp:finish()

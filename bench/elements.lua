@@ -6,10 +6,10 @@
 -- The "floor" rows time an empty C metamethod: no userdata __index can beat it.
 local dl = require "dlbridge"
 
-local N = tonumber(os.getenv("BENCH_N")) or 1000000
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
-
 local support = require "support"
+
+local N = tonumber(os.getenv("BENCH_N")) or support.size(1000000, 100000)
+local ROUNDS = support.rounds(7)
 local function median_time(f) return support.median_time(f, ROUNDS) end
 
 local function report(name, seconds, baseline_name, baseline_seconds, target)

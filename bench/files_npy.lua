@@ -1,64 +1,60 @@
 -- bench/files_npy.lua: NumPy .npy files (issue 13). Each figure is the median
 -- of ROUNDS rounds of CPU time (os.clock: the kernel's copies to and from the
--- page cache count), printed with NumPy's measured in the same run
--- (bench/files_npy_numpy.py under /usr/bin/python3, Debian's python3-numpy,
--- writing its files in the same directory) and the ratio of the times.
+-- page cache count), with its spread, against NumPy's (bench/files_npy_numpy.py
+-- under /usr/bin/python3, Debian's python3-numpy, writing its files in the
+-- same directory) alternated case by case (bench/support.lua).
 -- Target: save and load of 256 MiB (float64) at >= 0.8x NumPy's speed, that
 -- is a time ratio <= 1.25x: dl.save vs np.save, and dl.load(path, {copy =
 -- true}) vs np.load (both read the file into new memory). dl.load's default
 -- is a view of a mapping (np.load(path, mmap_mode = "r") does the same):
--- its time does not grow with the file. Lines "for reference" have no target:
--- dl.tonpy's time is Lua's cost of making a 256 MiB string (string.rep of
--- that size costs as much here); a transposed array is written transposed
--- (C order always), where np.save writes the Fortran-order bytes as they lie.
+-- its time does not grow with the file. Lines without a target are for
+-- reference: dl.tonpy's time is Lua's cost of making a 256 MiB string
+-- (string.rep of that size costs as much here); a transposed array is
+-- written transposed (C order always), where np.save writes the
+-- Fortran-order bytes as they lie.
 -- BENCH_ROUNDS sets the rounds (default 5); BENCH_DIR the directory of the
--- files (default: the system's temporary directory).
+-- files (default: the system's temporary directory); BENCH_QUICK=1 uses
+-- 32 MiB.
 local dl = require "dlbridge"
 local support = require "support"
 
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 5
-local N = 32 * 1024 * 1024 -- float64 elements: 256 MiB
-local ROWS, COLS = 4096, 8192
-
-local function median(f) return support.median_time(f, ROUNDS) end
+local ROUNDS = support.rounds(5)
+local N = support.size(32 * 1024 * 1024, 4 * 1024 * 1024) -- float64 elements: 256 MiB
+local ROWS = support.size(4096, 1024)
+local COLS = N // ROWS
 
 local scratch = os.tmpname()
 local dir = os.getenv("BENCH_DIR") or scratch:match("^(.*)/[^/]*$") or "."
 os.remove(scratch)
 local path = dir .. "/dlbridge-bench-lua.npy"
 
--- NumPy's figures by name, from the same run.
-local numpy = support.numpy_figures("files_npy_numpy.py", ROUNDS .. " '" .. dir .. "'")
-
-local function report(name, label, seconds, target)
-  local base = numpy[name]
-  if base then
-    print(string.format("%-44s %9.3f ms   NumPy %9.3f ms   ratio %5.2fx  %s", label,
-                        seconds * 1e3, base * 1e3, seconds / base,
-                        target and string.format("(target <= %gx)", target) or "(for reference)"))
-  else
-    print(string.format("%-44s %9.3f ms   (no NumPy figure)", label, seconds * 1e3))
-  end
-end
-
+local cmp = support.comparison{script = "files_npy_numpy.py", rounds = ROUNDS, width = 44,
+                               args = {N = N, ROWS = ROWS, DIR = dir}}
+local mib = N * 8 / 1024 / 1024
 print(string.format("dlbridge %s, %s, median of %d rounds (CPU time), files in %s", dl.version,
                     _VERSION, ROUNDS, dir))
+cmp:header()
+
+local function row(name, label, f, target, make)
+  return cmp:row{name = name, label = label, f = f, make = make, target = target}
+end
+
 local a = dl.arange(N, {dtype = "float64"})
-report("save_256MiB", "dl.save 256 MiB", median(function() dl.save(path, a) end), 1.25)
-report("load_copy_256MiB", "dl.load 256 MiB, copy = true",
-       median(function() dl.load(path, {copy = true}):delete() end), 1.25)
-report("load_view_256MiB", "dl.load 256 MiB (a view of the mapping)",
-       median(function() dl.load(path):delete() end))
-local s = dl.tonpy(a)
-report("tonpy_256MiB", "dl.tonpy 256 MiB (a Lua string)",
-       median(function() local _ = dl.tonpy(a) end))
-report("fromnpy_256MiB", "dl.fromnpy 256 MiB (a copy)",
-       median(function() dl.fromnpy(s):delete() end))
-s = nil
-collectgarbage()
+row("save_256MiB", string.format("dl.save %g MiB", mib), function() dl.save(path, a) end, 1.25)
+row("load_copy_256MiB", string.format("dl.load %g MiB, copy = true", mib),
+    function() dl.load(path, {copy = true}):delete() end, 1.25)
+row("load_view_256MiB", string.format("dl.load %g MiB (a view of the mapping)", mib),
+    function() dl.load(path):delete() end)
+row("tonpy_256MiB", string.format("dl.tonpy %g MiB (a Lua string)", mib),
+    function() local _ = dl.tonpy(a) end)
+row("fromnpy_256MiB", string.format("dl.fromnpy %g MiB (a copy)", mib), nil, nil, function()
+  local s = dl.tonpy(a)
+  return function() dl.fromnpy(s):delete() end
+end)
 local m = a:view{ROWS, COLS}
-report("save_strided_128MiB", "dl.save 128 MiB, every other column",
-       median(function() dl.save(path, m:slice(2, 1, COLS, 2)) end))
-report("save_transposed_256MiB", "dl.save 256 MiB transposed (NumPy: F order)",
-       median(function() dl.save(path, m:transpose()) end))
+row("save_strided_128MiB", string.format("dl.save %g MiB, every other column", mib / 2),
+    function() dl.save(path, m:slice(2, 1, COLS, 2)) end)
+row("save_transposed_256MiB", string.format("dl.save %g MiB transposed (NumPy: F order)", mib),
+    function() dl.save(path, m:transpose()) end)
 os.remove(path)
+cmp:finish()

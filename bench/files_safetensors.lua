@@ -11,13 +11,15 @@
 -- measured in the same run (bench_floor.memcpy: two buffers touched first),
 -- and dl.save_safetensors of the 1 GiB file.
 -- BENCH_ROUNDS sets the rounds (default 7); BENCH_DIR the directory of the
--- files (default: the system's temporary directory). The files are removed.
+-- files (default: the system's temporary directory); BENCH_QUICK=1 writes
+-- 64 tensors of 1 MiB. The files are removed.
 local dl = require "dlbridge"
 local floor = require "bench_floor"
 local support = require "support"
 
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 7
-local BIG_TENSORS, BIG_ELEMENTS = 64, 4 * 1024 * 1024 -- float32: 64 x 16 MiB = 1 GiB
+local ROUNDS = support.rounds(7)
+local BIG_TENSORS = 64
+local BIG_ELEMENTS = support.size(4 * 1024 * 1024, 256 * 1024) -- float32: 64 x 16 MiB = 1 GiB
 local TINY_TENSORS = 1000
 
 local function median(f, rounds) return support.median_time(f, rounds or ROUNDS) end
@@ -72,15 +74,18 @@ local function run()
     local copies = {}
     for i = 1, BIG_TENSORS do copies[i] = block:copy() end
   end, copy_rounds)
-  print(string.format("%-48s %9.3f ms   %6.2f GB/s", "load 1 GiB with copy = true", copy_load * 1e3,
+  print(string.format("%-48s %9.3f ms   %6.2f GB/s",
+                      string.format("load %.2f GiB with copy = true", size / 2^30), copy_load * 1e3,
                       size / copy_load / 1e9))
   print(string.format("%-48s %9.3f ms   %6.2f GB/s   load's time %4.2fx",
                       "  memcpy, buffers touched first", memcpy * 1e3, size / memcpy / 1e9,
                       copy_load / memcpy))
   print(string.format("%-48s %9.3f ms   %6.2f GB/s   load's time %4.2fx",
-                      string.format("  %d x a:copy() of 16 MiB (new memory)", BIG_TENSORS),
+                      string.format("  %d x a:copy() of %g MiB (new memory)", BIG_TENSORS,
+                                    block.nbytes / 2^20),
                       fresh * 1e3, size / fresh / 1e9, copy_load / fresh))
-  print(string.format("%-48s %9.3f ms   %6.2f GB/s   (one round)", "save 1 GiB, 64 tensors",
+  print(string.format("%-48s %9.3f ms   %6.2f GB/s   (one round)",
+                      string.format("save %.2f GiB, %d tensors", size / 2^30, BIG_TENSORS),
                       save_time * 1e3, size / save_time / 1e9))
 end
 

@@ -4,17 +4,18 @@
 -- max; threshold -> mask (red > 0.5); count the mask. Each task is a function
 -- task_* written as a user would, here with dlbridge and in
 -- bench/image_numpy.py with NumPy (run under /usr/bin/python3 in the same run,
--- on the same bytes). Prints each task's time (the median of ROUNDS rounds of
--- CPU time of REPS calls, divided by REPS), the total, the ratio, and the
--- lines of each task's body in both files (non-blank, comments excluded).
+-- on the same bytes), alternated task by task (bench/support.lua). Prints
+-- each task's time (the median of ROUNDS rounds of CPU time of REPS calls,
+-- divided by REPS) with its spread, the ratio, the total, and the lines of
+-- each task's body in both files (non-blank, comments excluded).
 -- Targets: total <= 1.5x NumPy; each task as short as NumPy's.
 -- Tasks dlbridge cannot run yet print "n/a (not implemented)".
--- BENCH_ROUNDS sets the rounds (default 5).
+-- BENCH_ROUNDS sets the rounds (default 5); BENCH_QUICK=1 makes 5 calls a round.
 local dl = require "dlbridge"
 local support = require "support"
 
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 5
-local REPS = 50
+local ROUNDS = support.rounds(5)
+local REPS = support.size(50, 5)
 local H, W = 480, 640
 
 local function task_chw(img) -- RGBA8 HxWx4 -> float32 3xHxW in [0, 1], contiguous
@@ -43,10 +44,12 @@ end
 
 -- The tasks in order: name, function, its argument's name, the methods it needs.
 local TASKS = {
-  {name = "chw", task = task_chw, arg = "img", needs = {}},
-  {name = "stats", task = task_stats, arg = "chw", needs = {"mean", "max"}},
-  {name = "mask", task = task_mask, arg = "chw", needs = {}},
-  {name = "count", task = task_count, arg = "mask", needs = {"count_nonzero"}},
+  {name = "chw", task = task_chw, arg = "img", needs = {}, label = "chw (RGBA8 -> CHW / 255)"},
+  {name = "stats", task = task_stats, arg = "chw", needs = {"mean", "max"},
+   label = "stats (mean, max by channel)"},
+  {name = "mask", task = task_mask, arg = "chw", needs = {}, label = "mask (red > 0.5)"},
+  {name = "count", task = task_count, arg = "mask", needs = {"count_nonzero"},
+   label = "count (count_nonzero)"},
 }
 
 -- Lines of each task_* body in a source file: `open` matches a task's first
@@ -75,21 +78,8 @@ local lua_lines = body_lines(here .. "/image.lua", "^local function task_(%w+)%(
 local numpy_lines = body_lines(here .. "/image_numpy.py", "^def task_(%w+)%(", "^%S",
                                "^%s*#")
 
--- NumPy's times by task name and its results ("check" lines), from the same run.
-local numpy, numpy_check = {}, {}
-local py = io.popen("/usr/bin/python3 " .. here .. "/image_numpy.py " .. ROUNDS .. " 2>/dev/null")
-if py then
-  for line in py:lines() do
-    local what, values = line:match("^check (%S+) (.+)$")
-    local name, seconds = line:match("^(%S+) (%S+)$")
-    if what then
-      numpy_check[what] = values
-    elseif name then
-      numpy[name] = tonumber(seconds)
-    end
-  end
-  py:close()
-end
+local cmp = support.comparison{script = "image_numpy.py", rounds = ROUNDS, width = 40,
+                               args = {REPS = REPS, H = H, W = W}}
 
 -- The same bytes as NumPy's side: 256 times the fractional part of i * g.
 local img = (dl.arange(H * W * 4, {dtype = "float64"}) * 0.7548776662466927 % 1.0 * 256)
@@ -108,37 +98,33 @@ end
 
 print(string.format("dlbridge %s, %s, %dx%d RGBA8, median of %d rounds of %d calls (CPU time)",
                     dl.version, _VERSION, H, W, ROUNDS, REPS))
-print(string.format("%-8s %12s %12s %8s   %s", "task", "dlbridge", "NumPy", "ratio",
-                    "lines (dlbridge / NumPy)"))
-local total, numpy_total, done = 0, 0, 0
+cmp:header()
+local total, numpy_total, done, lines = 0, 0, 0, {}
 for _, t in ipairs(TASKS) do
-  local base = numpy[t.name]
-  local lines = string.format("%s / %s", lua_lines[t.name] or "?", numpy_lines[t.name] or "?")
-  if runnable(t) then
-    local task, arg = t.task, args[t.arg]
-    local seconds = support.median_time(function()
-      for _ = 1, REPS do
-        local r = task(arg)
-        if dl.is_array(r) then r:delete() end
-      end
-    end, ROUNDS) / REPS
-    total, numpy_total, done = total + seconds, numpy_total + (base or 0), done + 1
-    print(string.format("%-8s %9.3f ms %9.3f ms %7.2fx   %s", t.name, seconds * 1e3,
-                        (base or 0) * 1e3, base and seconds / base or 0, lines))
-  else
-    print(string.format("%-8s %12s %9.3f ms %8s   %s  n/a (not implemented)", t.name, "n/a",
-                        (base or 0) * 1e3, "", lines))
+  local task, arg = t.task, args[t.arg]
+  local r = cmp:row{name = t.name, label = t.label, reps = REPS, unit = "ms",
+                    f = runnable(t) and function()
+    local x = task(arg)
+    if dl.is_array(x) then x:delete() end
+  end}
+  lines[#lines + 1] = string.format("%s %s / %s", t.name, lua_lines[t.name] or "?",
+                                    numpy_lines[t.name] or "?")
+  if r.ours_median then
+    total, numpy_total, done = total + r.ours_median, numpy_total + (r.numpy_median or 0), done + 1
   end
 end
 local label = done == #TASKS and "total" or string.format("total (%d of %d tasks)", done, #TASKS)
-print(string.format("%-8s %9.3f ms %9.3f ms %7.2fx   (target <= 1.5x)", label, total * 1e3,
-                    numpy_total * 1e3, numpy_total > 0 and total / numpy_total or 0))
+print(string.format("%-40s %8.3f ms %24s %8.3f ms %17.2fx  (target <= 1.5x; the sum of the "
+                    .. "medians)", label, total * 1e3, "NumPy", numpy_total * 1e3,
+                    numpy_total > 0 and total / numpy_total or 0))
+print("lines of each task's body (dlbridge / NumPy): " .. table.concat(lines, ", "))
 
-local in_place = support.median_time(function()
-  for _ = 1, REPS do chw_in_place(img):delete() end
-end, ROUNDS) / REPS
-print(string.format("  chw, 2 lines, the intermediate reused (dl.div(x, 255, {out = x})): %.3f ms, "
-                    .. "%.2fx NumPy", in_place * 1e3, numpy.chw and in_place / numpy.chw or 0))
+-- chw with its intermediate reused, as NumPy reuses its temporary.
+cmp:row{name = "chw", label = "chw, 2 lines, dl.div(x, 255, {out = x})", reps = REPS, unit = "ms",
+        f = function() chw_in_place(img):delete() end}
+
+local numpy_check = {}
+for _, what in ipairs{"mean", "max", "count"} do numpy_check[what] = cmp:value("check_" .. what) end
 
 -- The results, next to NumPy's (the same bytes: they should agree).
 local function row(a)
@@ -155,3 +141,4 @@ if runnable(TASKS[4]) then
   print(string.format("count  dlbridge %d   NumPy %s", task_count(args.mask),
                       numpy_check.count or "?"))
 end
+cmp:finish()

@@ -1,22 +1,19 @@
-"""bench/image_numpy.py: NumPy's side of bench/image.lua, in the same run.
+"""bench/image_numpy.py: NumPy's side of bench/image.lua, alternated with it
+task by task (bench/numpy_support.py).
 
 Run by bench/image.lua under /usr/bin/python3 (Debian's python3-numpy). The four
 tasks of issue 9's image example, each a function named task_*, written as a
 NumPy user would (bench/image.lua counts the lines of each body, here and in
-its own tasks). Prints "name seconds" per task, the median of ROUNDS rounds of
-CPU time (time.process_time, as os.clock in Lua) of REPS calls, divided by
-REPS; then "check ..." lines with the results, which image.lua compares with
+its own tasks). A case is REPS calls of a task; the values check_mean,
+check_max and check_count are the results, which image.lua prints next to
 its own.
 """
-import statistics
-import sys
-import time
-
 import numpy as np
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-REPS = 50
-H, W = 480, 640
+import numpy_support as ns
+
+P = ns.params(REPS=50, H=480, W=640)
+REPS, H, W = P["REPS"], P["H"], P["W"]
 
 
 def task_chw(img):  # RGBA8 HxWx4 -> float32 3xHxW in [0, 1], contiguous
@@ -35,28 +32,17 @@ def task_count(mask):  # how many they are
     return np.count_nonzero(mask)
 
 
-def timed(name, task, arg):
-    def loop():
-        for _ in range(REPS):
-            task(arg)
-    times = []
-    for _ in range(ROUNDS):
-        t0 = time.process_time()
-        loop()
-        times.append(time.process_time() - t0)
-    print(f"{name} {statistics.median(times) / REPS:.9f}", flush=True)
-
-
 # Quasi-random bytes (as image.lua): 256 times the fractional part of i * g.
 img = (np.arange(H * W * 4, dtype=np.float64) * 0.7548776662466927 % 1.0 * 256) \
     .astype(np.uint8).reshape(H, W, 4)
 chw = task_chw(img)
 mask = task_mask(chw)
-timed("chw", task_chw, img)
-timed("stats", task_stats, chw)
-timed("mask", task_mask, chw)
-timed("count", task_count, mask)
+ns.case("chw", lambda: task_chw(img), reps=REPS)
+ns.case("stats", lambda: task_stats(chw), reps=REPS)
+ns.case("mask", lambda: task_mask(chw), reps=REPS)
+ns.case("count", lambda: task_count(mask), reps=REPS)
 mean, peak = task_stats(chw)
-print("check mean " + " ".join(f"{float(x):.9g}" for x in mean))
-print("check max " + " ".join(f"{float(x):.9g}" for x in peak))
-print(f"check count {task_count(mask)}")
+ns.value("check_mean", lambda: " ".join(f"{float(x):.9g}" for x in mean))
+ns.value("check_max", lambda: " ".join(f"{float(x):.9g}" for x in peak))
+ns.value("check_count", lambda: str(task_count(mask)))
+ns.serve()

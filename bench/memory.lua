@@ -16,8 +16,10 @@
 -- build: `LUA_CPATH="build-luajit/lib/?.so;;" luajit bench/memory.lua`), so
 -- that one variant's heap and collector state do not leak into the next.
 -- Modes the Lua lacks (generational before 5.4; 5.1 and LuaJIT name no
--- mode) are skipped. BENCH_MEMORY_ITERS sets the iterations (default 150).
-local ITERS = tonumber(os.getenv("BENCH_MEMORY_ITERS")) or 150
+-- mode) are skipped. BENCH_MEMORY_ITERS sets the iterations (default 150;
+-- 30 with BENCH_QUICK=1).
+local QUICK = (os.getenv("BENCH_QUICK") or "0") ~= "0"
+local ITERS = tonumber(os.getenv("BENCH_MEMORY_ITERS")) or (QUICK and 30 or 150)
 local MiB = 1024 * 1024
 local FRAME = 921600 * 4
 local INTERPRETER = os.getenv("BENCH_LUA") or arg[-1] or "lua5.4"
