@@ -224,49 +224,28 @@ static dlb_cast_loop pick(const cast_entry *e, size_t ditem, ptrdiff_t dst_strid
 
 /* --- copies: a dtype into itself, by item size ----------------------------- */
 
-/* The strided copy reads four elements an iteration (the loads of a gather
- * then overlap: twice the speed of one at a time). */
-#define COPY_LOOPS(NAME, T)                                                                  \
-  ELEMENT_RUN(NAME, T, T, s)                                                                 \
-  static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src,      \
-                                      ptrdiff_t src_stride, size_t n, dlb_error *err) {      \
-    memmove(dst, src, n * sizeof(T));                                                        \
-    return DLB_OK;                                                                           \
-  }                                                                                          \
-  DLB_KERNEL_CLONES static dlb_status NAME##_fill(char *dst, ptrdiff_t dst_stride,           \
-                                                  const char *src, ptrdiff_t src_stride,     \
-                                                  size_t n, dlb_error *err) {                \
-    return NAME##_run(dst, (ptrdiff_t)sizeof(T), src, 0, (ptrdiff_t)n, err);                 \
-  }                                                                                          \
-  EVERY_OTHER(NAME, T, T)                                                                    \
-  DLB_KERNEL_CLONES static dlb_status NAME##_strided(char *dst, ptrdiff_t dst_stride,        \
-                                                     const char *src, ptrdiff_t src_stride,  \
-                                                     size_t n, dlb_error *err) {             \
-    ptrdiff_t so = 0, dof = 0; /* offsets: no pointer leaves either run */                   \
-    size_t k = 0;                                                                            \
-    for (; k + 4 <= n; k += 4) {                                                             \
-      T a, b, c, e;                                                                          \
-      memcpy(&a, src + so, sizeof a);                                                        \
-      memcpy(&b, src + so + src_stride, sizeof b);                                           \
-      memcpy(&c, src + so + 2 * src_stride, sizeof c);                                       \
-      memcpy(&e, src + so + 3 * src_stride, sizeof e);                                       \
-      memcpy(dst + dof, &a, sizeof a);                                                       \
-      memcpy(dst + dof + dst_stride, &b, sizeof b);                                          \
-      memcpy(dst + dof + 2 * dst_stride, &c, sizeof c);                                      \
-      memcpy(dst + dof + 3 * dst_stride, &e, sizeof e);                                      \
-      so += 4 * src_stride;                                                                  \
-      dof += 4 * dst_stride;                                                                 \
-    }                                                                                        \
-    if (k == n) return DLB_OK;                                                               \
-    return NAME##_run(dst + dof, dst_stride, src + so, src_stride, (ptrdiff_t)(n - k), err); \
-  }
+/* Names built by the template files (casts_*.h); CASTS_EXPAND(M, ...)
+ * expands the arguments before M pastes them. */
+#define CASTS_CAT_(a, b) a##b
+#define CASTS_CAT(a, b) CASTS_CAT_(a, b)
+#define CASTS_EXPAND(M, ...) M(__VA_ARGS__)
 
-COPY_LOOPS(copy1, uint8_t)
-COPY_LOOPS(copy2, uint16_t)
-COPY_LOOPS(copy4, uint32_t)
-COPY_LOOPS(copy8, uint64_t)
-COPY_LOOPS(copy16, bytes16)
-#undef COPY_LOOPS
+/* copyN: the loops of a copy by item size N (casts_copy.h). */
+#define NAME copy1
+#define T uint8_t
+#include "casts_copy.h"
+#define NAME copy2
+#define T uint16_t
+#include "casts_copy.h"
+#define NAME copy4
+#define T uint32_t
+#include "casts_copy.h"
+#define NAME copy8
+#define T uint64_t
+#include "casts_copy.h"
+#define NAME copy16
+#define T bytes16
+#include "casts_copy.h"
 
 #define COPY_ENTRY(NAME) {NAME##_contiguous, NAME##_strided, NAME##_fill, NAME##_every_other}
 
@@ -618,6 +597,9 @@ static const cast_entry casts[DLB_DTYPE_COUNT][DLB_DTYPE_COUNT] = {
 #undef FITS_U32
 #undef FITS_U64
 #undef RUN_INLINE
+#undef CASTS_EXPAND
+#undef CASTS_CAT
+#undef CASTS_CAT_
 
 /* --- picking -------------------------------------------------------------- */
 

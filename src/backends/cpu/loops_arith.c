@@ -20,6 +20,10 @@ typedef struct { double re, im; } complex128;
 
 /* --- loop shapes --------------------------------------------------------- */
 
+/* Names built by the template files (arith_*.h). */
+#define ARITH_CAT_(a, b) a##b
+#define ARITH_CAT(a, b) ARITH_CAT_(a, b)
+
 /* A two-input kernel name(out, a, b): out = EXPR over a and b of type TI. */
 #define BINARY_KERNEL(name, TI, TO, EXPR)                                                     \
   DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
@@ -173,34 +177,17 @@ SHIFT_HELPERS(uint64_t, uint64_t)
 
 /* --- float helpers (NumPy's npy_divmod) --------------------------------- */
 
-#define FLOAT_DIVMOD_HELPERS(T, FMOD, FLOOR, COPYSIGN)                \
-  static inline T floor_mod_##T(T a, T b) {                           \
-    T mod = FMOD(a, b);                                               \
-    if (b == 0) return mod; /* NaN */                                 \
-    if (mod != 0) {                                                   \
-      if ((b < 0) != (mod < 0)) mod += b;                             \
-    } else {                                                          \
-      mod = COPYSIGN((T)0, b);                                        \
-    }                                                                 \
-    return mod;                                                       \
-  }                                                                   \
-  static inline T floor_div_##T(T a, T b) {                           \
-    T mod, div, floordiv;                                             \
-    if (b == 0) return a / b;                                         \
-    mod = FMOD(a, b);                                                 \
-    div = (a - mod) / b;                                              \
-    if (mod != 0 && ((b < 0) != (mod < 0))) div -= (T)1;              \
-    if (div != 0) {                                                   \
-      floordiv = FLOOR(div);                                          \
-      if (div - floordiv > (T)0.5) floordiv += (T)1;                  \
-    } else {                                                          \
-      floordiv = COPYSIGN((T)0, a / b);                               \
-    }                                                                 \
-    return floordiv;                                                  \
-  }
-
-FLOAT_DIVMOD_HELPERS(float, fmodf, floorf, copysignf)
-FLOAT_DIVMOD_HELPERS(double, fmod, floor, copysign)
+/* floor_mod_T and floor_div_T (arith_float.h). */
+#define T float
+#define FMOD fmodf
+#define FLOOR floorf
+#define COPYSIGN copysignf
+#include "arith_float.h"
+#define T double
+#define FMOD fmod
+#define FLOOR floor
+#define COPYSIGN copysign
+#include "arith_float.h"
 
 /* maximum/minimum propagate NaN (np.maximum, not np.fmax). */
 #define FMAX(a, b) ((a) >= (b) || (a) != (a) ? (a) : (b))
@@ -208,71 +195,21 @@ FLOAT_DIVMOD_HELPERS(double, fmod, floor, copysign)
 
 /* --- complex helpers ---------------------------------------------------- */
 
-#define COMPLEX_HELPERS(C, R, FABS)                                                  \
-  static inline C cadd_##C(C a, C b) { return (C){a.re + b.re, a.im + b.im}; }        \
-  static inline C csub_##C(C a, C b) { return (C){a.re - b.re, a.im - b.im}; }        \
-  static inline C cmul_##C(C a, C b) {                                                \
-    return (C){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};                \
-  }                                                                                  \
-  /* Smith's division, as NumPy's. */                                                \
-  static inline C cdiv_##C(C a, C b) {                                                \
-    R abs_br = FABS(b.re), abs_bi = FABS(b.im);                                      \
-    if (abs_br >= abs_bi) {                                                          \
-      if (abs_br == 0 && abs_bi == 0) return (C){a.re / abs_br, a.im / abs_bi};      \
-      R rat = b.im / b.re, scl = (R)1.0 / (b.re + b.im * rat);                       \
-      return (C){(a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl};              \
-    } else {                                                                         \
-      R rat = b.re / b.im, scl = (R)1.0 / (b.im + b.re * rat);                       \
-      return (C){(a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl};              \
-    }                                                                                \
-  }                                                                                  \
-  static inline C cneg_##C(C a) { return (C){-a.re, -a.im}; }                        \
-  static inline dlb_bool8 ceq_##C(C a, C b) { return a.re == b.re && a.im == b.im; } \
-  static inline dlb_bool8 cne_##C(C a, C b) { return !(a.re == b.re && a.im == b.im); }
-
-COMPLEX_HELPERS(complex64, float, fabsf)
-COMPLEX_HELPERS(complex128, double, fabs)
-
 #include <complex.h>
-/* Complex power as NumPy's npy_cpow: z ** 0 is 1; 0 ** b is 0 for a real
- * positive b, else nan; integer exponents below 100 in magnitude multiply
- * (exact where the products are); anything else goes to C99's cpow. A C
- * complex has the layout of two reals (C11 6.2.5), as complex64/complex128
- * do: memcpy converts. */
-#define COMPLEX_POWER(C, R, CPOW, CTYPE)                                   \
-  static inline C cpow_##C(C a, C b) {                                     \
-    const C one = {1, 0};                                                  \
-    if (b.re == 0 && b.im == 0) return one;                                \
-    if (a.re == 0 && a.im == 0) {                                          \
-      if (b.re > 0 && b.im == 0) return (C){0, 0};                         \
-      return (C){(R)NAN, (R)NAN};                                          \
-    }                                                                      \
-    if (b.im == 0 && b.re > -100 && b.re < 100 && b.re == (R)(int)b.re) {  \
-      int n = (int)b.re;                                                   \
-      C p = a, r = one;                                                    \
-      if (n == 1) return a;                                                \
-      if (n == 2) return cmul_##C(a, a);                                   \
-      if (n == 3) return cmul_##C(a, cmul_##C(a, a));                      \
-      for (int m = n < 0 ? -n : n;;) {                                     \
-        if (m & 1) r = cmul_##C(r, p);                                     \
-        m >>= 1;                                                           \
-        if (!m) break;                                                     \
-        p = cmul_##C(p, p);                                                \
-      }                                                                    \
-      return n < 0 ? cdiv_##C(one, r) : r;                                 \
-    }                                                                      \
-    {                                                                      \
-      CTYPE x, y, z;                                                       \
-      memcpy(&x, &a, sizeof x);                                            \
-      memcpy(&y, &b, sizeof y);                                            \
-      z = CPOW(x, y);                                                      \
-      memcpy(&a, &z, sizeof a);                                            \
-      return a;                                                            \
-    }                                                                      \
-  }
-
-COMPLEX_POWER(complex64, float, cpowf, float complex)
-COMPLEX_POWER(complex128, double, cpow, double complex)
+/* cadd_C, csub_C, cmul_C, cdiv_C, cneg_C, ceq_C, cne_C and cpow_C
+ * (arith_complex.h). */
+#define C complex64
+#define R float
+#define FABS fabsf
+#define CPOW cpowf
+#define CTYPE float complex
+#include "arith_complex.h"
+#define C complex128
+#define R double
+#define FABS fabs
+#define CPOW cpow
+#define CTYPE double complex
+#include "arith_complex.h"
 
 /* --- the kernels ---------------------------------------------------------- */
 
@@ -358,63 +295,85 @@ BINARY_KERNEL(greater_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) > (b != 0
 BINARY_KERNEL(greater_equal_bool, dlb_bool8, dlb_bool8, (dlb_bool8)((a != 0) >= (b != 0)))
 UNARY_KERNEL(logical_not_bool, dlb_bool8, dlb_bool8, (dlb_bool8)(a == 0))
 
-/* where(cond, x, y) moves whole elements: one kernel per element size. */
-#define WHERE_KERNEL(name, T)                                                                  \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    char *po = data[0], *pc = data[1], *px = data[2], *py = data[3];                           \
-    (void)aux;                                                                                 \
-    if (steps[0] == sizeof(T) && steps[1] == 1 && steps[2] == sizeof(T) &&                     \
-        steps[3] == sizeof(T)) {                                                               \
-      T *o = (T *)po;                                                                          \
-      const dlb_bool8 *c = (const dlb_bool8 *)pc;                                              \
-      const T *x = (const T *)px, *y = (const T *)py;                                          \
-      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                               \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n;                                                               \
-           i++, po += steps[0], pc += steps[1], px += steps[2], py += steps[3])                \
-        *(T *)po = *(const dlb_bool8 *)pc ? *(const T *)px : *(const T *)py;                   \
-    }                                                                                          \
-    return 0;                                                                                  \
-  }
+/* where(cond, x, y) moves whole elements: one kernel per element size
+ * (arith_where.h). */
+#define NAME where_1
+#define T uint8_t
+#include "arith_where.h"
+#define NAME where_2
+#define T uint16_t
+#include "arith_where.h"
+#define NAME where_4
+#define T uint32_t
+#include "arith_where.h"
+#define NAME where_8
+#define T uint64_t
+#include "arith_where.h"
+#define NAME where_16
+#define T complex128
+#include "arith_where.h"
 
-WHERE_KERNEL(where_1, uint8_t)
-WHERE_KERNEL(where_2, uint16_t)
-WHERE_KERNEL(where_4, uint32_t)
-WHERE_KERNEL(where_8, uint64_t)
-WHERE_KERNEL(where_16, complex128)
-
-/* clip(a, lo, hi) = minimum(maximum(a, lo), hi), NaN propagating as those do;
- * the common case, a contiguous with scalar bounds, vectorises. */
-#define CLIP_KERNEL(name, T, MAX, MIN)                                                         \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    char *po = data[0], *pa = data[1], *pl = data[2], *ph = data[3];                           \
-    (void)aux;                                                                                 \
-    if (steps[0] == sizeof(T) && steps[1] == sizeof(T) && steps[2] == 0 && steps[3] == 0) {    \
-      T *o = (T *)po;                                                                          \
-      const T *x = (const T *)pa, lo = *(const T *)pl, hi = *(const T *)ph;                    \
-      for (int64_t i = 0; i < n; i++) {                                                        \
-        const T m = MAX(x[i], lo);                                                             \
-        o[i] = MIN(m, hi);                                                                     \
-      }                                                                                        \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n;                                                               \
-           i++, po += steps[0], pa += steps[1], pl += steps[2], ph += steps[3]) {              \
-        const T m = MAX(*(const T *)pa, *(const T *)pl);                                      \
-        *(T *)po = MIN(m, *(const T *)ph);                                                     \
-      }                                                                                        \
-    }                                                                                          \
-    return 0;                                                                                  \
-  }
-
+/* clip(a, lo, hi) = minimum(maximum(a, lo), hi), NaN propagating as those do
+ * (arith_clip.h), with the MAX and MIN of each dtype. */
 #define IMAX(a, b) ((a) > (b) ? (a) : (b))
 #define IMIN(a, b) ((a) < (b) ? (a) : (b))
 #define BMAX(a, b) ((dlb_bool8)(((a) | (b)) != 0))
 #define BMIN(a, b) ((dlb_bool8)(((a) & (b)) != 0))
-CLIP_KERNEL(clip_bool, dlb_bool8, BMAX, BMIN)
-#define INT_CLIP(T, U, S) CLIP_KERNEL(clip_##S, T, IMAX, IMIN)
-FOR_INTS(INT_CLIP)
-CLIP_KERNEL(clip_f32, float, FMAX, FMIN)
-CLIP_KERNEL(clip_f64, double, FMAX, FMIN)
+#define NAME clip_bool
+#define T dlb_bool8
+#define MAX BMAX
+#define MIN BMIN
+#include "arith_clip.h"
+#define NAME clip_i8
+#define T int8_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_i16
+#define T int16_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_i32
+#define T int32_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_i64
+#define T int64_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_u8
+#define T uint8_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_u16
+#define T uint16_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_u32
+#define T uint32_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_u64
+#define T uint64_t
+#define MAX IMAX
+#define MIN IMIN
+#include "arith_clip.h"
+#define NAME clip_f32
+#define T float
+#define MAX FMAX
+#define MIN FMIN
+#include "arith_clip.h"
+#define NAME clip_f64
+#define T double
+#define MAX FMAX
+#define MIN FMIN
+#include "arith_clip.h"
 
 /* --- lookup ------------------------------------------------------------- */
 
