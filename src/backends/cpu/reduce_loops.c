@@ -14,56 +14,21 @@ typedef struct { double re, im; } complex128;
  * a few separate chains it leaves scalar). */
 #define LANES 64
 
+#define REDUCE_CAT_(a, b) a##b
+#define REDUCE_CAT(a, b) REDUCE_CAT_(a, b)
+
 /* --- fold kernels ---------------------------------------------------------- */
 
 /*
- * name(acc, x): folds inputs of TI into accumulators of TA. INIT(x) is the
- * accumulator of one input, FOLD(a, x) a with x folded in, COMBINE(a, b)
- * two accumulators as one. With LANED, a contiguous reduce-to-one run goes
- * through LANES accumulators (min/max: the order of the fold changes, which
- * they do not mind; the run's loop then vectorises, where the strided one
- * does not: int64 max of 1e7 went from 11.7 to 4.9 ms); otherwise it folds
- * in order (integer sums and products).
+ * The fold kernels (reduce_fold.h): name(acc, x) folds inputs of TI into
+ * accumulators of TA. INIT(x) is the accumulator of one input, FOLD(a, x)
+ * a with x folded in, COMBINE(a, b) two accumulators as one. With LANED, a
+ * contiguous reduce-to-one run goes through LANES accumulators (min/max:
+ * the order of the fold changes, which they do not mind; the run's loop
+ * then vectorises, where the strided one does not: int64 max of 1e7 went
+ * from 11.7 to 4.9 ms); otherwise it folds in order (integer sums and
+ * products).
  */
-#define FOLD_KERNEL(name, TA, TI, INIT, FOLD, COMBINE, LANED)                                      \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {   \
-    char *pa = data[0];                                                                            \
-    const char *px = data[1];                                                                      \
-    const int64_t sa = steps[0], sx = steps[1];                                                    \
-    int64_t i = 0;                                                                                 \
-    (void)aux;                                                                                     \
-    if (sa == 0) {                                                                                 \
-      TA a = *(TA *)pa;                                                                            \
-      if (LANED && sx == (int64_t)sizeof(TI) && n >= 2 * LANES) {                                  \
-        const TI *x = (const TI *)px;                                                              \
-        TA m[LANES];                                                                               \
-        for (int l = 0; l < LANES; l++) m[l] = INIT(x[l]);                                         \
-        const TI *y0;                                                                              \
-        for (i = LANES; i + LANES <= n; i += LANES) {                                              \
-          const TI *y = x + i;                                                                     \
-          for (int l = 0; l < LANES; l++) m[l] = FOLD(m[l], y[l]);                                 \
-        }                                                                                          \
-        y0 = x + i; /* the rest, fewer than LANES, into the first lanes */                        \
-        for (int l = 0; i + l < n; l++) m[l] = FOLD(m[l], y0[l]);                                  \
-        i = n;                                                                                     \
-        for (int w = LANES / 2; w > 0; w /= 2) /* halves folded together: vectorised too */      \
-          for (int l = 0; l < w; l++) m[l] = COMBINE(m[l], m[l + w]);                              \
-        a = COMBINE(a, m[0]);                                                                      \
-      }                                                                                            \
-      for (; i < n; i++) a = FOLD(a, *(const TI *)(px + i * sx));                                  \
-      *(TA *)pa = a;                                                                               \
-    } else if (sa == (int64_t)sizeof(TA) && sx == (int64_t)sizeof(TI)) {                           \
-      TA *acc = (TA *)pa;                                                                          \
-      const TI *x = (const TI *)px;                                                                \
-      for (i = 0; i < n; i++) acc[i] = FOLD(acc[i], x[i]);                                         \
-    } else {                                                                                       \
-      for (i = 0; i < n; i++) {                                                                    \
-        TA *acc = (TA *)(pa + i * sa);                                                             \
-        *acc = FOLD(*acc, *(const TI *)(px + i * sx));                                             \
-      }                                                                                            \
-    }                                                                                              \
-    return 0;                                                                                      \
-  }
 
 /* Integer sums and products, modulo 2^64 (uint64_t: no signed overflow). */
 #define WIDE(x) ((uint64_t)(x))
@@ -103,32 +68,73 @@ typedef struct { double re, im; } complex128;
 #define CMUL64(a, x) CMUL(complex64, a, x)
 #define CMUL128(a, x) CMUL(complex128, a, x)
 
-/* Integers: sum and prod into uint64 accumulators (bool uses uint8's), min
- * and max in their own dtype. */
-#define INTEGER_KERNELS(T, NAME)                                                    \
-  FOLD_KERNEL(sum_##NAME, uint64_t, T, WIDE, ADD_WIDE, ADD, 0)                      \
-  FOLD_KERNEL(prod_##NAME, uint64_t, T, WIDE, MUL_WIDE, MUL, 0)                     \
-  FOLD_KERNEL(max_##NAME, T, T, SAME, MAX_INT, MAX_INT, 1)                          \
-  FOLD_KERNEL(min_##NAME, T, T, SAME, MIN_INT, MIN_INT, 1)
-INTEGER_KERNELS(int8_t, int8)
-INTEGER_KERNELS(int16_t, int16)
-INTEGER_KERNELS(int32_t, int32)
-INTEGER_KERNELS(int64_t, int64)
-INTEGER_KERNELS(uint8_t, uint8)
-INTEGER_KERNELS(uint16_t, uint16)
-INTEGER_KERNELS(uint32_t, uint32)
-INTEGER_KERNELS(uint64_t, uint64)
-#undef INTEGER_KERNELS
+/* Integers (reduce_fold_integer.h): sum and prod into uint64 accumulators
+ * (bool uses uint8's), min and max in their own dtype. */
+#define T int8_t
+#define SUFFIX int8
+#include "reduce_fold_integer.h"
+#define T int16_t
+#define SUFFIX int16
+#include "reduce_fold_integer.h"
+#define T int32_t
+#define SUFFIX int32
+#include "reduce_fold_integer.h"
+#define T int64_t
+#define SUFFIX int64
+#include "reduce_fold_integer.h"
+#define T uint8_t
+#define SUFFIX uint8
+#include "reduce_fold_integer.h"
+#define T uint16_t
+#define SUFFIX uint16
+#include "reduce_fold_integer.h"
+#define T uint32_t
+#define SUFFIX uint32
+#include "reduce_fold_integer.h"
+#define T uint64_t
+#define SUFFIX uint64
+#include "reduce_fold_integer.h"
 
-FOLD_KERNEL(max_float32, float, float, SAME, MAX_FLOAT, MAX_FLOAT, 1)
-FOLD_KERNEL(min_float32, float, float, SAME, MIN_FLOAT, MIN_FLOAT, 1)
-FOLD_KERNEL(max_float64, double, double, SAME, MAX_FLOAT, MAX_FLOAT, 1)
-FOLD_KERNEL(min_float64, double, double, SAME, MIN_FLOAT, MIN_FLOAT, 1)
+/* Floats: max and min (reduce_fold_float.h). */
+#define T float
+#define SUFFIX float32
+#include "reduce_fold_float.h"
+#define T double
+#define SUFFIX float64
+#include "reduce_fold_float.h"
 /* Float products multiply in order, as NumPy's do. */
-FOLD_KERNEL(prod_float32, float, float, SAME, MUL, MUL, 0)
-FOLD_KERNEL(prod_float64, double, double, SAME, MUL, MUL, 0)
-FOLD_KERNEL(prod_complex64, complex64, complex64, SAME, CMUL64, CMUL64, 0)
-FOLD_KERNEL(prod_complex128, complex128, complex128, SAME, CMUL128, CMUL128, 0)
+#define NAME prod_float32
+#define TA float
+#define TI float
+#define INIT SAME
+#define FOLD MUL
+#define COMBINE MUL
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME prod_float64
+#define TA double
+#define TI double
+#define INIT SAME
+#define FOLD MUL
+#define COMBINE MUL
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME prod_complex64
+#define TA complex64
+#define TI complex64
+#define INIT SAME
+#define FOLD CMUL64
+#define COMBINE CMUL64
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME prod_complex128
+#define TA complex128
+#define TI complex128
+#define INIT SAME
+#define FOLD CMUL128
+#define COMBINE CMUL128
+#define LANED 0
+#include "reduce_fold.h"
 
 /* count_nonzero of one-byte elements (bool masks): byte counters, 32 side
  * by side, each counting at most 255 elements before they are summed. */
@@ -157,25 +163,57 @@ DLB_KERNEL_CLONES static int count_bytes1(char **data, const int64_t *steps, int
   return 0;
 }
 
-/* all, any, count_nonzero of every dtype (one-byte counts: above) */
-#define TRUTH_KERNELS(T, NAME, SUFFIX)                                                       \
-  FOLD_KERNEL(all_##NAME, dlb_bool8, T, BOOL_OF##SUFFIX, AND_NONZERO##SUFFIX, AND, 0)        \
-  FOLD_KERNEL(any_##NAME, dlb_bool8, T, BOOL_OF##SUFFIX, OR_NONZERO##SUFFIX, OR, 0)          \
-  COUNT_KERNEL(count_##NAME, T, SUFFIX)
-#define COUNT_KERNEL(name, T, SUFFIX) \
-  FOLD_KERNEL(name, int64_t, T, COUNT##SUFFIX, ADD_COUNT##SUFFIX, ADD, 0)
-FOLD_KERNEL(all_bytes1, dlb_bool8, uint8_t, BOOL_OF, AND_NONZERO, AND, 0)
-FOLD_KERNEL(any_bytes1, dlb_bool8, uint8_t, BOOL_OF, OR_NONZERO, OR, 0)
-TRUTH_KERNELS(uint16_t, bytes2, )
-TRUTH_KERNELS(uint32_t, bytes4, )
-TRUTH_KERNELS(uint64_t, bytes8, )
-TRUTH_KERNELS(uint16_t, half, _HALF)
-TRUTH_KERNELS(float, float32, )
-TRUTH_KERNELS(double, float64, )
-TRUTH_KERNELS(complex64, complex64, _COMPLEX)
-TRUTH_KERNELS(complex128, complex128, _COMPLEX)
-#undef TRUTH_KERNELS
-#undef COUNT_KERNEL
+/* all, any, count_nonzero of every dtype (reduce_fold_truth.h; one-byte
+ * counts: above). TRUTH: how an element's truth is read, the suffix of
+ * NONZERO. */
+#define NAME all_bytes1
+#define TA dlb_bool8
+#define TI uint8_t
+#define INIT BOOL_OF
+#define FOLD AND_NONZERO
+#define COMBINE AND
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME any_bytes1
+#define TA dlb_bool8
+#define TI uint8_t
+#define INIT BOOL_OF
+#define FOLD OR_NONZERO
+#define COMBINE OR
+#define LANED 0
+#include "reduce_fold.h"
+#define T uint16_t
+#define SUFFIX bytes2
+#define TRUTH
+#include "reduce_fold_truth.h"
+#define T uint32_t
+#define SUFFIX bytes4
+#define TRUTH
+#include "reduce_fold_truth.h"
+#define T uint64_t
+#define SUFFIX bytes8
+#define TRUTH
+#include "reduce_fold_truth.h"
+#define T uint16_t
+#define SUFFIX half
+#define TRUTH _HALF
+#include "reduce_fold_truth.h"
+#define T float
+#define SUFFIX float32
+#define TRUTH
+#include "reduce_fold_truth.h"
+#define T double
+#define SUFFIX float64
+#define TRUTH
+#include "reduce_fold_truth.h"
+#define T complex64
+#define SUFFIX complex64
+#define TRUTH _COMPLEX
+#include "reduce_fold_truth.h"
+#define T complex128
+#define SUFFIX complex128
+#define TRUTH _COMPLEX
+#include "reduce_fold_truth.h"
 #undef CMUL
 
 /* --- pairwise sums ------------------------------------------------------- */
@@ -247,100 +285,11 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
     for (; i_ < (n); i_++) (out) += (a)[i_];                                               \
   } while (0)
 
-#define PAIRWISE_KERNELS(T)                                                                  \
-  /* NumPy's pairwise sum of the n contiguous elements at a. */                             \
-  DLB_KERNEL_CLONES static T pairwise_##T(const T *a, int64_t n, dlb_pairwise_layout *cache) { \
-    T sums[2 * DLB_PAIRWISE_MAX_BLOCKS], res = 0; /* blocks, then joins */     \
-    const dlb_pairwise_layout *lay;                                                          \
-    int b = 0;                                                                               \
-    if (n < 8) {                                                                             \
-      for (int64_t i = 0; i < n; i++) res += a[i];                                           \
-      return res;                                                                            \
-    }                                                                                        \
-    lay = layout_of(cache, n);                                                               \
-    for (; b + 4 <= lay->blocks; b += 4) { /* four blocks side by side */                   \
-      const T *p0 = a + lay->start[b], *p1 = a + lay->start[b + 1];                          \
-      const T *p2 = a + lay->start[b + 2], *p3 = a + lay->start[b + 3];                      \
-      T##_lanes r0, r1, r2, r3;                                                              \
-      int64_t i, common = PAIRWISE_BLOCK;                                                    \
-      memcpy(&r0, p0, sizeof r0);                                                            \
-      memcpy(&r1, p1, sizeof r1);                                                            \
-      memcpy(&r2, p2, sizeof r2);                                                            \
-      memcpy(&r3, p3, sizeof r3);                                                            \
-      for (int k = b; k < b + 4; k++)                                                        \
-        if (lay->length[k] / 8 * 8 < common) common = lay->length[k] / 8 * 8;               \
-      for (i = 8; i < common; i += 8) {                                                      \
-        LANES_ADD(r0, p0 + i);                                                               \
-        LANES_ADD(r1, p1 + i);                                                               \
-        LANES_ADD(r2, p2 + i);                                                               \
-        LANES_ADD(r3, p3 + i);                                                               \
-      }                                                                                      \
-      BLOCK_END(T, r0, p0, i, lay->length[b], sums[b]);                                      \
-      BLOCK_END(T, r1, p1, i, lay->length[b + 1], sums[b + 1]);                              \
-      BLOCK_END(T, r2, p2, i, lay->length[b + 2], sums[b + 2]);                              \
-      BLOCK_END(T, r3, p3, i, lay->length[b + 3], sums[b + 3]);                              \
-    }                                                                                        \
-    for (; b < lay->blocks; b++) {                                                           \
-      const T *p = a + lay->start[b];                                                        \
-      T##_lanes r;                                                                           \
-      memcpy(&r, p, sizeof r);                                                               \
-      BLOCK_END(T, r, p, 8, lay->length[b], sums[b]);                                        \
-    }                                                                                        \
-    /* The tree: each join adds its halves, left + right as NumPy does (no  \
-     * shared slot between joins, so independent ones overlap). */          \
-    for (int k = 0; k < lay->joins; k++)                                     \
-      sums[DLB_PAIRWISE_MAX_BLOCKS + k] = sums[lay->left[k]] + sums[lay->right[k]]; \
-    return lay->joins ? sums[DLB_PAIRWISE_MAX_BLOCKS + lay->joins - 1] : sums[0];            \
-  }                                                                                          \
-  /* NumPy's pairwise sum of n elements stride bytes apart, as written there. */             \
-  static T pairwise_strided_##T(const char *a, int64_t n, int64_t stride) {                  \
-    if (n < 8) {                                                                             \
-      T res = 0;                                                                             \
-      for (int64_t i = 0; i < n; i++) res += *(const T *)(a + i * stride);                   \
-      return res;                                                                            \
-    }                                                                                        \
-    if (n <= PAIRWISE_BLOCK) {                                                               \
-      T r[8], res;                                                                           \
-      int64_t i;                                                                             \
-      for (int l = 0; l < 8; l++) r[l] = *(const T *)(a + l * stride);                       \
-      for (i = 8; i < n - (n % 8); i += 8)                                                   \
-        for (int l = 0; l < 8; l++) r[l] += *(const T *)(a + (i + l) * stride);              \
-      res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));               \
-      for (; i < n; i++) res += *(const T *)(a + i * stride);                                \
-      return res;                                                                            \
-    }                                                                                        \
-    int64_t n2 = n / 2 - (n / 2) % 8;                                                        \
-    return pairwise_strided_##T(a, n2, stride) +                                             \
-           pairwise_strided_##T(a + n2 * stride, n - n2, stride);                            \
-  }                                                                                          \
-  /* sum: runs of the inner dim pairwise, DLB_REDUCE_RUN at a time; rows added. */           \
-  DLB_KERNEL_CLONES static int sum_##T(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    const int64_t sa = steps[0], sx = steps[1];                                              \
-    if (sa == 0) {                                                                           \
-      dlb_pairwise_layout own;                                                               \
-      dlb_pairwise_layout *cache = aux ? (dlb_pairwise_layout *)aux : &own;                  \
-      T acc = *(T *)data[0];                                                                 \
-      own.n = 0;                                                                             \
-      for (int64_t i = 0; i < n; i += DLB_REDUCE_RUN) {                                      \
-        int64_t m = n - i < DLB_REDUCE_RUN ? n - i : DLB_REDUCE_RUN;                         \
-        const char *run = data[1] + i * sx;                                                  \
-        acc += sx == (int64_t)sizeof(T) ? pairwise_##T((const T *)run, m, cache)             \
-                                        : pairwise_strided_##T(run, m, sx);                  \
-      }                                                                                      \
-      *(T *)data[0] = acc;                                                                   \
-    } else if (sa == (int64_t)sizeof(T) && sx == (int64_t)sizeof(T)) {                       \
-      T *acc = (T *)data[0];                                                                 \
-      const T *x = (const T *)data[1];                                                       \
-      for (int64_t i = 0; i < n; i++) acc[i] += x[i];                                        \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++) *(T *)(data[0] + i * sa) += *(const T *)(data[1] + i * sx); \
-    }                                                                                        \
-    return 0;                                                                                \
-  }
-
-PAIRWISE_KERNELS(float)
-PAIRWISE_KERNELS(double)
-#undef PAIRWISE_KERNELS
+/* pairwise_T, pairwise_strided_T and sum_T (reduce_pairwise.h) */
+#define T float
+#include "reduce_pairwise.h"
+#define T double
+#include "reduce_pairwise.h"
 #undef BLOCK_END
 #undef LANES_ADD
 
@@ -350,69 +299,12 @@ PAIRWISE_KERNELS(double)
  * stride); blocks of 64 numbers with 8 accumulators, the real parts in the
  * even ones.
  */
-#define COMPLEX_PAIRWISE(T, C)                                                                 \
-  static void pairwise_##C(const char *a, int64_t n, int64_t stride, T *rr, T *ri) {          \
-    if (n < 8) {                                                                               \
-      *rr = 0;                                                                                 \
-      *ri = 0;                                                                                 \
-      for (int64_t i = 0; i < n; i += 2) {                                                     \
-        *rr += *(const T *)(a + i * stride);                                                   \
-        *ri += *(const T *)(a + i * stride + sizeof(T));                                       \
-      }                                                                                        \
-      return;                                                                                  \
-    }                                                                                          \
-    if (n <= 128) {                                                                            \
-      T r[8];                                                                                  \
-      int64_t i;                                                                               \
-      for (int l = 0; l < 8; l += 2) {                                                         \
-        r[l] = *(const T *)(a + l * stride);                                                   \
-        r[l + 1] = *(const T *)(a + l * stride + sizeof(T));                                   \
-      }                                                                                        \
-      for (i = 8; i < n - (n % 8); i += 8)                                                     \
-        for (int l = 0; l < 8; l += 2) {                                                       \
-          r[l] += *(const T *)(a + (i + l) * stride);                                          \
-          r[l + 1] += *(const T *)(a + (i + l) * stride + sizeof(T));                          \
-        }                                                                                      \
-      *rr = (r[0] + r[2]) + (r[4] + r[6]);                                                     \
-      *ri = (r[1] + r[3]) + (r[5] + r[7]);                                                     \
-      for (; i < n; i += 2) {                                                                  \
-        *rr += *(const T *)(a + i * stride);                                                   \
-        *ri += *(const T *)(a + i * stride + sizeof(T));                                       \
-      }                                                                                        \
-      return;                                                                                  \
-    }                                                                                          \
-    T rr1, ri1, rr2, ri2;                                                                      \
-    int64_t n2 = n / 2 - (n / 2) % 8;                                                          \
-    pairwise_##C(a, n2, stride, &rr1, &ri1);                                                   \
-    pairwise_##C(a + n2 * stride, n - n2, stride, &rr2, &ri2);                                 \
-    *rr = rr1 + rr2;                                                                           \
-    *ri = ri1 + ri2;                                                                           \
-  }                                                                                            \
-  static int sum_##C(char **data, const int64_t *steps, int64_t n, void *aux) {                \
-    const int64_t sa = steps[0], sx = steps[1];                                                \
-    (void)aux;                                                                                 \
-    if (sa == 0) {                                                                             \
-      C *acc = (C *)data[0];                                                                   \
-      for (int64_t i = 0; i < n; i += DLB_REDUCE_RUN) {                                        \
-        int64_t m = n - i < DLB_REDUCE_RUN ? n - i : DLB_REDUCE_RUN;                           \
-        T rr, ri;                                                                              \
-        pairwise_##C(data[1] + i * sx, 2 * m, sx / 2, &rr, &ri);                               \
-        acc->re += rr;                                                                         \
-        acc->im += ri;                                                                         \
-      }                                                                                        \
-      return 0;                                                                                \
-    }                                                                                          \
-    for (int64_t i = 0; i < n; i++) {                                                          \
-      C *acc = (C *)(data[0] + i * sa);                                                        \
-      const C *x = (const C *)(data[1] + i * sx);                                              \
-      acc->re += x->re;                                                                        \
-      acc->im += x->im;                                                                        \
-    }                                                                                          \
-    return 0;                                                                                  \
-  }
-COMPLEX_PAIRWISE(float, complex64)
-COMPLEX_PAIRWISE(double, complex128)
-#undef COMPLEX_PAIRWISE
+#define T float
+#define C complex64
+#include "reduce_complex_pairwise.h"
+#define T double
+#define C complex128
+#include "reduce_complex_pairwise.h"
 
 /* --- the kernel tables ----------------------------------------------------- */
 
@@ -521,8 +413,9 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
 #define ARG_SHORT_FLOAT 128
 
 /*
- * name(p, n, stride): the first index of the extreme of n > 0 elements of T
- * stride bytes apart, or of the first NaN (dlb_reduce_arg_search).
+ * The searches (reduce_arg_search.h): name(p, n, stride): the first index
+ * of the extreme of n > 0 elements of T stride bytes apart, or of the first
+ * NaN (dlb_reduce_arg_search).
  * BEATS(x, b): x strictly better than b; CANDIDATE(x, b): x beats b or is a
  * NaN; ISNAN(x); U: an unsigned integer as wide as T; KIND: INT or FLOAT.
  * Each block (a strided one copied into a buffer first) is looked at
@@ -534,175 +427,6 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
  * loop but the walk vectorises.
  */
 #define ARG_MATCH(ISNAN, x, v, nan_only) (ISNAN(x) | (!(nan_only) & ((x) == (v))))
-#define ARG_SEARCH(name, T, U, BEATS, CANDIDATE, ISNAN, KIND)                                      \
-  /* The search element by element. */                                                             \
-  static inline int64_t name##_walk(const char *p, int64_t n, int64_t stride) {                    \
-    T best = *(const T *)p;                                                                        \
-    int64_t at = 0;                                                                                \
-    if (ISNAN(best)) return 0;                                                                     \
-    for (int64_t i = 1; i < n; i++) {                                                              \
-      T v = *(const T *)(p + i * stride);                                                          \
-      if (ISNAN(v)) return i;                                                                      \
-      if (BEATS(v, best)) {                                                                        \
-        best = v;                                                                                  \
-        at = i;                                                                                    \
-      }                                                                                            \
-    }                                                                                              \
-    return at;                                                                                     \
-  }                                                                                                \
-  /* Whether any of the n elements at x is a candidate against best. */                            \
-  static inline int name##_candidate(const T *x, int64_t n, T best) {                              \
-    U any = 0;                                                                                     \
-    for (int64_t i = 0; i < n; i++) any |= (U)CANDIDATE(x[i], best);                               \
-    return any != 0;                                                                               \
-  }                                                                                                \
-  /* T of two bytes or more: the first index of the extreme of the                                 \
-   * 0 < n <= ARG_BLOCK elements at x, the extreme into *e, and whether one                        \
-   * is a NaN into *nan (then *e and the index mean nothing). L lanes (two                         \
-   * 512-bit vectors) keep each its extreme and the index of its first.                            \
-   */                                                                                              \
-  static inline int64_t name##_index(const T *x, int64_t n, T *e, int *nan) {                      \
-    enum { L = 128 / sizeof(T) };                                                                  \
-    T m[L], v = x[0];                                                                              \
-    U id[L], bad = (U)ISNAN(x[0]);                                                                 \
-    int64_t i = 1, at = 0;                                                                         \
-    if (n >= L) {                                                                                  \
-      for (int l = 0; l < L; l++) {                                                                \
-        m[l] = x[l];                                                                               \
-        id[l] = (U)l;                                                                              \
-        bad |= (U)ISNAN(x[l]);                                                                     \
-      }                                                                                            \
-      for (i = L; i + L <= n; i += L)                                                              \
-        for (int l = 0; l < L; l++) {                                                              \
-          T y = x[i + l];                                                                          \
-          int u = BEATS(y, m[l]);                                                                  \
-          m[l] = u ? y : m[l];                                                                     \
-          id[l] = u ? (U)(i + l) : id[l];                                                          \
-          bad |= (U)ISNAN(y);                                                                      \
-        }                                                                                          \
-      v = m[0];                                                                                    \
-      at = (int64_t)id[0];                                                                         \
-      for (int l = 1; l < L; l++) /* the best lane; of equal ones, the first index */              \
-        if (BEATS(m[l], v) || (m[l] == v && (int64_t)id[l] < at)) {                                \
-          v = m[l];                                                                                \
-          at = (int64_t)id[l];                                                                     \
-        }                                                                                          \
-    }                                                                                              \
-    for (; i < n; i++) { /* the rest: indices after every lane's */                                \
-      bad |= (U)ISNAN(x[i]);                                                                       \
-      if (BEATS(x[i], v)) {                                                                        \
-        v = x[i];                                                                                  \
-        at = i;                                                                                    \
-      }                                                                                            \
-    }                                                                                              \
-    *e = v;                                                                                        \
-    *nan = bad != 0;                                                                               \
-    return at;                                                                                     \
-  }                                                                                                \
-  /* T of one byte: whether the n > 0 elements at x hold one that beats                            \
-   * best, and then *e, their extreme: LANES lanes fold a row of LANES                             \
-   * elements at a time, and only lanes that beat best are folded into one. */                     \
-  static inline int name##_beats(const T *x, int64_t n, T best, T *e) {                            \
-    T m[LANES], r = x[0];                                                                          \
-    int64_t i = 1;                                                                                 \
-    if (n >= LANES) {                                                                              \
-      U any = 0;                                                                                   \
-      for (int l = 0; l < LANES; l++) m[l] = x[l];                                                 \
-      for (i = LANES; i + LANES <= n; i += LANES)                                                  \
-        for (int l = 0; l < LANES; l++) m[l] = BEATS(x[i + l], m[l]) ? x[i + l] : m[l];            \
-      for (int l = 0; i + l < n; l++) m[l] = BEATS(x[i + l], m[l]) ? x[i + l] : m[l];              \
-      for (int l = 0; l < LANES; l++) any |= (U)BEATS(m[l], best);                                 \
-      if (!any) return 0;                                                                          \
-      r = m[0];                                                                                    \
-      for (int l = 1; l < LANES; l++) r = BEATS(m[l], r) ? m[l] : r;                               \
-      *e = r;                                                                                      \
-      return 1;                                                                                    \
-    }                                                                                              \
-    for (; i < n; i++) r = BEATS(x[i], r) ? x[i] : r;                                              \
-    *e = r;                                                                                        \
-    return BEATS(r, best);                                                                         \
-  }                                                                                                \
-  /* The first index of the n elements at x that is a NaN or (unless nan_only)                     \
-   * equal to v; n when there is none. */                                                          \
-  static inline int64_t name##_find(const T *x, int64_t n, T v, int nan_only) {                    \
-    for (int64_t c = 0; c < n;) {                                                                  \
-      int64_t len = n - c < ARG_CHUNK ? n - c : ARG_CHUNK;                                         \
-      U hit = 0;                                                                                   \
-      for (int64_t l = 0; l < len; l++) hit |= (U)ARG_MATCH(ISNAN, x[c + l], v, nan_only);         \
-      if (hit) {                                                                                   \
-        while (!ARG_MATCH(ISNAN, x[c], v, nan_only)) c++;                                          \
-        return c;                                                                                  \
-      }                                                                                            \
-      c += len;                                                                                    \
-    }                                                                                              \
-    return n;                                                                                      \
-  }                                                                                                \
-  /* The block of len elements at y, index b of the search, against *best at                       \
-   * *at: 1 when it beat *best (updated), 0 when not, -1 - i for a NaN at i. */                    \
-  static inline int64_t name##_block(const T *y, int64_t len, int64_t b, T *best, int64_t *at) {   \
-    T e;                                                                                           \
-    int64_t i;                                                                                     \
-    if (sizeof(T) > 1) {                                                                           \
-      int nan;                                                                                     \
-      i = name##_index(y, len, &e, &nan);                                                          \
-      if (nan) return -1 - name##_find(y, len, e, 1);                                              \
-      if (!BEATS(e, *best)) return 0;                                                              \
-    } else {                                                                                       \
-      if (!name##_beats(y, len, *best, &e)) return 0;                                              \
-      i = name##_find(y, len, e, 0);                                                               \
-    }                                                                                              \
-    *best = e;                                                                                     \
-    *at = b + i;                                                                                   \
-    return 1;                                                                                      \
-  }                                                                                                \
-  DLB_KERNEL_CLONES static int64_t name(const char *p, int64_t n, int64_t stride) {                \
-    T best = *(const T *)p, copy[ARG_COPY_BYTES / sizeof(T)];                                      \
-    const int64_t whole = stride == (int64_t)sizeof(T);                                            \
-    const int64_t block = whole ? ARG_BLOCK : (int64_t)(sizeof copy / sizeof(T));                  \
-    int64_t at = 0, hot = 0;                                                                       \
-    if (stride == 0) return 0; /* n times the same element */                                      \
-    if (n < ARG_SHORT_##KIND || ISNAN(best)) return name##_walk(p, n, stride);                     \
-    for (int64_t b = 0; b < n; b += block) {                                                       \
-      int64_t len = n - b < block ? n - b : block;                                                 \
-      const T *y = copy;                                                                           \
-      if (whole)                                                                                   \
-        y = (const T *)p + b;                                                                      \
-      else                                                                                         \
-        for (int64_t i = 0; i < len; i++) copy[i] = *(const T *)(p + (b + i) * stride);           \
-      if (!hot && !name##_candidate(y, len, best)) continue;                                       \
-      hot = name##_block(y, len, b, &best, &at);                                                   \
-      if (hot < 0) return b - 1 - hot;                                                             \
-    }                                                                                              \
-    return at;                                                                                     \
-  }
-
-/* name(best, index, x): rows of argmin/argmax (reduce_loops.h). */
-#define ARG_UPDATE(name, T, UPDATES)                                                             \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {    \
-    const int64_t k = *(const int64_t *)aux;                                                     \
-    const int64_t sb = steps[0], si = steps[1], sx = steps[2];                                   \
-    if (sb == (int64_t)sizeof(T) && si == 8 && sx == (int64_t)sizeof(T)) {                       \
-      T *best = (T *)data[0];                                                                    \
-      int64_t *index = (int64_t *)data[1];                                                       \
-      const T *x = (const T *)data[2];                                                           \
-      for (int64_t i = 0; i < n; i++) {                                                          \
-        T b = best[i], v = x[i];                                                                 \
-        int u = UPDATES(b, v);                                                                   \
-        best[i] = u ? v : b;                                                                     \
-        index[i] = u ? k : index[i];                                                             \
-      }                                                                                          \
-    } else {                                                                                     \
-      for (int64_t i = 0; i < n; i++) {                                                          \
-        T *b = (T *)(data[0] + i * sb), v = *(const T *)(data[2] + i * sx);                      \
-        if (UPDATES(*b, v)) {                                                                    \
-          *b = v;                                                                                \
-          *(int64_t *)(data[1] + i * si) = k;                                                    \
-        }                                                                                        \
-      }                                                                                          \
-    }                                                                                            \
-    return 0;                                                                                    \
-  }
-
 #define GREATER(x, best) ((x) > (best))
 #define LESS(x, best) ((x) < (best))
 #define NEVER_NAN(x) ((void)(x), 0)
@@ -718,22 +442,68 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
 #define UPDATES_MAX_FLOAT(b, v) (((b) == (b)) & !((b) >= (v)))
 #define UPDATES_MIN_FLOAT(b, v) (((b) == (b)) & !((b) <= (v)))
 
-#define ARG_KERNELS(T, U, NAME, KIND, ISNAN)                                                    \
-  ARG_SEARCH(argmax_##NAME, T, U, GREATER, CANDIDATE_MAX_##KIND, ISNAN, KIND)       \
-  ARG_SEARCH(argmin_##NAME, T, U, LESS, CANDIDATE_MIN_##KIND, ISNAN, KIND)          \
-  ARG_UPDATE(argmax_rows_##NAME, T, UPDATES_MAX_##KIND)                                         \
-  ARG_UPDATE(argmin_rows_##NAME, T, UPDATES_MIN_##KIND)
-ARG_KERNELS(int8_t, uint8_t, int8, INT, NEVER_NAN)
-ARG_KERNELS(int16_t, uint16_t, int16, INT, NEVER_NAN)
-ARG_KERNELS(int32_t, uint32_t, int32, INT, NEVER_NAN)
-ARG_KERNELS(int64_t, uint64_t, int64, INT, NEVER_NAN)
-ARG_KERNELS(uint8_t, uint8_t, uint8, INT, NEVER_NAN)
-ARG_KERNELS(uint16_t, uint16_t, uint16, INT, NEVER_NAN)
-ARG_KERNELS(uint32_t, uint32_t, uint32, INT, NEVER_NAN)
-ARG_KERNELS(uint64_t, uint64_t, uint64, INT, NEVER_NAN)
-ARG_KERNELS(float, uint32_t, float32, FLOAT, IS_NAN)
-ARG_KERNELS(double, uint64_t, float64, FLOAT, IS_NAN)
-#undef ARG_KERNELS
+/* argmax_SUFFIX, argmin_SUFFIX and their row kernels argmax_rows_SUFFIX and
+ * argmin_rows_SUFFIX (reduce_arg.h) */
+#define T int8_t
+#define U uint8_t
+#define SUFFIX int8
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T int16_t
+#define U uint16_t
+#define SUFFIX int16
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T int32_t
+#define U uint32_t
+#define SUFFIX int32
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T int64_t
+#define U uint64_t
+#define SUFFIX int64
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T uint8_t
+#define U uint8_t
+#define SUFFIX uint8
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T uint16_t
+#define U uint16_t
+#define SUFFIX uint16
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T uint32_t
+#define U uint32_t
+#define SUFFIX uint32
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T uint64_t
+#define U uint64_t
+#define SUFFIX uint64
+#define KIND INT
+#define ISNAN NEVER_NAN
+#include "reduce_arg.h"
+#define T float
+#define U uint32_t
+#define SUFFIX float32
+#define KIND FLOAT
+#define ISNAN IS_NAN
+#include "reduce_arg.h"
+#define T double
+#define U uint64_t
+#define SUFFIX float64
+#define KIND FLOAT
+#define ISNAN IS_NAN
+#include "reduce_arg.h"
 
 /* Row of the arg tables: the integer rows, then float32, float64. */
 static int arg_row(dlb_dtype t) {

@@ -1,0 +1,106 @@
+/* reduce_pairwise.h -- a template: NumPy's pairwise sums of the float
+ * dtype T (float or double; reduce_loops.c says how, above its instances):
+ * pairwise_T of contiguous elements, pairwise_strided_T of strided ones,
+ * and the fold kernel sum_T. reduce_loops.c #defines T and includes this
+ * file once per instance; it #undefs it at its end. A file, not a macro,
+ * so that a debugger and a profiler see its lines. No include guard. */
+
+#define PAIRWISE REDUCE_CAT(pairwise_, T)
+#define PAIRWISE_STRIDED REDUCE_CAT(pairwise_strided_, T)
+#define SUM REDUCE_CAT(sum_, T)
+#define LANES_T REDUCE_CAT(T, _lanes)
+
+/* NumPy's pairwise sum of the n contiguous elements at a. */
+DLB_KERNEL_CLONES static T PAIRWISE(const T *a, int64_t n, dlb_pairwise_layout *cache) {
+  T sums[2 * DLB_PAIRWISE_MAX_BLOCKS], res = 0; /* blocks, then joins */
+  const dlb_pairwise_layout *lay;
+  int b = 0;
+  if (n < 8) {
+    for (int64_t i = 0; i < n; i++) res += a[i];
+    return res;
+  }
+  lay = layout_of(cache, n);
+  for (; b + 4 <= lay->blocks; b += 4) { /* four blocks side by side */
+    const T *p0 = a + lay->start[b], *p1 = a + lay->start[b + 1];
+    const T *p2 = a + lay->start[b + 2], *p3 = a + lay->start[b + 3];
+    LANES_T r0, r1, r2, r3;
+    int64_t i, common = PAIRWISE_BLOCK;
+    memcpy(&r0, p0, sizeof r0);
+    memcpy(&r1, p1, sizeof r1);
+    memcpy(&r2, p2, sizeof r2);
+    memcpy(&r3, p3, sizeof r3);
+    for (int k = b; k < b + 4; k++)
+      if (lay->length[k] / 8 * 8 < common) common = lay->length[k] / 8 * 8;
+    for (i = 8; i < common; i += 8) {
+      LANES_ADD(r0, p0 + i);
+      LANES_ADD(r1, p1 + i);
+      LANES_ADD(r2, p2 + i);
+      LANES_ADD(r3, p3 + i);
+    }
+    BLOCK_END(T, r0, p0, i, lay->length[b], sums[b]);
+    BLOCK_END(T, r1, p1, i, lay->length[b + 1], sums[b + 1]);
+    BLOCK_END(T, r2, p2, i, lay->length[b + 2], sums[b + 2]);
+    BLOCK_END(T, r3, p3, i, lay->length[b + 3], sums[b + 3]);
+  }
+  for (; b < lay->blocks; b++) {
+    const T *p = a + lay->start[b];
+    LANES_T r;
+    memcpy(&r, p, sizeof r);
+    BLOCK_END(T, r, p, 8, lay->length[b], sums[b]);
+  }
+  /* The tree: each join adds its halves, left + right as NumPy does (no
+   * shared slot between joins, so independent ones overlap). */
+  for (int k = 0; k < lay->joins; k++)
+    sums[DLB_PAIRWISE_MAX_BLOCKS + k] = sums[lay->left[k]] + sums[lay->right[k]];
+  return lay->joins ? sums[DLB_PAIRWISE_MAX_BLOCKS + lay->joins - 1] : sums[0];
+}
+/* NumPy's pairwise sum of n elements stride bytes apart, as written there. */
+static T PAIRWISE_STRIDED(const char *a, int64_t n, int64_t stride) {
+  if (n < 8) {
+    T res = 0;
+    for (int64_t i = 0; i < n; i++) res += *(const T *)(a + i * stride);
+    return res;
+  }
+  if (n <= PAIRWISE_BLOCK) {
+    T r[8], res;
+    int64_t i;
+    for (int l = 0; l < 8; l++) r[l] = *(const T *)(a + l * stride);
+    for (i = 8; i < n - (n % 8); i += 8)
+      for (int l = 0; l < 8; l++) r[l] += *(const T *)(a + (i + l) * stride);
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += *(const T *)(a + i * stride);
+    return res;
+  }
+  int64_t n2 = n / 2 - (n / 2) % 8;
+  return PAIRWISE_STRIDED(a, n2, stride) + PAIRWISE_STRIDED(a + n2 * stride, n - n2, stride);
+}
+/* sum: runs of the inner dim pairwise, DLB_REDUCE_RUN at a time; rows added. */
+DLB_KERNEL_CLONES static int SUM(char **data, const int64_t *steps, int64_t n, void *aux) {
+  const int64_t sa = steps[0], sx = steps[1];
+  if (sa == 0) {
+    dlb_pairwise_layout own;
+    dlb_pairwise_layout *cache = aux ? (dlb_pairwise_layout *)aux : &own;
+    T acc = *(T *)data[0];
+    own.n = 0;
+    for (int64_t i = 0; i < n; i += DLB_REDUCE_RUN) {
+      int64_t m = n - i < DLB_REDUCE_RUN ? n - i : DLB_REDUCE_RUN;
+      const char *run = data[1] + i * sx;
+      acc += sx == (int64_t)sizeof(T) ? PAIRWISE((const T *)run, m, cache)
+                                      : PAIRWISE_STRIDED(run, m, sx);
+    }
+    *(T *)data[0] = acc;
+  } else if (sa == (int64_t)sizeof(T) && sx == (int64_t)sizeof(T)) {
+    T *acc = (T *)data[0];
+    const T *x = (const T *)data[1];
+    for (int64_t i = 0; i < n; i++) acc[i] += x[i];
+  } else {
+    for (int64_t i = 0; i < n; i++) *(T *)(data[0] + i * sa) += *(const T *)(data[1] + i * sx);
+  }
+  return 0;
+}
+
+#undef PAIRWISE
+#undef PAIRWISE_STRIDED
+#undef SUM
+#undef LANES_T
+#undef T
