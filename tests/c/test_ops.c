@@ -9,6 +9,7 @@
 #include "compute/elementwise.h"
 #include "core/dtype.h"
 #include "check.h"
+#include "loops_column.h"
 
 /* The ids as first published: rows are only ever appended. */
 static const char *const abi_order[] = {
@@ -36,25 +37,6 @@ typedef struct row {
 static const row rows[] = {DLB_ELEMENTWISE_OPS(ROW)};
 #undef ROW
 enum { ROW_COUNT = sizeof rows / sizeof rows[0] };
-
-/* The loop dtypes of a loops column ("BIFC") as a bit per dtype; -1 for a
- * letter the list does not define. */
-static long long loop_dtypes(const char *loops) {
-  long long mask = 0;
-  for (const char *c = loops; *c; c++) {
-    switch (*c) {
-    case 'B': mask |= 1ll << DLB_BOOL; break;
-    case 'I':
-      for (int t = DLB_INT8; t <= DLB_UINT64; t++) mask |= 1ll << t;
-      break;
-    case 'H': mask |= 1ll << DLB_FLOAT16 | 1ll << DLB_BFLOAT16; break;
-    case 'F': mask |= 1ll << DLB_FLOAT32 | 1ll << DLB_FLOAT64; break;
-    case 'C': mask |= 1ll << DLB_COMPLEX64 | 1ll << DLB_COMPLEX128; break;
-    default: return -1;
-    }
-  }
-  return mask;
-}
 
 static void test_ids_follow_the_rows(void) {
   CHECK_EQ_INT(ROW_COUNT, DLB_OP_COUNT);
