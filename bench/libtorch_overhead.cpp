@@ -45,12 +45,13 @@ int main() {
   tb::open_torch(L, &rt);
   if (luaL_dostring(L, "dl = require 'dlbridge' "
                        "small = dl.ones{1, 3, 32, 32}:astype('float32') "
-                       "batch = (dl.arange(4 * 3 * 120 * 160) % 255):astype('float32'):view{4, 3, 120, 160} / 255 "
+                       "batch = (dl.arange(4 * 3 * 120 * 160) % 255):astype('float32'):view{4, 3, "
+                       "120, 160} / 255 "
                        "infer = torch.infer") != LUA_OK) {
     std::fprintf(stderr, "%s\n", lua_tostring(L, -1));
     return 1;
   }
-  lua_getglobal(L, "small");  // stack 1: the array handed over
+  lua_getglobal(L, "small"); // stack 1: the array handed over
   at::Tensor held = tb::to_torch(L, 1);
 
   double in = median_ns(reps, 20000, [&] { at::Tensor t = tb::to_torch(L, 1); });
@@ -60,7 +61,7 @@ int main() {
   });
   double out_deleted = median_ns(reps, 20000, [&] {
     tb::push_tensor(L, held);
-    lua_getfield(L, -1, "delete");  // a:delete(): freed now, not by the collector
+    lua_getfield(L, -1, "delete"); // a:delete(): freed now, not by the collector
     lua_insert(L, -2);
     lua_call(L, 1, 0);
   });
@@ -80,11 +81,11 @@ int main() {
     DLManagedTensor *t = at::toDLPack(held);
     t->deleter(t);
   });
-  double torch_rt = median_ns(reps, 20000, [&] { at::Tensor t = at::fromDLPack(at::toDLPack(held)); });
+  double torch_rt =
+      median_ns(reps, 20000, [&] { at::Tensor t = at::fromDLPack(at::toDLPack(held)); });
   float blob[4];
-  double torch_blob = median_ns(reps, 20000, [&] {
-    at::Tensor t = at::from_blob(blob, {4}, [](void *) {});
-  });
+  double torch_blob =
+      median_ns(reps, 20000, [&] { at::Tensor t = at::from_blob(blob, {4}, [](void *) {}); });
   std::printf("exchange of a 1x3x32x32 float32 array (ns per call, median of %d):\n", reps);
   std::printf("  to_torch (export + at::fromDLPack + release)   %8.0f\n", in);
   std::printf("  push_tensor (dlb_push_external), collected     %8.0f\n", out);
@@ -94,8 +95,9 @@ int main() {
   std::printf("  LibTorch only: toDLPack(t) + its deleter       %8.0f\n", torch_to);
   std::printf("  LibTorch only: fromDLPack(toDLPack(t))         %8.0f\n", torch_rt);
   std::printf("  LibTorch only: from_blob with a deleter        %8.0f\n", torch_blob);
-  std::printf("ratio to LibTorch's own round trip: both ways collected %.2fx, with a:delete() %.2fx\n",
-              both / torch_rt, both_deleted / torch_rt);
+  std::printf(
+      "ratio to LibTorch's own round trip: both ways collected %.2fx, with a:delete() %.2fx\n",
+      both / torch_rt, both_deleted / torch_rt);
 
   for (const char *name : {"small", "batch"}) {
     lua_settop(L, 0);
@@ -112,10 +114,11 @@ int main() {
       c10::InferenceMode guard;
       at::Tensor y = rt.model->forward(x);
     });
-    std::printf("torch.infer(%s %ldx3x%ldx%ld) from Lua %10.0f ns, model->forward in C++ %10.0f ns: "
-                "ratio %.3fx (%+.0f ns)\n",
-                name, (long)x.size(0), (long)x.size(2), (long)x.size(3), lua_side, cxx_side,
-                lua_side / cxx_side, lua_side - cxx_side);
+    std::printf(
+        "torch.infer(%s %ldx3x%ldx%ld) from Lua %10.0f ns, model->forward in C++ %10.0f ns: "
+        "ratio %.3fx (%+.0f ns)\n",
+        name, (long)x.size(0), (long)x.size(2), (long)x.size(3), lua_side, cxx_side,
+        lua_side / cxx_side, lua_side - cxx_side);
   }
   held = at::Tensor();
   lua_close(L);

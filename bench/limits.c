@@ -49,7 +49,7 @@
 #include <unistd.h>
 #include "dlbridge.h"
 
-#define FIRE_MS 100             /* interrupt delay of the latency runs */
+#define FIRE_MS 100 /* interrupt delay of the latency runs */
 #define LATENCY_GOAL_MS 20.0
 #define LIMIT_MIB 64
 #define SLACK_MIB 16
@@ -86,9 +86,10 @@ typedef struct {
 #define RAND_5E7 "r = dl.random.default_rng(1):random(5e7, {dtype = 'float32'})"
 #define RNG "g = dl.random.default_rng(1)"
 
-#define REDUCE(f, vec, mat)                                               \
-  {#f, "f64 expand(1e9)", vec, "return dl." #f "(v)", 0},                 \
-  {#f "{dim=2}", mat##_D, mat, "return dl." #f "(m, {dim = 2})", 0}
+#define REDUCE(f, vec, mat)                                                                        \
+  {#f, "f64 expand(1e9)", vec, "return dl." #f "(v)", 0}, {                                        \
+#f "{dim=2}", mat##_D, mat, "return dl." #f "(m, {dim = 2})", 0                                \
+  }
 
 static const bench_case cases[] = {
     /* element-wise */
@@ -97,8 +98,8 @@ static const bench_case cases[] = {
     {"sqrt", "f32 expand(2e8)", F32_2E8, "return dl.sqrt(x)", 0},
     {"exp", "f32 expand(2e8)", F32_2E8, "return dl.exp(x)", 0},
     {"tanh", "f32 expand(2e8)", F32_2E8, "return dl.tanh(x)", 0},
-    {"where", "bool expand(2e8), f32 expand(2e8)", F32_2E8 " c = dl.ones(1, {dtype = 'bool'}):expand(2e8)",
-     "return dl.where(c, x, 1)", 0},
+    {"where", "bool expand(2e8), f32 expand(2e8)",
+     F32_2E8 " c = dl.ones(1, {dtype = 'bool'}):expand(2e8)", "return dl.where(c, x, 1)", 0},
     {"clip", "f32 expand(2e8), 0..1", F32_2E8, "return dl.clip(x, 0, 1)", 0},
     {"less", "f32 expand(1e9) < 1", F32_1E9, "return dl.less(y, 1)", 0},
     {"equal", "f32 expand(1e9) == 0", F32_1E9, "return dl.equal(y, 0)", 0},
@@ -106,48 +107,63 @@ static const bench_case cases[] = {
     {"copy", "i16 expand(2e4,2e4):T()", T_VIEW, "return t:copy()", 0},
     {"contiguous", "i16 expand(2e4,2e4):T()", T_VIEW, "return t:contiguous()", 0},
     /* reductions, over all elements and along dim 2 (rows of 1e4) */
-    REDUCE(sum, F64_1E9, MAT_1E9), REDUCE(prod, ONES_1E9, ONES_MAT), REDUCE(mean, F64_1E9, MAT_1E9),
-    REDUCE(std, F64_1E9, MAT_1E9), REDUCE(var, F64_1E9, MAT_1E9), REDUCE(min, F64_1E9, MAT_1E9),
+    REDUCE(sum, F64_1E9, MAT_1E9),
+    REDUCE(prod, ONES_1E9, ONES_MAT),
+    REDUCE(mean, F64_1E9, MAT_1E9),
+    REDUCE(std, F64_1E9, MAT_1E9),
+    REDUCE(var, F64_1E9, MAT_1E9),
+    REDUCE(min, F64_1E9, MAT_1E9),
     REDUCE(max, F64_1E9, MAT_1E9),
     /* argmin/argmax of a stride-0 view return at once; over every dim they
      * flatten (copy) an n-D view first, so that input is smaller */
-    {"argmin", "i64 arange(1e4):expand(2e4,1e4)", "a = dl.arange(1e4):expand(2e4, 1e4)", "return dl.argmin(a)", 0},
-    {"argmin{dim=2}", "i64 arange(1e4):expand(1e5,1e4)", MAT_1E9, "return dl.argmin(m, {dim = 2})", 0},
-    {"argmax", "i64 arange(1e4):expand(2e4,1e4)", "a = dl.arange(1e4):expand(2e4, 1e4)", "return dl.argmax(a)", 0},
-    {"argmax{dim=2}", "i64 arange(1e4):expand(1e5,1e4)", MAT_1E9, "return dl.argmax(m, {dim = 2})", 0},
-    REDUCE(any, F64_1E9, ZEROS_MAT), REDUCE(all, ONES_1E9, ONES_MAT), REDUCE(count_nonzero, F64_1E9, MAT_1E9),
+    {"argmin", "i64 arange(1e4):expand(2e4,1e4)", "a = dl.arange(1e4):expand(2e4, 1e4)",
+     "return dl.argmin(a)", 0},
+    {"argmin{dim=2}", "i64 arange(1e4):expand(1e5,1e4)", MAT_1E9, "return dl.argmin(m, {dim = 2})",
+     0},
+    {"argmax", "i64 arange(1e4):expand(2e4,1e4)", "a = dl.arange(1e4):expand(2e4, 1e4)",
+     "return dl.argmax(a)", 0},
+    {"argmax{dim=2}", "i64 arange(1e4):expand(1e5,1e4)", MAT_1E9, "return dl.argmax(m, {dim = 2})",
+     0},
+    REDUCE(any, F64_1E9, ZEROS_MAT),
+    REDUCE(all, ONES_1E9, ONES_MAT),
+    REDUCE(count_nonzero, F64_1E9, MAT_1E9),
     /* linear algebra and signals */
-    {"matmul", "f64 4000x4000 real @ itself", "A = dl.ones({4000, 4000})", "return dl.matmul(A, A)", 0},
+    {"matmul", "f64 4000x4000 real @ itself", "A = dl.ones({4000, 4000})", "return dl.matmul(A, A)",
+     0},
     {"matmul", "i32 2000x2000 real @ itself", "A = dl.ones({2000, 2000}, {dtype = 'int32'})",
      "return dl.matmul(A, A)", 0},
-    {"dot", "f64 expand(1e8) . expand(1e8)", "v = dl.zeros(1):expand(1e8) w = dl.zeros(1):expand(1e8)",
-     "return dl.dot(v, w)", 0},
-    {"convolve", "f64 expand(1e5) * expand(1e5)",
-     "c = dl.zeros(1):expand(1e5)", "return dl.convolve(c, c)", 0},
+    {"dot", "f64 expand(1e8) . expand(1e8)",
+     "v = dl.zeros(1):expand(1e8) w = dl.zeros(1):expand(1e8)", "return dl.dot(v, w)", 0},
+    {"convolve", "f64 expand(1e5) * expand(1e5)", "c = dl.zeros(1):expand(1e5)",
+     "return dl.convolve(c, c)", 0},
     /* sorting */
     {"sort", "f32 random 5e7 real", RAND_5E7, "return dl.sort(r)", 0},
     {"argsort", "f32 random 5e7 real", RAND_5E7, "return dl.argsort(r)", 0},
     {"unique", "f32 random 5e7 real", RAND_5E7, "return dl.unique(r)", 0},
     {"topk", "i64 arange(1000):expand(1e6,1000), k=5", "a = dl.arange(1000):expand(1e6, 1000)",
      "return dl.topk(a, 5)", 0},
-    {"searchsorted", "arange(1e6), v = expand(1e8)", "s = dl.arange(1e6) q = dl.zeros(1):expand(1e8)",
-     "return dl.searchsorted(s, q)", 0},
+    {"searchsorted", "arange(1e6), v = expand(1e8)",
+     "s = dl.arange(1e6) q = dl.zeros(1):expand(1e8)", "return dl.searchsorted(s, q)", 0},
     /* scans and counting */
     {"cumsum", "i8 expand(1e9), dtype int8", I8_1E9, "return dl.cumsum(b, {dtype = 'int8'})", 0},
     {"cumprod", "i8 ones expand(1e9), dtype int8", "b = dl.ones(1, {dtype = 'int8'}):expand(1e9)",
      "return dl.cumprod(b, {dtype = 'int8'})", 0},
     {"diff", "i8 expand(1e9)", I8_1E9, "return dl.diff(b)", 0},
-    {"bincount", "i64 expand(1e9)", "k = dl.zeros(1, {dtype = 'int64'}):expand(1e9)", "return dl.bincount(k)", 0},
-    {"bincount", "{0}, minlength 2e8 (lazily zeroed)", NULL, "return dl.bincount({0}, {minlength = 2e8})", 1},
+    {"bincount", "i64 expand(1e9)", "k = dl.zeros(1, {dtype = 'int64'}):expand(1e9)",
+     "return dl.bincount(k)", 0},
+    {"bincount", "{0}, minlength 2e8 (lazily zeroed)", NULL,
+     "return dl.bincount({0}, {minlength = 2e8})", 1},
     {"histogram", "{1,2,3}, bins = 1e8", NULL, "return dl.histogram({1, 2, 3}, {bins = 1e8})", 0},
-    {"histogram", "f64 expand(1e9), range {0,1}", F64_1E9, "return dl.histogram(v, {range = {0, 1}})", 0},
+    {"histogram", "f64 expand(1e9), range {0,1}", F64_1E9,
+     "return dl.histogram(v, {range = {0, 1}})", 0},
     /* selecting */
     {"take", "i8 10 real, idx expand(1e8)", IDX_1E8, "return dl.take(z, idx)", 0},
     {"take_along_dim", "i8 expand(2e8), idx expand(2e8)",
-     "b = dl.zeros(1, {dtype = 'int8'}):expand(2e8) idx = dl.ones(1, {dtype = 'int64'}):expand(2e8)",
+     "b = dl.zeros(1, {dtype = 'int8'}):expand(2e8) idx = dl.ones(1, {dtype = "
+     "'int64'}):expand(2e8)",
      "return dl.take_along_dim(b, idx, 1)", 0},
-    {"a[mask]", "i8 expand(1e9), all-true mask", I8_1E9 " mask = dl.ones(1, {dtype = 'bool'}):expand(1e9)",
-     "return b[mask]", 0},
+    {"a[mask]", "i8 expand(1e9), all-true mask",
+     I8_1E9 " mask = dl.ones(1, {dtype = 'bool'}):expand(1e9)", "return b[mask]", 0},
     {"a[idx]", "i8 10 real, idx expand(1e8)", IDX_1E8, "return z[idx]", 0},
     {"nonzero", "f64 zeros expand(1e9)", F64_1E9, "return dl.nonzero(v)", 0},
     {"argwhere", "f64 zeros expand(1e9)", F64_1E9, "return dl.argwhere(v)", 0},
@@ -171,7 +187,8 @@ static const bench_case cases[] = {
      "return dl.repeat_elements(o, 1e9)", 0},
     {"roll", "i8 expand(1e9), shift 7", I8_1E9, "return dl.roll(b, 7)", 0},
     {"flip", "i8 expand(1e9) (returns a view)", I8_1E9, "return dl.flip(b)", 1},
-    {"pad", "i8 {0}, 5e8 each side", "o = dl.zeros(1, {dtype = 'int8'})", "return dl.pad(o, 5e8)", 0},
+    {"pad", "i8 {0}, 5e8 each side", "o = dl.zeros(1, {dtype = 'int8'})", "return dl.pad(o, 5e8)",
+     0},
     {"meshgrid", "i8 expand(2.2e4) x2", "e = dl.zeros(1, {dtype = 'int8'}):expand(2.2e4)",
      "return dl.meshgrid(e, e)", 0},
     /* comparing arrays */
@@ -181,18 +198,21 @@ static const bench_case cases[] = {
      "return dl.array_equal(v, w)", 0},
     /* random numbers */
     {"Generator:random", "2e8 (f64)", RNG, "return g:random(2e8)", 0},
-    {"Generator:integers", "0..100, 1e9 int8", RNG, "return g:integers(0, 100, 1e9, {dtype = 'int8'})", 0},
+    {"Generator:integers", "0..100, 1e9 int8", RNG,
+     "return g:integers(0, 100, 1e9, {dtype = 'int8'})", 0},
     {"Generator:normal", "2e8 (f64)", RNG, "return g:normal(0, 1, 2e8)", 0},
     {"Generator:standard_normal", "2e8 (f64)", RNG, "return g:standard_normal(2e8)", 0},
     {"Generator:uniform", "2e8 (f64)", RNG, "return g:uniform(0, 1, 2e8)", 0},
     {"Generator:permutation", "3e7", RNG, "return g:permutation(3e7)", 0},
-    {"Generator:shuffle", "i8 2e8 real", RNG " s = dl.full(2e8, 1, {dtype = 'int8'})", "return g:shuffle(s)", 0},
+    {"Generator:shuffle", "i8 2e8 real", RNG " s = dl.full(2e8, 1, {dtype = 'int8'})",
+     "return g:shuffle(s)", 0},
     {"Generator:spawn", "1e6 generators (the most)", RNG, "return #g:spawn(1e6)", 0},
     /* files as strings, DLPack, devices */
     {"tonpy", "i8 expand(1e9)", I8_1E9, "return #dl.tonpy(b)", 0},
     {"tosafetensors", "i8 expand(1e9)", I8_1E9, "return #dl.tosafetensors({x = b})", 0},
     {"to_dlpack{copy=true}", "i8 expand(1e9)", I8_1E9, "return b:to_dlpack({copy = true})", 0},
-    {"device_put", "i8 expand(1e9), cpu, copy", I8_1E9, "return dl.device_put(b, 'cpu', {copy = true})", 0},
+    {"device_put", "i8 expand(1e9), cpu, copy", I8_1E9,
+     "return dl.device_put(b, 'cpu', {copy = true})", 0},
     {NULL, NULL, NULL, NULL, 0}};
 
 /* ---------------------------------------------------------------- child */
@@ -255,9 +275,8 @@ static void send_report(int fd, const report *r) {
 }
 
 /* The error's code (dlbridge.Error) or a short text for anything else. */
-static const char *CODE_OF =
-    "local e = ... if dl.is_error(e) then return tostring(e.code) end "
-    "return 'LUA: ' .. tostring(e)";
+static const char *CODE_OF = "local e = ... if dl.is_error(e) then return tostring(e.code) end "
+                             "return 'LUA: ' .. tostring(e)";
 
 static void error_code(lua_State *L, char *out, size_t size) {
   /* error value on top */
@@ -287,7 +306,8 @@ static void run_child(const bench_case *k, char mode, double safety_ms, int fd) 
   if (luaL_dostring(L, "dl = require 'dlbridge'") != LUA_OK ||
       (k->setup && luaL_dostring(L, k->setup) != LUA_OK)) {
     r.stage = 2;
-    snprintf(r.code, sizeof r.code, "SETUP: %.80s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+    snprintf(r.code, sizeof r.code, "SETUP: %.80s",
+             lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     send_report(fd, &r);
     _exit(0);
   }
@@ -376,9 +396,15 @@ static run_result run_case(const bench_case *k, char mode, double safety_ms, dou
   pid_t pid;
   memset(&out, 0, sizeof out);
   fflush(stdout);
-  if (pipe(fds) != 0) { perror("pipe"); exit(1); }
+  if (pipe(fds) != 0) {
+    perror("pipe");
+    exit(1);
+  }
   pid = fork();
-  if (pid < 0) { perror("fork"); exit(1); }
+  if (pid < 0) {
+    perror("fork");
+    exit(1);
+  }
   if (pid == 0) {
     close(fds[0]);
     run_child(k, mode, safety_ms, fds[1]);
@@ -415,13 +441,13 @@ static int cmp_double(const void *a, const void *b) {
 
 /* One cell for a bounded (M or W) run: the code, "ran>1s" when only the
  * safety interrupt stopped it, with the time when it is not instant. */
-static void bound_cell(const run_result *x, double safety_ms, double hang_ms, char *out, size_t size) {
+static void bound_cell(const run_result *x, double safety_ms, double hang_ms, char *out,
+                       size_t size) {
   if (x->how == HANG) snprintf(out, size, "killed >%gs", (safety_ms + hang_ms) / 1000);
   else if (x->how == CRASH) snprintf(out, size, "CRASH sig %d", x->signal);
   else if (x->r.fired && strcmp(x->r.code, "INTERRUPTED") == 0)
     snprintf(out, size, "ran>%gs", safety_ms / 1000);
-  else if (x->r.elapsed_ms >= 10)
-    snprintf(out, size, "%.28s %.0fms", x->r.code, x->r.elapsed_ms);
+  else if (x->r.elapsed_ms >= 10) snprintf(out, size, "%.28s %.0fms", x->r.code, x->r.elapsed_ms);
   else snprintf(out, size, "%.40s", x->r.code);
 }
 
@@ -452,12 +478,13 @@ int main(int argc, char **argv) {
     filter = NULL;
   }
   signal(SIGPIPE, SIG_IGN);
-  printf("dlbridge %s: host bounds per function. Latency: dlb_interrupt %d ms into the call, "
-         "median of %d runs (goal < %.0f ms).\nMemory: limit = setup's in_use + %d MiB, VmHWM growth "
-         "during the call (goal <= %d MiB). Work: dlb_set_work_limit %d (expect INTERRUPTED).\n"
-         "ran>%gs: stopped only by the safety interrupt at %g s.\n\n",
-         DLB_VERSION_STRING, FIRE_MS, REPEATS, LATENCY_GOAL_MS, LIMIT_MIB, LIMIT_MIB + SLACK_MIB,
-         WORK_LIMIT, safety_ms / 1000, safety_ms / 1000);
+  printf(
+      "dlbridge %s: host bounds per function. Latency: dlb_interrupt %d ms into the call, "
+      "median of %d runs (goal < %.0f ms).\nMemory: limit = setup's in_use + %d MiB, VmHWM growth "
+      "during the call (goal <= %d MiB). Work: dlb_set_work_limit %d (expect INTERRUPTED).\n"
+      "ran>%gs: stopped only by the safety interrupt at %g s.\n\n",
+      DLB_VERSION_STRING, FIRE_MS, REPEATS, LATENCY_GOAL_MS, LIMIT_MIB, LIMIT_MIB + SLACK_MIB,
+      WORK_LIMIT, safety_ms / 1000, safety_ms / 1000);
   printf("%-26s %-38s %-36s %-9s %8s  %-24s %-22s\n", "function", "input", "latency ms", "verdict",
          "peak MiB", "code @ +64 MiB", "code @ work 1e6");
   for (const bench_case *k = list; k->func; k++) {
@@ -499,8 +526,11 @@ int main(int argc, char **argv) {
         w->latency_fail = 1;
       } else if (!x->r.fired) {
         if (strcmp(x->r.code, "OK") == 0)
-          snprintf(w->latency, sizeof w->latency, "done in %.1f ms before the interrupt", x->r.elapsed_ms);
-        else snprintf(w->latency, sizeof w->latency, "%.20s in %.1f ms (no interrupt)", x->r.code, x->r.elapsed_ms);
+          snprintf(w->latency, sizeof w->latency, "done in %.1f ms before the interrupt",
+                   x->r.elapsed_ms);
+        else
+          snprintf(w->latency, sizeof w->latency, "%.20s in %.1f ms (no interrupt)", x->r.code,
+                   x->r.elapsed_ms);
         w->too_small = !k->bounded;
         snprintf(w->verdict, sizeof w->verdict, "%s", k->bounded ? "OK (fast)" : "TOO-SMALL");
       } else { /* it returned after the interrupt, but not with INTERRUPTED */
@@ -530,14 +560,16 @@ int main(int argc, char **argv) {
       char growth[24];
       if (w->growth < 0) snprintf(growth, sizeof growth, "?");
       else snprintf(growth, sizeof growth, "%.1f%s", w->growth, w->memory_fail ? " PAST" : "");
-      printf("%-26s %-38s %-36s %-9s %8s  %-24s %-22s\n", k->func, k->input, w->latency, w->verdict, growth,
-             memcell, w->work);
+      printf("%-26s %-38s %-36s %-9s %8s  %-24s %-22s\n", k->func, k->input, w->latency, w->verdict,
+             growth, memcell, w->work);
     }
   }
   if (any_single)
-    printf("\n* one run only: the first was over 1 s, so the median of %d would say nothing more.\n", REPEATS);
-  printf("\nRows failing a goal (latency < %.0f ms; peak growth <= %d + %d MiB):\n", LATENCY_GOAL_MS, LIMIT_MIB,
-         SLACK_MIB);
+    printf(
+        "\n* one run only: the first was over 1 s, so the median of %d would say nothing more.\n",
+        REPEATS);
+  printf("\nRows failing a goal (latency < %.0f ms; peak growth <= %d + %d MiB):\n",
+         LATENCY_GOAL_MS, LIMIT_MIB, SLACK_MIB);
   {
     int fails = 0;
     for (int i = 0; i < nrows; i++) {

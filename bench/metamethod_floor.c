@@ -98,8 +98,7 @@ static int checked_newindex(lua_State *L) {
   lua_Number x = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
   int i = x >= 1 && x <= 16 ? (int)x : 0;
   lua_Number v = lua_tonumberx(L, 3, &isnum);
-  if (f && i == x && i && isnum && lua_type(L, 3) == LUA_TNUMBER)
-    f->data[i - 1] = v;
+  if (f && i == x && i && isnum && lua_type(L, 3) == LUA_TNUMBER) f->data[i - 1] = v;
   return 0;
 }
 

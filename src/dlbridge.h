@@ -46,33 +46,32 @@ typedef struct lua_State lua_State;
  * default hint (src/core/error.c; tests/c/test_status_codes.c checks).
  * Rows are only ever appended: the values are the ABI.
  */
-#define DLB_STATUS_CODES(X)                                                                 \
-  X(BACKEND_INCOMPATIBLE) /* backend cannot hand out a device pointer */                    \
-  X(DELETED)              /* the array was deleted or donated */                            \
-  X(CAPSULE_CONSUMED)     /* a capsule was already consumed */                              \
-  X(UNKNOWN_DEVICE)       /* no backend or device by that name */                           \
-  X(DEVICE_UNAVAILABLE)   /* the backend exists but cannot run here */                      \
-  X(DTYPE)                /* unknown or unrepresentable dtype */                            \
-  X(SHAPE)                /* bad or mismatched shape, or a size that overflows */           \
-  X(INDEX)                /* index out of range */                                          \
-  X(VALUE)                /* value not representable in the dtype */                        \
-  X(COPY_REQUIRED)        /* copy = false, but only a copy would do */                      \
-  X(READ_ONLY)            /* write to a read-only array */                                  \
-  X(DLPACK_VERSION)       /* unsupported DLPack major version */                            \
-  X(DLPACK_INVALID)       /* malformed tensor from a producer */                            \
-  X(UNSUPPORTED)          /* not available on this backend or dtype */                      \
-  X(OUT_OF_MEMORY)        /* an allocation failed */                                        \
-  X(BACKEND_FAILURE)      /* a backend reported an error */                                 \
-  X(ARGUMENT)             /* bad argument type or value */                                  \
-  X(IO)                   /* the system refused a file operation (errno in err.status) */   \
-  X(FORMAT)               /* a malformed file or byte string (.npy, safetensors) */         \
+#define DLB_STATUS_CODES(X)                                                                        \
+  X(BACKEND_INCOMPATIBLE) /* backend cannot hand out a device pointer */                           \
+  X(DELETED)              /* the array was deleted or donated */                                   \
+  X(CAPSULE_CONSUMED)     /* a capsule was already consumed */                                     \
+  X(UNKNOWN_DEVICE)       /* no backend or device by that name */                                  \
+  X(DEVICE_UNAVAILABLE)   /* the backend exists but cannot run here */                             \
+  X(DTYPE)                /* unknown or unrepresentable dtype */                                   \
+  X(SHAPE)                /* bad or mismatched shape, or a size that overflows */                  \
+  X(INDEX)                /* index out of range */                                                 \
+  X(VALUE)                /* value not representable in the dtype */                               \
+  X(COPY_REQUIRED)        /* copy = false, but only a copy would do */                             \
+  X(READ_ONLY)            /* write to a read-only array */                                         \
+  X(DLPACK_VERSION)       /* unsupported DLPack major version */                                   \
+  X(DLPACK_INVALID)       /* malformed tensor from a producer */                                   \
+  X(UNSUPPORTED)          /* not available on this backend or dtype */                             \
+  X(OUT_OF_MEMORY)        /* an allocation failed */                                               \
+  X(BACKEND_FAILURE)      /* a backend reported an error */                                        \
+  X(ARGUMENT)             /* bad argument type or value */                                         \
+  X(IO)                   /* the system refused a file operation (errno in err.status) */          \
+  X(FORMAT)               /* a malformed file or byte string (.npy, safetensors) */                \
   X(INTERRUPTED)          /* the host stopped the call (dlb_interrupt, dlb_set_work_limit) */
 
 #define DLB_STATUS_ID_(NAME) DLB_E_##NAME,
 typedef enum dlb_status {
   DLB_OK = 0,
-  DLB_STATUS_CODES(DLB_STATUS_ID_)
-  DLB_STATUS_COUNT
+  DLB_STATUS_CODES(DLB_STATUS_ID_) DLB_STATUS_COUNT
 } dlb_status;
 #undef DLB_STATUS_ID_
 /* The last published code keeps its value: a row inserted or removed
@@ -195,14 +194,14 @@ struct dlb_kernels;
 
 /* A backend's vtable (see the list above): versioned, fields appended only. */
 typedef struct dlb_backend_ops {
-  uint32_t version;    /* DLB_BACKEND_OPS_VERSION_1 or _2 */
-  const char *name;    /* copied at registration: [a-z][a-z0-9_]*, at most 31 chars */
-  int32_t device_type; /* DLPack DLDeviceType of its devices (kDLExtDev for engines) */
+  uint32_t version;               /* DLB_BACKEND_OPS_VERSION_1 or _2 */
+  const char *name;               /* copied at registration: [a-z][a-z0-9_]*, at most 31 chars */
+  int32_t device_type;            /* DLPack DLDeviceType of its devices (kDLExtDev for engines) */
   int (*device_count)(void *ctx); /* 0: registered but unavailable here */
   dlb_status (*allocate)(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle);
   void (*deallocate)(void *ctx, int device_id, void *handle);
-  dlb_status (*copy_to_host)(void *ctx, int device_id, const void *handle, size_t offset,
-                             void *dst, size_t nbytes);
+  dlb_status (*copy_to_host)(void *ctx, int device_id, const void *handle, size_t offset, void *dst,
+                             size_t nbytes);
   dlb_status (*copy_from_host)(void *ctx, int device_id, void *handle, size_t offset,
                                const void *src, size_t nbytes);
   dlb_status (*copy_within)(void *ctx, int dst_device_id, void *dst_handle, size_t dst_offset,
@@ -219,8 +218,7 @@ typedef struct dlb_backend_ops {
   dlb_status (*event_wait)(void *ctx, int device_id, void *queue, void *event);
   dlb_status (*event_synchronize)(void *ctx, int device_id, void *event);
   void (*event_release)(void *ctx, int device_id, void *event);
-  dlb_status (*stream_wait)(void *ctx, int device_id, int has_stream, int64_t stream,
-                            void *event);
+  dlb_status (*stream_wait)(void *ctx, int device_id, int has_stream, int64_t stream, void *event);
   dlb_status (*adopt)(void *ctx, int device_id, void *data, uint64_t first, uint64_t end,
                       void **handle);
   void (*forget)(void *ctx, int device_id, void *handle);
@@ -245,62 +243,62 @@ typedef struct dlb_backend_ops {
  *   lua    its Lua name: dl.lua(...), and also a:lua(...) when form is
  *          method (function: dl.lua only).
  */
-#define DLB_ELEMENTWISE_OPS(X)                                                  \
-  X(ADD,           add,           2, ARITHMETIC,  BIFC,  add,           method)   \
-  X(SUBTRACT,      subtract,      2, ARITHMETIC,  IFC,   sub,           method)   \
-  X(MULTIPLY,      multiply,      2, ARITHMETIC,  BIFC,  mul,           method)   \
-  X(DIVIDE,        divide,        2, TRUE_DIVIDE, FC,    div,           method)   \
-  X(FLOOR_DIVIDE,  floor_divide,  2, ARITHMETIC,  IF,    floor_divide,  method)   \
-  X(MOD,           mod,           2, ARITHMETIC,  IF,    mod,           method)   \
-  X(POWER,         power,         2, ARITHMETIC,  IFC,   pow,           method)   \
-  X(MAXIMUM,       maximum,       2, ARITHMETIC,  BIF,   maximum,       method)   \
-  X(MINIMUM,       minimum,       2, ARITHMETIC,  BIF,   minimum,       method)   \
-  X(ATAN2,         atan2,         2, FLOAT_MATH,  F,     atan2,         method)   \
-  X(BITWISE_AND,   bitwise_and,   2, BITWISE,     BI,    bitwise_and,   method)   \
-  X(BITWISE_OR,    bitwise_or,    2, BITWISE,     BI,    bitwise_or,    method)   \
-  X(BITWISE_XOR,   bitwise_xor,   2, BITWISE,     BI,    bitwise_xor,   method)   \
-  X(LEFT_SHIFT,    left_shift,    2, BITWISE,     I,     left_shift,    method)   \
-  X(RIGHT_SHIFT,   right_shift,   2, BITWISE,     I,     right_shift,   method)   \
-  X(LOGICAL_AND,   logical_and,   2, LOGICAL,     B,     logical_and,   method)   \
-  X(LOGICAL_OR,    logical_or,    2, LOGICAL,     B,     logical_or,    method)   \
-  X(LOGICAL_XOR,   logical_xor,   2, LOGICAL,     B,     logical_xor,   method)   \
-  X(EQUAL,         equal,         2, COMPARISON,  BIFC,  equal,         method)   \
-  X(NOT_EQUAL,     not_equal,     2, COMPARISON,  BIFC,  not_equal,     method)   \
-  X(LESS,          less,          2, COMPARISON,  BIF,   less,          method)   \
-  X(LESS_EQUAL,    less_equal,    2, COMPARISON,  BIF,   less_equal,    method)   \
-  X(GREATER,       greater,       2, COMPARISON,  BIF,   greater,       method)   \
-  X(GREATER_EQUAL, greater_equal, 2, COMPARISON,  BIF,   greater_equal, method)   \
-  X(NEGATIVE,      negative,      1, ARITHMETIC,  IFC,   neg,           method)   \
-  X(BITWISE_NOT,   bitwise_not,   1, BITWISE,     BI,    bitwise_not,   method)   \
-  X(LOGICAL_NOT,   logical_not,   1, LOGICAL,     B,     logical_not,   method)   \
-  X(ABS,           abs,           1, ARITHMETIC,  BIFC,  abs,           method)   \
-  X(SIGN,          sign,          1, ARITHMETIC,  IFC,   sign,          method)   \
-  X(SQRT,          sqrt,          1, FLOAT_MATH,  FC,    sqrt,          method)   \
-  X(EXP,           exp,           1, FLOAT_MATH,  FC,    exp,           method)   \
-  X(EXP2,          exp2,          1, FLOAT_MATH,  FC,    exp2,          method)   \
-  X(EXPM1,         expm1,         1, FLOAT_MATH,  FC,    expm1,         method)   \
-  X(LOG,           log,           1, FLOAT_MATH,  FC,    log,           method)   \
-  X(LOG2,          log2,          1, FLOAT_MATH,  FC,    log2,          method)   \
-  X(LOG10,         log10,         1, FLOAT_MATH,  FC,    log10,         method)   \
-  X(LOG1P,         log1p,         1, FLOAT_MATH,  FC,    log1p,         method)   \
-  X(SIN,           sin,           1, FLOAT_MATH,  FC,    sin,           method)   \
-  X(COS,           cos,           1, FLOAT_MATH,  FC,    cos,           method)   \
-  X(TAN,           tan,           1, FLOAT_MATH,  FC,    tan,           method)   \
-  X(ASIN,          asin,          1, FLOAT_MATH,  FC,    asin,          method)   \
-  X(ACOS,          acos,          1, FLOAT_MATH,  FC,    acos,          method)   \
-  X(ATAN,          atan,          1, FLOAT_MATH,  FC,    atan,          method)   \
-  X(SINH,          sinh,          1, FLOAT_MATH,  FC,    sinh,          method)   \
-  X(COSH,          cosh,          1, FLOAT_MATH,  FC,    cosh,          method)   \
-  X(TANH,          tanh,          1, FLOAT_MATH,  FC,    tanh,          method)   \
-  X(FLOOR,         floor,         1, ROUNDING,    BIF,   floor,         method)   \
-  X(CEIL,          ceil,          1, ROUNDING,    BIF,   ceil,          method)   \
-  X(TRUNC,         trunc,         1, ROUNDING,    BIF,   trunc,         method)   \
-  X(ROUND,         round,         1, ROUNDING,    BIFC,  round,         method)   \
-  X(ISNAN,         isnan,         1, PREDICATE,   BIFC,  isnan,         method)   \
-  X(ISINF,         isinf,         1, PREDICATE,   BIFC,  isinf,         method)   \
-  X(ISFINITE,      isfinite,      1, PREDICATE,   BIFC,  isfinite,      method)   \
-  X(WHERE,         where,         3, WHERE,       BIHFC, where,         function) \
-  X(CLIP,          clip,          3, ARITHMETIC,  BIF,   clip,          method)
+#define DLB_ELEMENTWISE_OPS(X)                                                                     \
+  X(ADD, add, 2, ARITHMETIC, BIFC, add, method)                                                    \
+  X(SUBTRACT, subtract, 2, ARITHMETIC, IFC, sub, method)                                           \
+  X(MULTIPLY, multiply, 2, ARITHMETIC, BIFC, mul, method)                                          \
+  X(DIVIDE, divide, 2, TRUE_DIVIDE, FC, div, method)                                               \
+  X(FLOOR_DIVIDE, floor_divide, 2, ARITHMETIC, IF, floor_divide, method)                           \
+  X(MOD, mod, 2, ARITHMETIC, IF, mod, method)                                                      \
+  X(POWER, power, 2, ARITHMETIC, IFC, pow, method)                                                 \
+  X(MAXIMUM, maximum, 2, ARITHMETIC, BIF, maximum, method)                                         \
+  X(MINIMUM, minimum, 2, ARITHMETIC, BIF, minimum, method)                                         \
+  X(ATAN2, atan2, 2, FLOAT_MATH, F, atan2, method)                                                 \
+  X(BITWISE_AND, bitwise_and, 2, BITWISE, BI, bitwise_and, method)                                 \
+  X(BITWISE_OR, bitwise_or, 2, BITWISE, BI, bitwise_or, method)                                    \
+  X(BITWISE_XOR, bitwise_xor, 2, BITWISE, BI, bitwise_xor, method)                                 \
+  X(LEFT_SHIFT, left_shift, 2, BITWISE, I, left_shift, method)                                     \
+  X(RIGHT_SHIFT, right_shift, 2, BITWISE, I, right_shift, method)                                  \
+  X(LOGICAL_AND, logical_and, 2, LOGICAL, B, logical_and, method)                                  \
+  X(LOGICAL_OR, logical_or, 2, LOGICAL, B, logical_or, method)                                     \
+  X(LOGICAL_XOR, logical_xor, 2, LOGICAL, B, logical_xor, method)                                  \
+  X(EQUAL, equal, 2, COMPARISON, BIFC, equal, method)                                              \
+  X(NOT_EQUAL, not_equal, 2, COMPARISON, BIFC, not_equal, method)                                  \
+  X(LESS, less, 2, COMPARISON, BIF, less, method)                                                  \
+  X(LESS_EQUAL, less_equal, 2, COMPARISON, BIF, less_equal, method)                                \
+  X(GREATER, greater, 2, COMPARISON, BIF, greater, method)                                         \
+  X(GREATER_EQUAL, greater_equal, 2, COMPARISON, BIF, greater_equal, method)                       \
+  X(NEGATIVE, negative, 1, ARITHMETIC, IFC, neg, method)                                           \
+  X(BITWISE_NOT, bitwise_not, 1, BITWISE, BI, bitwise_not, method)                                 \
+  X(LOGICAL_NOT, logical_not, 1, LOGICAL, B, logical_not, method)                                  \
+  X(ABS, abs, 1, ARITHMETIC, BIFC, abs, method)                                                    \
+  X(SIGN, sign, 1, ARITHMETIC, IFC, sign, method)                                                  \
+  X(SQRT, sqrt, 1, FLOAT_MATH, FC, sqrt, method)                                                   \
+  X(EXP, exp, 1, FLOAT_MATH, FC, exp, method)                                                      \
+  X(EXP2, exp2, 1, FLOAT_MATH, FC, exp2, method)                                                   \
+  X(EXPM1, expm1, 1, FLOAT_MATH, FC, expm1, method)                                                \
+  X(LOG, log, 1, FLOAT_MATH, FC, log, method)                                                      \
+  X(LOG2, log2, 1, FLOAT_MATH, FC, log2, method)                                                   \
+  X(LOG10, log10, 1, FLOAT_MATH, FC, log10, method)                                                \
+  X(LOG1P, log1p, 1, FLOAT_MATH, FC, log1p, method)                                                \
+  X(SIN, sin, 1, FLOAT_MATH, FC, sin, method)                                                      \
+  X(COS, cos, 1, FLOAT_MATH, FC, cos, method)                                                      \
+  X(TAN, tan, 1, FLOAT_MATH, FC, tan, method)                                                      \
+  X(ASIN, asin, 1, FLOAT_MATH, FC, asin, method)                                                   \
+  X(ACOS, acos, 1, FLOAT_MATH, FC, acos, method)                                                   \
+  X(ATAN, atan, 1, FLOAT_MATH, FC, atan, method)                                                   \
+  X(SINH, sinh, 1, FLOAT_MATH, FC, sinh, method)                                                   \
+  X(COSH, cosh, 1, FLOAT_MATH, FC, cosh, method)                                                   \
+  X(TANH, tanh, 1, FLOAT_MATH, FC, tanh, method)                                                   \
+  X(FLOOR, floor, 1, ROUNDING, BIF, floor, method)                                                 \
+  X(CEIL, ceil, 1, ROUNDING, BIF, ceil, method)                                                    \
+  X(TRUNC, trunc, 1, ROUNDING, BIF, trunc, method)                                                 \
+  X(ROUND, round, 1, ROUNDING, BIFC, round, method)                                                \
+  X(ISNAN, isnan, 1, PREDICATE, BIFC, isnan, method)                                               \
+  X(ISINF, isinf, 1, PREDICATE, BIFC, isinf, method)                                               \
+  X(ISFINITE, isfinite, 1, PREDICATE, BIFC, isfinite, method)                                      \
+  X(WHERE, where, 3, WHERE, BIHFC, where, function)                                                \
+  X(CLIP, clip, 3, ARITHMETIC, BIF, clip, method)
 
 /* The element-wise operations' ids, in the order of DLB_ELEMENTWISE_OPS. */
 #define DLB_OP_ID_(ID, ...) DLB_OP_##ID,
@@ -326,11 +324,11 @@ typedef struct dlb_kernel_error {
 
 /* An array as a kernel sees it. */
 typedef struct dlb_tensor {
-  void *handle;           /* the allocation (the backend's own or adopted) */
+  void *handle; /* the allocation (the backend's own or adopted) */
   int32_t device_id;
-  uint64_t offset;        /* bytes from the allocation's start to element 0...0 */
-  void *data;             /* the host address of element 0...0, or NULL */
-  DLDataType dtype;       /* bool is {kDLBool, 8, 1} */
+  uint64_t offset;  /* bytes from the allocation's start to element 0...0 */
+  void *data;       /* the host address of element 0...0, or NULL */
+  DLDataType dtype; /* bool is {kDLBool, 8, 1} */
   int32_t ndim;
   const int64_t *shape;
   const int64_t *strides; /* in elements; any sign; 0 along broadcast dims */
@@ -356,19 +354,19 @@ typedef struct dlb_tensor {
  *   dtype     1 when it takes the dtype option, else 0;
  *   ddof      1 when it takes the ddof option, else 0.
  */
-#define DLB_REDUCE_OPS(X)                                          \
-  X(SUM,           sum,           ACCUMULATE, ZERO, BIFC,  1, 0)   \
-  X(PROD,          prod,          ACCUMULATE, ONE,  BIFC,  1, 0)   \
-  X(MEAN,          mean,          MEAN,       ZERO, FC,    1, 0)   \
-  X(MIN,           min,           EXTREME,    NONE, BIF,   0, 0)   \
-  X(MAX,           max,           EXTREME,    NONE, BIF,   0, 0)   \
-  X(ARGMIN,        argmin,        ARG,        NONE, BIF,   0, 0)   \
-  X(ARGMAX,        argmax,        ARG,        NONE, BIF,   0, 0)   \
-  X(ALL,           all,           TRUTH,      ONE,  BIHFC, 0, 0)   \
-  X(ANY,           any,           TRUTH,      ZERO, BIHFC, 0, 0)   \
-  X(COUNT_NONZERO, count_nonzero, TALLY,      ZERO, BIHFC, 0, 0)   \
-  X(STD,           std,           SPREAD,     ZERO, FC,    1, 1)   \
-  X(VAR,           var,           SPREAD,     ZERO, FC,    1, 1)
+#define DLB_REDUCE_OPS(X)                                                                          \
+  X(SUM, sum, ACCUMULATE, ZERO, BIFC, 1, 0)                                                        \
+  X(PROD, prod, ACCUMULATE, ONE, BIFC, 1, 0)                                                       \
+  X(MEAN, mean, MEAN, ZERO, FC, 1, 0)                                                              \
+  X(MIN, min, EXTREME, NONE, BIF, 0, 0)                                                            \
+  X(MAX, max, EXTREME, NONE, BIF, 0, 0)                                                            \
+  X(ARGMIN, argmin, ARG, NONE, BIF, 0, 0)                                                          \
+  X(ARGMAX, argmax, ARG, NONE, BIF, 0, 0)                                                          \
+  X(ALL, all, TRUTH, ONE, BIHFC, 0, 0)                                                             \
+  X(ANY, any, TRUTH, ZERO, BIHFC, 0, 0)                                                            \
+  X(COUNT_NONZERO, count_nonzero, TALLY, ZERO, BIHFC, 0, 0)                                        \
+  X(STD, std, SPREAD, ZERO, FC, 1, 1)                                                              \
+  X(VAR, var, SPREAD, ZERO, FC, 1, 1)
 
 /* The reductions' ids, in the order of DLB_REDUCE_OPS. */
 #define DLB_REDUCE_ID_(ID, ...) DLB_REDUCE_##ID,
@@ -606,14 +604,14 @@ typedef struct dlb_export_options {
   uint32_t version;          /* DLB_EXPORT_OPTIONS_VERSION */
   int32_t max_version_major; /* < 0: not given (versioned); 0: legacy; >= 1: versioned */
   int32_t max_version_minor;
-  int32_t has_dl_device;     /* dl_device: the device the consumer wants */
+  int32_t has_dl_device; /* dl_device: the device the consumer wants */
   DLDevice dl_device;
-  int32_t copy;              /* -1: copy only if needed (nil); 0: never (false); 1: always (true) */
-  int32_t has_stream;        /* stream: the consumer's (DLPack's values; -1: no ordering);
+  int32_t copy;       /* -1: copy only if needed (nil); 0: never (false); 1: always (true) */
+  int32_t has_stream; /* stream: the consumer's (DLPack's values; -1: no ordering);
                               * a device whose backend has no stream_wait: ARGUMENT */
   int64_t stream;
-  int32_t fallback_cpu;      /* export a host copy when the backend cannot export */
-  int32_t layout;            /* a dlb_layout; DLB_LAYOUT_ANY by default */
+  int32_t fallback_cpu; /* export a host copy when the backend cannot export */
+  int32_t layout;       /* a dlb_layout; DLB_LAYOUT_ANY by default */
 } dlb_export_options;
 
 /* Sets the version and the defaults: versioned, no dl_device, copy only if
@@ -668,9 +666,8 @@ DLB_API dlb_status dlb_capsule_take(lua_State *L, int idx, void **tensor, int *v
 #define DLB_EXTERNAL_READ_ONLY 1u
 
 DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype, int32_t ndim,
-                                     const int64_t *shape, const int64_t *strides,
-                                     DLDevice device, uint32_t flags,
-                                     void (*release)(void *ctx), void *ctx);
+                                     const int64_t *shape, const int64_t *strides, DLDevice device,
+                                     uint32_t flags, void (*release)(void *ctx), void *ctx);
 
 /*
  * Borrowing: reading an array from C without an export and a deleter.
@@ -687,13 +684,13 @@ DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype,
  * pointer); then view->hold is NULL and dlb_borrow_end is a no-op.
  */
 typedef struct dlb_borrowed {
-  void *data;                    /* the allocation; first element at (char *)data + byte_offset */
-  uint64_t byte_offset;          /* 0 on host, CUDA and ROCm memory (data points at it) */
-  DLDataType dtype;              /* DLPack's; bool is {kDLBool, 8, 1} */
+  void *data;           /* the allocation; first element at (char *)data + byte_offset */
+  uint64_t byte_offset; /* 0 on host, CUDA and ROCm memory (data points at it) */
+  DLDataType dtype;     /* DLPack's; bool is {kDLBool, 8, 1} */
   DLDevice device;
   int32_t ndim;
-  int32_t readonly;              /* 1: do not write through data */
-  int64_t numel;                 /* product of shape; 0 for an empty array (data then points at
+  int32_t readonly; /* 1: do not write through data */
+  int64_t numel;    /* product of shape; 0 for an empty array (data then points at
                                     a static block: not NULL, never to be read or written) */
   int64_t shape[DLB_MAX_NDIM];
   int64_t strides[DLB_MAX_NDIM]; /* in elements; negative or 0 allowed */
@@ -735,8 +732,7 @@ DLB_API dlb_status dlb_register_backend(lua_State *L, const dlb_backend_ops *ops
  * stream a consumer passes. *queue is NULL for a backend that works
  * synchronously. DEVICE_UNAVAILABLE: no backend of device_type is
  * registered, or it has no such device (the error is pushed). */
-DLB_API dlb_status dlb_device_queue(lua_State *L, int32_t device_type, int device_id,
-                                    void **queue);
+DLB_API dlb_status dlb_device_queue(lua_State *L, int32_t device_type, int device_id, void **queue);
 
 /* Limits the bytes of dlbridge memory this lua_State may hold (0: no
  * limit), for hosts that sandbox scripts: Lua's own allocator does not see
@@ -846,8 +842,8 @@ DLB_API dlb_status dlb_allow_pointers(lua_State *L, int allowed);
 #define DLB_LOAD_COPY 1u
 
 DLB_API dlb_status dlb_load_safetensors(lua_State *L, const char *path, uint32_t flags);
-DLB_API dlb_status dlb_push_safetensors(lua_State *L, const void *data, size_t size,
-                                        uint32_t flags, void (*release)(void *ctx), void *ctx);
+DLB_API dlb_status dlb_push_safetensors(lua_State *L, const void *data, size_t size, uint32_t flags,
+                                        void (*release)(void *ctx), void *ctx);
 
 /* Opens the module as `require "dlbridge.core"` would (pushes its table). */
 DLB_API int luaopen_dlbridge_core(lua_State *L);

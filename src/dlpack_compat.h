@@ -85,6 +85,7 @@ DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, version) == 0, "version at 
 DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "manager_ctx at +8");
 DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, deleter) == 16, "deleter at +16");
 DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, flags) == 24, "flags at +24");
-DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "versioned tensor last, at +32");
+DLB_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) == 32,
+                  "versioned tensor last, at +32");
 
 #endif

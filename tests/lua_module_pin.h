@@ -11,6 +11,7 @@
 /* Keeps the shared object holding anchor (any object of the module) loaded. */
 static inline void lua_module_pin(const void *anchor) {
   Dl_info info;
-  if (dladdr(anchor, &info) && info.dli_fname) (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
+  if (dladdr(anchor, &info) && info.dli_fname)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
 }
 #endif

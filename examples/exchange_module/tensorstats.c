@@ -31,10 +31,8 @@ static double sum_view(const dlb_borrowed *v) {
   for (int64_t n = 0; n < v->numel; n++) {
     int64_t offset = 0;
     for (int32_t d = 0; d < v->ndim; d++) offset += index[d] * v->strides[d];
-    if (itemsize == 4)
-      sum += ((const float *)first)[offset];
-    else
-      sum += ((const double *)first)[offset];
+    if (itemsize == 4) sum += ((const float *)first)[offset];
+    else sum += ((const double *)first)[offset];
     for (int32_t d = v->ndim - 1; d >= 0 && ++index[d] == v->shape[d]; d--) index[d] = 0;
   }
   return sum;
@@ -65,7 +63,8 @@ static int stats_ramp(lua_State *L) {
   int64_t shape[1];
   float *data;
   if (n < 0 || n > (1 << 26))
-    return x->raise(L, DLB_E_SHAPE, "tensorstats.ramp", "0 <= n <= 2^26", "bad size %lld", (long long)n);
+    return x->raise(L, DLB_E_SHAPE, "tensorstats.ramp", "0 <= n <= 2^26", "bad size %lld",
+                    (long long)n);
   data = malloc((size_t)(n ? n : 1) * sizeof *data);
   if (!data) return x->raise(L, DLB_E_OUT_OF_MEMORY, "tensorstats.ramp", NULL, "no memory");
   for (lua_Integer i = 0; i < n; i++) data[i] = (float)i;
@@ -99,7 +98,7 @@ DLB_API int luaopen_tensorstats(lua_State *L) {
                                        {"ramp", stats_ramp},
                                        {"export_roundtrips", stats_export_roundtrips},
                                        {NULL, NULL}};
-  exchange(L); /* fail at require time when dlbridge is missing */
+  exchange(L);     /* fail at require time when dlbridge is missing */
   lua_newtable(L); /* (luaL_newlib is 5.2+: this builds on every Lua) */
   for (const luaL_Reg *f = functions; f->name; f++) {
     lua_pushcfunction(L, f->func);

@@ -104,12 +104,12 @@ static double element(const DLTensor *t, int64_t k, int *ok) {
   const char *p = (const char *)t->data + t->byte_offset;
   *ok = 1;
   switch (t->dtype.code * 1000 + t->dtype.bits) {
-  case kDLFloat * 1000 + 32: return ((const float *)p)[off];
-  case kDLFloat * 1000 + 64: return ((const double *)p)[off];
-  case kDLInt * 1000 + 32: return ((const int32_t *)p)[off];
-  case kDLInt * 1000 + 64: return (double)((const int64_t *)p)[off];
-  case kDLUInt * 1000 + 8: return ((const uint8_t *)p)[off];
-  default: *ok = 0; return 0;
+    case kDLFloat * 1000 + 32: return ((const float *)p)[off];
+    case kDLFloat * 1000 + 64: return ((const double *)p)[off];
+    case kDLInt * 1000 + 32: return ((const int32_t *)p)[off];
+    case kDLInt * 1000 + 64: return (double)((const int64_t *)p)[off];
+    case kDLUInt * 1000 + 8: return ((const uint8_t *)p)[off];
+    default: *ok = 0; return 0;
   }
 }
 
@@ -141,7 +141,8 @@ static int engine_analyze(lua_State *L) {
     if (l->deleter) l->deleter(l);
   }
   if (!ok)
-    dlb_raise(L, DLB_E_UNSUPPORTED, "engine.analyze", "export float32/float64/int32/int64/uint8 from cpu",
+    dlb_raise(L, DLB_E_UNSUPPORTED, "engine.analyze",
+              "export float32/float64/int32/int64/uint8 from cpu",
               "engine.analyze reads host tensors of a few dtypes only");
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)n);

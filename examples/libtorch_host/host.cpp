@@ -25,17 +25,17 @@ static int report(lua_State *L) {
 
 int main(int argc, char **argv) {
   const char *script = argc > 1 ? argv[1] : "classify.lua";
-  tb::runtime rt;  // outlives the state: tensors may outlive it too
+  tb::runtime rt; // outlives the state: tensors may outlive it too
   lua_State *L = luaL_newstate();
   if (!L) return 1;
   luaL_openlibs(L);
-  dlb_preload(L);  // require "dlbridge" answers with the linked copy
+  dlb_preload(L); // require "dlbridge" answers with the linked copy
   lua_getglobal(L, "require");
   lua_pushliteral(L, "dlbridge");
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) return report(L);
   if (engine_register(L) != 0) return report(L);
   tb::open_torch(L, &rt);
-  lua_createtable(L, argc, 0);  // arg, as lua5.4 sets it: arg[0] the script
+  lua_createtable(L, argc, 0); // arg, as lua5.4 sets it: arg[0] the script
   for (int i = 1; i < argc; i++) {
     lua_pushstring(L, argv[i]);
     lua_rawseti(L, -2, i - 1);

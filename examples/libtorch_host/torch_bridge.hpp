@@ -51,7 +51,7 @@
 #ifndef DLB_TORCH_CUDA
 #define DLB_TORCH_CUDA 0
 #endif
-#if DLB_TORCH_CUDA  // c10's CUDA headers and the CUDA runtime's: no cuBLAS & co. headers needed
+#if DLB_TORCH_CUDA // c10's CUDA headers and the CUDA runtime's: no cuBLAS & co. headers needed
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -76,17 +76,14 @@ inline void check(dlb_status st) {
 template <class... Args>
 [[noreturn]] inline void refuse(dlb_status code, const char *hint, const char *fmt, Args... args) {
   refused r{code, hint, ""};
-  if constexpr (sizeof...(Args) == 0)
-    std::snprintf(r.message, sizeof r.message, "%s", fmt);
-  else
-    std::snprintf(r.message, sizeof r.message, fmt, args...);
+  if constexpr (sizeof...(Args) == 0) std::snprintf(r.message, sizeof r.message, "%s", fmt);
+  else std::snprintf(r.message, sizeof r.message, fmt, args...);
   throw r;
 }
 
 // Runs body (every C++ object lives in it) and turns what it throws into a
 // dlbridge.Error raised after the body's destructors have run.
-template <class Body>
-int protect(lua_State *L, const char *op, Body body) {
+template <class Body> int protect(lua_State *L, const char *op, Body body) {
   dlb_status code = DLB_OK;
   const char *hint = nullptr;
   char message[256] = "";
@@ -99,7 +96,7 @@ int protect(lua_State *L, const char *op, Body body) {
     code = r.code;
     hint = r.hint;
     std::snprintf(message, sizeof message, "%s", r.message);
-  } catch (const c10::Error &e) {  // LibTorch's: what() carries a C++ backtrace
+  } catch (const c10::Error &e) { // LibTorch's: what() carries a C++ backtrace
     code = DLB_E_BACKEND_FAILURE;
     hint = "LibTorch refused the input: see the message";
     std::snprintf(message, sizeof message, "LibTorch: %s", e.what_without_backtrace());
@@ -110,7 +107,7 @@ int protect(lua_State *L, const char *op, Body body) {
     code = DLB_E_BACKEND_FAILURE;
     std::snprintf(message, sizeof message, "%s", e.what());
   }
-  if (pushed) return lua_error(L);  // destructors have run; nothing left to skip
+  if (pushed) return lua_error(L); // destructors have run; nothing left to skip
   return dlb_raise(L, code, op, hint, "%s", message);
 }
 
@@ -129,9 +126,13 @@ inline const char *dtype_refusal(DLDataType d) {
   if (d.lanes != 1) return "astype a scalar dtype";
   switch (d.code) {
     case kDLBool: return d.bits == 8 ? nullptr : "astype(\"uint8\")";
-    case kDLUInt: return d.bits == 8 ? nullptr : "astype(\"int64\") (LibTorch 1.13 has no uint16/32/64)";
-    case kDLInt: return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64 ? nullptr : "astype(\"int64\")";
-    case kDLFloat: return d.bits == 16 || d.bits == 32 || d.bits == 64 ? nullptr : "astype(\"float32\")";
+    case kDLUInt:
+      return d.bits == 8 ? nullptr : "astype(\"int64\") (LibTorch 1.13 has no uint16/32/64)";
+    case kDLInt:
+      return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64 ? nullptr
+                                                                         : "astype(\"int64\")";
+    case kDLFloat:
+      return d.bits == 16 || d.bits == 32 || d.bits == 64 ? nullptr : "astype(\"float32\")";
     case kDLBfloat: return d.bits == 16 ? nullptr : "astype(\"float32\")";
     case kDLComplex: return d.bits == 64 || d.bits == 128 ? nullptr : "astype(\"complex64\")";
     default: return "astype(\"float32\")";
@@ -170,7 +171,7 @@ inline dlb_export_options export_options(bool fallback_cpu, bool has_stream = fa
 inline int64_t torch_stream_value(int id) {
 #if DLB_TORCH_CUDA
   cudaStream_t s = c10::cuda::getCurrentCUDAStream((c10::DeviceIndex)id).stream();
-  return s ? (int64_t)(intptr_t)s : 1;  // the legacy default stream is 1
+  return s ? (int64_t)(intptr_t)s : 1; // the legacy default stream is 1
 #else
   (void)id;
   return 1;
@@ -181,12 +182,12 @@ inline int64_t torch_stream_value(int id) {
 // the notes above say). Throws dlbridge_failed / refused; nothing leaks.
 inline at::Tensor to_torch(lua_State *L, int idx, bool fallback_cpu = false) {
   DLDevice device{kDLCPU, 0};
-  dlb_borrowed view;  // the device, to pick the export's stream (no copy, no export)
+  dlb_borrowed view; // the device, to pick the export's stream (no copy, no export)
   if (dlb_borrow(L, idx, &view) == DLB_OK) {
     device = view.device;
     dlb_borrow_end(&view);
   } else {
-    lua_pop(L, 1);  // not addressable (the export below says why, or falls back)
+    lua_pop(L, 1); // not addressable (the export below says why, or falls back)
   }
   bool cuda = device.device_type == kDLCUDA && device_usable(kDLCUDA);
   dlb_export_options opts =
@@ -202,9 +203,9 @@ inline at::Tensor to_torch(lua_State *L, int idx, bool fallback_cpu = false) {
            "this LibTorch cannot compute on DLPack device type %d (built without CUDA, or no GPU)",
            (int)x.device.device_type);
   bool is_bool = x.dtype.code == kDLBool;
-  if (is_bool) owner.t->dl_tensor.dtype.code = kDLUInt;  // same bytes, a dtype 1.13 knows
-  at::Tensor t = at::fromDLPack(owner.t);                 // checked above: it cannot refuse
-  owner.release();                                        // t's deleter owns it now
+  if (is_bool) owner.t->dl_tensor.dtype.code = kDLUInt; // same bytes, a dtype 1.13 knows
+  at::Tensor t = at::fromDLPack(owner.t);               // checked above: it cannot refuse
+  owner.release();                                      // t's deleter owns it now
   return is_bool ? t.view(at::kBool) : t;
 }
 
@@ -222,7 +223,7 @@ inline DLDataType dl_dtype(const at::Tensor &r) {
 inline void push_tensor(lua_State *L, const at::Tensor &r) {
   DLDevice device{kDLCPU, 0};
 #if DLB_TORCH_CUDA
-  if (r.is_cuda()) {  // dlbridge's queue waits for LibTorch's stream, on the device
+  if (r.is_cuda()) { // dlbridge's queue waits for LibTorch's stream, on the device
     device = DLDevice{kDLCUDA, (int32_t)r.get_device()};
     void *queue = nullptr;
     check(dlb_device_queue(L, kDLCUDA, r.get_device(), &queue));
@@ -233,15 +234,15 @@ inline void push_tensor(lua_State *L, const at::Tensor &r) {
       if (e == cudaSuccess) {
         e = cudaEventRecord(done, c10::cuda::getCurrentCUDAStream(r.get_device()).stream());
         if (e == cudaSuccess) e = cudaStreamWaitEvent(static_cast<cudaStream_t>(queue), done, 0);
-        cudaEventDestroy(done);  // released once the wait is satisfied
+        cudaEventDestroy(done); // released once the wait is satisfied
       }
       if (e != cudaSuccess)
         refuse(DLB_E_BACKEND_FAILURE, nullptr, "ordering after LibTorch's stream: %s",
                cudaGetErrorString(e));
       // LibTorch's caching allocator must not hand the memory out again while
       // work dlbridge queued on it (a device_put, say) may still run.
-      r.record_stream(c10::cuda::getStreamFromExternal(static_cast<cudaStream_t>(queue),
-                                                       r.get_device()));
+      r.record_stream(
+          c10::cuda::getStreamFromExternal(static_cast<cudaStream_t>(queue), r.get_device()));
     }
   }
 #endif
@@ -253,11 +254,12 @@ inline void push_tensor(lua_State *L, const at::Tensor &r) {
   for (int32_t i = 0; i < ndim; i++) strides[i] = r.stride(i);
   DLDataType dtype = dl_dtype(r);
   at::Tensor *hold = new at::Tensor(r);
-  check(dlb_push_external(L, hold->data_ptr(), dtype, ndim, hold->sizes().data(), strides,
-                          device, 0, [](void *ctx) { delete static_cast<at::Tensor *>(ctx); },
-                          hold));  // on failure hold is already deleted
+  check(dlb_push_external(
+      L, hold->data_ptr(), dtype, ndim, hold->sizes().data(), strides, device, 0,
+      [](void *ctx) { delete static_cast<at::Tensor *>(ctx); },
+      hold)); // on failure hold is already deleted
 }
 
-}  // namespace tb
+} // namespace tb
 
 #endif

@@ -26,7 +26,8 @@ namespace tb {
 // The classifier: 3 -> 8 channels (3x3), ReLU, 8x8 average pooling, Linear.
 struct TinyNetImpl : torch::nn::Module {
   explicit TinyNetImpl(int64_t classes)
-      : conv(register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)))),
+      : conv(register_module("conv",
+                             torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)))),
         fc(register_module("fc", torch::nn::Linear(8 * 8 * 8, classes))) {}
   at::Tensor forward(const at::Tensor &x) {
     at::Tensor h = torch::relu(conv->forward(x));
@@ -84,8 +85,7 @@ static bool infer_fallback(lua_State *L, int idx) {
       dlb_raise(L, DLB_E_ARGUMENT, "torch.infer", "the one option is fallback = \"cpu\"",
                 "unknown option %s", key ? key : luaL_typename(L, -2));
     if (lua_type(L, -1) != LUA_TSTRING || std::strcmp(lua_tostring(L, -1), "cpu") != 0)
-      dlb_raise(L, DLB_E_ARGUMENT, "torch.infer", "fallback = \"cpu\"",
-                "fallback must be \"cpu\"");
+      dlb_raise(L, DLB_E_ARGUMENT, "torch.infer", "fallback = \"cpu\"", "fallback must be \"cpu\"");
     fallback = true;
     lua_pop(L, 1);
   }
@@ -105,7 +105,7 @@ static int torch_infer(lua_State *L) {
     if (x.scalar_type() != at::kFloat)
       refuse(DLB_E_DTYPE, "astype(\"float32\")", "the model computes in float32");
     c10::InferenceMode inference;
-    at::Tensor y = rt->model_for(x)->forward(x);  // may throw c10::Error: protect raises it
+    at::Tensor y = rt->model_for(x)->forward(x); // may throw c10::Error: protect raises it
     rt->last_input = x.data_ptr();
     rt->last_output = y.data_ptr();
     push_tensor(L, y);
@@ -147,14 +147,16 @@ static int torch_info(lua_State *L) {
 
 // Sets the global `torch` of L; rt must outlive L.
 inline void open_torch(lua_State *L, runtime *rt) {
-  static const luaL_Reg fns[] = {{"infer", torch_infer}, {"info", torch_info},
-                                 {"data_ptr", torch_data_ptr}, {nullptr, nullptr}};
+  static const luaL_Reg fns[] = {{"infer", torch_infer},
+                                 {"info", torch_info},
+                                 {"data_ptr", torch_data_ptr},
+                                 {nullptr, nullptr}};
   luaL_newlibtable(L, fns);
   lua_pushlightuserdata(L, rt);
   luaL_setfuncs(L, fns, 1);
   lua_setglobal(L, "torch");
 }
 
-}  // namespace tb
+} // namespace tb
 
 #endif

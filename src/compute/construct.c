@@ -76,8 +76,7 @@ static dlb_status mul_extent(int64_t a, int64_t b, int64_t *c, const char *op, d
 }
 
 /* VALUE for a negative count (a repetition, a width) with a hint. */
-static dlb_status negative(const char *op, const char *what, int64_t k, int64_t v,
-                           dlb_error *err) {
+static dlb_status negative(const char *op, const char *what, int64_t k, int64_t v, dlb_error *err) {
   dlb_fail(err, DLB_E_VALUE, "%s: %s %lld is negative (%lld)", op, what, dlb_one_based(k),
            (long long)v);
   dlb_error_hint(err, "counts, repetitions and widths are integers >= 0");
@@ -111,8 +110,8 @@ static dlb_status eye_fill(dlb_array *out, const void *ctx, dlb_error *err) {
   return dlb_array_fill(&diag, &one, err);
 }
 
-dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
-                   int64_t n, int64_t m, int64_t k, dlb_error *err) {
+dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype, int64_t n,
+                   int64_t m, int64_t k, dlb_error *err) {
   int64_t shape[2] = {n, m};
   eye_ctx c = {n, m, k};
   dlb_placement where = {backend, device_id};
@@ -142,14 +141,14 @@ typedef struct seq_ctx {
  * the formulas the binding used before the fills moved here, to the bit. */
 static inline double seq_float(const seq_ctx *c, int64_t i, int64_t n) {
   switch (c->kind) {
-  case SEQ_ARANGE_FLOAT: return c->start + (double)i * c->step;
-  case SEQ_LINSPACE: return i == n - 1 && n > 1 ? c->stop : c->start + (double)i * c->step;
-  default: {
-    double y = c->endpoint && n > 1 && i == n - 1 ? c->stop
-               : c->endpoint && n == 1            ? c->start
-                                                  : c->start + (double)i * c->step;
-    return pow(c->base, y);
-  }
+    case SEQ_ARANGE_FLOAT: return c->start + (double)i * c->step;
+    case SEQ_LINSPACE: return i == n - 1 && n > 1 ? c->stop : c->start + (double)i * c->step;
+    default: {
+      double y = c->endpoint && n > 1 && i == n - 1 ? c->stop
+                 : c->endpoint && n == 1            ? c->start
+                                                    : c->start + (double)i * c->step;
+      return pow(c->base, y);
+    }
   }
 }
 
@@ -212,8 +211,7 @@ static dlb_status seq_fill(dlb_array *out, const void *ctx, dlb_error *err) {
   dlb_status st;
   if (out->buffer->backend == c->cpu && dlb_array_host_data(out) && out->dtype == made)
     return seq_run(out, c, err);
-  if ((st = dlb_array_allocate(&tmp, c->cpu, 0, made, 1, &out->numel, 0, err)) != DLB_OK)
-    return st;
+  if ((st = dlb_array_allocate(&tmp, c->cpu, 0, made, 1, &out->numel, 0, err)) != DLB_OK) return st;
   st = seq_run(&tmp, c, err);
   w = dlb_work_current();
   if (st == DLB_OK && !(w && w->interrupted)) st = dlb_array_copy_into(out, &tmp, err);
@@ -260,8 +258,8 @@ dlb_status dlb_linspace(dlb_array *out, dlb_backend *backend, int device_id, dlb
 dlb_status dlb_logspace(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
                         double start, double stop, int64_t n, int endpoint, double base,
                         dlb_backend *cpu, dlb_error *err) {
-  seq_ctx c = {.kind = SEQ_LOGSPACE, .start = start, .stop = stop, .base = base,
-               .endpoint = endpoint};
+  seq_ctx c = {
+      .kind = SEQ_LOGSPACE, .start = start, .stop = stop, .base = base, .endpoint = endpoint};
   c.step = (stop - start) / (double)(endpoint ? n - 1 : n);
   return sequence(out, backend, device_id, dtype, n, &c, cpu, "logspace", err);
 }
@@ -541,8 +539,8 @@ static dlb_status pad_edge(const dlb_array *roi, int d, int64_t before, int64_t 
 /* NumPy's _set_reflect_both: one round of mirroring into the pad areas
  * (each at most the width of what is already filled); updates the widths
  * still to fill. */
-static dlb_status pad_reflect_round(const dlb_array *roi, int d, int include_edge,
-                                    int64_t *before, int64_t *after, dlb_error *err) {
+static dlb_status pad_reflect_round(const dlb_array *roi, int d, int include_edge, int64_t *before,
+                                    int64_t *after, dlb_error *err) {
   int64_t total = roi->shape[d], eo = include_edge ? 1 : 0;
   int64_t old = total - *before - *after - (include_edge ? 0 : 1);
   dlb_status st = DLB_OK;
@@ -589,8 +587,7 @@ static dlb_status pad_fill(dlb_array *out, const void *ctx, dlb_error *err) {
   const dlb_array *a = c->a;
   dlb_array centre = *out;
   dlb_status st = DLB_OK;
-  if (c->mode == DLB_PAD_CONSTANT && (st = dlb_array_fill(out, c->value, err)) != DLB_OK)
-    return st;
+  if (c->mode == DLB_PAD_CONSTANT && (st = dlb_array_fill(out, c->value, err)) != DLB_OK) return st;
   for (int d = 0; d < a->ndim; d++) centre = part(&centre, d, c->widths[d][0], a->shape[d], 1);
   if ((st = copy(centre, a, err)) != DLB_OK || c->mode == DLB_PAD_CONSTANT) return st;
   for (int d = 0; d < a->ndim && st == DLB_OK; d++) {
@@ -646,9 +643,9 @@ dlb_status dlb_pad(const dlb_array *a, const int64_t (*widths)[2], dlb_pad_mode 
 /* The dtype products are summed in for a result dtype. */
 static dlb_dtype accumulator(dlb_dtype t) {
   switch (dlb_dtype_get(t)->kind) {
-  case DLB_KIND_FLOAT: return DLB_FLOAT64;
-  case DLB_KIND_COMPLEX: return DLB_COMPLEX128;
-  default: return DLB_UINT64; /* wraps as every narrower integer does; bool: a count */
+    case DLB_KIND_FLOAT: return DLB_FLOAT64;
+    case DLB_KIND_COMPLEX: return DLB_COMPLEX128;
+    default: return DLB_UINT64; /* wraps as every narrower integer does; bool: a count */
   }
 }
 
@@ -660,9 +657,9 @@ typedef struct conv_ctx {
 
 /* One output of the convolution: out index j sums x[i] * y[j - i], with ys
  * y reversed (ys[m - 1 - j + i] is y[j - i]), over the i where both exist. */
-#define CONV_BOUNDS(j)                                   \
-  int64_t lo = (j) - (m - 1) > 0 ? (j) - (m - 1) : 0;  \
-  int64_t hi = (j) < n - 1 ? (j) : n - 1;             \
+#define CONV_BOUNDS(j)                                                                             \
+  int64_t lo = (j) - (m - 1) > 0 ? (j) - (m - 1) : 0;                                              \
+  int64_t hi = (j) < n - 1 ? (j) : n - 1;                                                          \
   const int64_t off = m - 1 - (j)
 
 /* sum x[i] * y[i], i < n, with four partial sums (the loop vectorises). */
@@ -684,8 +681,8 @@ static double dot_loop(const double *x, const double *y, int64_t n) {
  * BLAS's ddot / zdotu (as NumPy's correlate) when a BLAS is loaded, else
  * dlbridge's loop (complex: the plain formula, as zdotu, not C's Annex G
  * product). */
-static void conv_run(dlb_dtype acc, const void *xp, const void *yp, void *rp, int64_t n,
-                     int64_t m, int64_t len, int64_t first) {
+static void conv_run(dlb_dtype acc, const void *xp, const void *yp, void *rp, int64_t n, int64_t m,
+                     int64_t len, int64_t first) {
   dlb_work *w = dlb_work_current();
   const dlb_blas *blas = acc == DLB_UINT64 || m > INT_MAX ? NULL : dlb_blas_get();
   for (int64_t k = 0; k < len && !dlb_work_tick(w, m); k++) {
@@ -744,8 +741,7 @@ static dlb_status conv_fill(dlb_array *out, const void *ctx, dlb_error *err) {
            len, c->first);
   if (dlb_work_current() && dlb_work_current()->interrupted)
     st = DLB_E_INTERRUPTED; /* dlb_work_end says so */
-  else
-    st = dlb_array_copy_into(out, &r, err);
+  else st = dlb_array_copy_into(out, &r, err);
 done:
   dlb_array_release(&xs);
   dlb_array_release(&ys);
@@ -790,9 +786,9 @@ dlb_status dlb_convolve(const dlb_array *a, const dlb_array *v, dlb_convolve_mod
   n = c.x->numel;
   m = c.y->numel;
   switch (mode) {
-  case DLB_CONVOLVE_FULL: len = n + m - 1; break; /* no overflow: both fit in memory */
-  case DLB_CONVOLVE_SAME: len = n, c.first = (m - 1) / 2; break;
-  default: len = n - m + 1, c.first = m - 1; break;
+    case DLB_CONVOLVE_FULL: len = n + m - 1; break; /* no overflow: both fit in memory */
+    case DLB_CONVOLVE_SAME: len = n, c.first = (m - 1) / 2; break;
+    default: len = n - m + 1, c.first = m - 1; break;
   }
   /* the work is the multiply-adds (as matmul's): n * m at most */
   return make(where, dlb_promote_types(a->dtype, v->dtype), 1, &len,
@@ -851,8 +847,8 @@ static dlb_status isclose_steps(dlb_operand x, dlb_operand y, double rtol, doubl
                    err)) != DLB_OK)
     goto done;
   dlb_array_release(&t[2]);
-  if ((st = run_op(DLB_OP_ADD, array_operand(&t[3]), float_operand(atol), none, &t[2], cpu,
-                   err)) != DLB_OK)
+  if ((st = run_op(DLB_OP_ADD, array_operand(&t[3]), float_operand(atol), none, &t[2], cpu, err)) !=
+      DLB_OK)
     goto done;
   dlb_array_release(&t[3]);
   if ((st = run_and_drop(DLB_OP_LESS_EQUAL, &t[1], &t[2], &t[0], cpu, err)) != DLB_OK) goto done;
@@ -862,7 +858,8 @@ static dlb_status isclose_steps(dlb_operand x, dlb_operand y, double rtol, doubl
       (st = run_and_drop(DLB_OP_LOGICAL_AND, &t[1], &t[2], &t[3], cpu, err)) != DLB_OK ||
       (st = run_op(DLB_OP_EQUAL, x, y, none, &t[4], cpu, err)) != DLB_OK ||
       (st = run_op(DLB_OP_WHERE, array_operand(&t[3]), array_operand(&t[0]), array_operand(&t[4]),
-                   equal_nan ? &t[5] : out, cpu, err)) != DLB_OK || !equal_nan)
+                   equal_nan ? &t[5] : out, cpu, err)) != DLB_OK ||
+      !equal_nan)
     goto done;
   /* | isnan(x) & isnan(y) */
   if ((st = run_op(DLB_OP_ISNAN, x, none, none, &t[1], cpu, err)) != DLB_OK ||
@@ -897,8 +894,9 @@ dlb_status dlb_isclose(const dlb_operand *a, const dlb_operand *b, double rtol, 
   } else if (!y.array && y.scalar.kind != DLB_SCALAR_FLOAT && y.scalar.kind != DLB_SCALAR_COMPLEX) {
     dlb_scalar s = y.scalar;
     y.scalar.kind = DLB_SCALAR_FLOAT;
-    y.scalar.v.f = s.kind == DLB_SCALAR_BOOL ? (double)s.v.b
-                   : s.kind == DLB_SCALAR_UINT ? (double)s.v.u : (double)s.v.i;
+    y.scalar.v.f = s.kind == DLB_SCALAR_BOOL   ? (double)s.v.b
+                   : s.kind == DLB_SCALAR_UINT ? (double)s.v.u
+                                               : (double)s.v.i;
   }
   st = isclose_steps(*a, y, rtol, atol, equal_nan, out, cpu, err);
   dlb_array_release(&inexact);

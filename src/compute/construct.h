@@ -19,8 +19,8 @@
 
 /* An n x m array of dtype on (backend, device_id): ones on diagonal k
  * (0 the main one, > 0 above, < 0 below), zeros elsewhere (NumPy's eye). */
-dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
-                   int64_t n, int64_t m, int64_t k, dlb_error *err);
+dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype, int64_t n,
+                   int64_t m, int64_t k, dlb_error *err);
 
 /* --- sequences ------------------------------------------------------------
  * arange, linspace and logspace: a new 1-D array of n elements (n >= 0) of
@@ -34,13 +34,11 @@ dlb_status dlb_eye(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtyp
  * between start and stop), stored strictly (dlb_scalar_store: DLB_E_VALUE
  * for the first element dtype cannot hold). */
 dlb_status dlb_arange_int(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
-                          int64_t start, int64_t step, int64_t n, dlb_backend *cpu,
-                          dlb_error *err);
+                          int64_t start, int64_t step, int64_t n, dlb_backend *cpu, dlb_error *err);
 
 /* Element i is start + (double)i * step, stored strictly. */
 dlb_status dlb_arange_float(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
-                            double start, double step, int64_t n, dlb_backend *cpu,
-                            dlb_error *err);
+                            double start, double step, int64_t n, dlb_backend *cpu, dlb_error *err);
 
 /* NumPy's linspace, both ends included: element i is start + (double)i *
  * delta with delta = (stop - start) / (n - 1) (0 for n = 1), the last
@@ -102,9 +100,9 @@ dlb_status dlb_pad(const dlb_array *a, const int64_t (*widths)[2], dlb_pad_mode 
                    const dlb_scalar *value, dlb_array *out, dlb_backend *cpu, dlb_error *err);
 
 typedef enum dlb_convolve_mode {
-  DLB_CONVOLVE_FULL,  /* n + m - 1 elements */
-  DLB_CONVOLVE_SAME,  /* max(n, m), centred as NumPy's */
-  DLB_CONVOLVE_VALID  /* max(n, m) - min(n, m) + 1 */
+  DLB_CONVOLVE_FULL, /* n + m - 1 elements */
+  DLB_CONVOLVE_SAME, /* max(n, m), centred as NumPy's */
+  DLB_CONVOLVE_VALID /* max(n, m) - min(n, m) + 1 */
 } dlb_convolve_mode;
 
 /* NumPy's convolve of two 1-D (or 0-d: one element) non-empty arrays

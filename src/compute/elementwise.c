@@ -26,12 +26,10 @@ static const char *const op_loops[DLB_OP_COUNT] = {DLB_ELEMENTWISE_OPS(OP_LOOPS)
 
 /* The letter of a loops column that stands for a dtype's family. */
 static const char loop_letter[DLB_DTYPE_COUNT] = {
-  [DLB_BOOL] = 'B',
-  [DLB_INT8] = 'I',      [DLB_INT16] = 'I',      [DLB_INT32] = 'I',  [DLB_INT64] = 'I',
-  [DLB_UINT8] = 'I',     [DLB_UINT16] = 'I',     [DLB_UINT32] = 'I', [DLB_UINT64] = 'I',
-  [DLB_FLOAT16] = 'H',   [DLB_BFLOAT16] = 'H',
-  [DLB_FLOAT32] = 'F',   [DLB_FLOAT64] = 'F',
-  [DLB_COMPLEX64] = 'C', [DLB_COMPLEX128] = 'C'};
+    [DLB_BOOL] = 'B',    [DLB_INT8] = 'I',      [DLB_INT16] = 'I',     [DLB_INT32] = 'I',
+    [DLB_INT64] = 'I',   [DLB_UINT8] = 'I',     [DLB_UINT16] = 'I',    [DLB_UINT32] = 'I',
+    [DLB_UINT64] = 'I',  [DLB_FLOAT16] = 'H',   [DLB_BFLOAT16] = 'H',  [DLB_FLOAT32] = 'F',
+    [DLB_FLOAT64] = 'F', [DLB_COMPLEX64] = 'C', [DLB_COMPLEX128] = 'C'};
 
 /* Whether op has a loop for inputs of loop dtype t. */
 static int has_loop(dlb_op op, dlb_dtype t) {
@@ -60,67 +58,61 @@ static dlb_status no_loop(const char *name, dlb_dtype t, const char *why, dlb_er
 
 dlb_status dlb_op_resolve(dlb_op op, const dlb_operand *in, dlb_op_types *types, dlb_error *err) {
   const dlb_op_info *info = &op_table[op];
-  dlb_dtype c = info->cls == DLB_CLASS_WHERE ? dlb_result_type(2, in + 1)
-                                             : dlb_result_type(info->nin, in);
+  dlb_dtype c =
+      info->cls == DLB_CLASS_WHERE ? dlb_result_type(2, in + 1) : dlb_result_type(info->nin, in);
   dlb_kind kind = dlb_dtype_get(c)->kind;
   dlb_dtype loop = dlb_compute_type(c);
   switch (info->cls) {
-  case DLB_CLASS_ARITHMETIC:
-    if (kind == DLB_KIND_BOOL) {
-      if (op == DLB_OP_SUBTRACT || op == DLB_OP_NEGATIVE)
-        return no_loop(info->name, c, " (use logical_xor / logical_not)", err);
-      if (op == DLB_OP_SIGN) return no_loop(info->name, c, "", err);
-      if (op == DLB_OP_FLOOR_DIVIDE || op == DLB_OP_MOD || op == DLB_OP_POWER) {
-        set_types(types, info->nin, DLB_INT8, DLB_INT8, DLB_INT8); /* NumPy: bool -> int8 loop */
+    case DLB_CLASS_ARITHMETIC:
+      if (kind == DLB_KIND_BOOL) {
+        if (op == DLB_OP_SUBTRACT || op == DLB_OP_NEGATIVE)
+          return no_loop(info->name, c, " (use logical_xor / logical_not)", err);
+        if (op == DLB_OP_SIGN) return no_loop(info->name, c, "", err);
+        if (op == DLB_OP_FLOOR_DIVIDE || op == DLB_OP_MOD || op == DLB_OP_POWER) {
+          set_types(types, info->nin, DLB_INT8, DLB_INT8, DLB_INT8); /* NumPy: bool -> int8 loop */
+          break;
+        }
+      }
+      if (kind == DLB_KIND_COMPLEX &&
+          (op == DLB_OP_FLOOR_DIVIDE || op == DLB_OP_MOD || op == DLB_OP_MAXIMUM ||
+           op == DLB_OP_MINIMUM || op == DLB_OP_CLIP))
+        return no_loop(info->name, c, " (complex numbers are not ordered)", err);
+      if (op == DLB_OP_ABS && kind == DLB_KIND_COMPLEX) { /* |z| is real */
+        dlb_dtype real = c == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64;
+        set_types(types, 1, c, real, real);
         break;
       }
-    }
-    if (kind == DLB_KIND_COMPLEX &&
-        (op == DLB_OP_FLOOR_DIVIDE || op == DLB_OP_MOD || op == DLB_OP_MAXIMUM ||
-         op == DLB_OP_MINIMUM || op == DLB_OP_CLIP))
-      return no_loop(info->name, c, " (complex numbers are not ordered)", err);
-    if (op == DLB_OP_ABS && kind == DLB_KIND_COMPLEX) { /* |z| is real */
-      dlb_dtype real = c == DLB_COMPLEX64 ? DLB_FLOAT32 : DLB_FLOAT64;
-      set_types(types, 1, c, real, real);
+      set_types(types, info->nin, loop, loop, c);
       break;
-    }
-    set_types(types, info->nin, loop, loop, c);
-    break;
-  case DLB_CLASS_TRUE_DIVIDE:
-    if (kind != DLB_KIND_FLOAT && kind != DLB_KIND_COMPLEX) c = DLB_FLOAT64;
-    set_types(types, info->nin, dlb_compute_type(c), dlb_compute_type(c), c);
-    break;
-  case DLB_CLASS_COMPARISON:
-    if (kind == DLB_KIND_COMPLEX && op != DLB_OP_EQUAL && op != DLB_OP_NOT_EQUAL)
-      return no_loop(info->name, c, " (complex numbers are not ordered)", err);
-    set_types(types, info->nin, loop, DLB_BOOL, DLB_BOOL);
-    break;
-  case DLB_CLASS_BITWISE:
-    if (kind != DLB_KIND_BOOL && kind != DLB_KIND_INT && kind != DLB_KIND_UINT)
-      return no_loop(info->name, c, " (integers and bool only)", err);
-    if (kind == DLB_KIND_BOOL && (op == DLB_OP_LEFT_SHIFT || op == DLB_OP_RIGHT_SHIFT))
-      c = DLB_INT8;
-    set_types(types, info->nin, c, c, c);
-    break;
-  case DLB_CLASS_LOGICAL:
-    set_types(types, info->nin, DLB_BOOL, DLB_BOOL, DLB_BOOL);
-    break;
-  case DLB_CLASS_FLOAT_MATH:
-    c = dlb_float_type_for(c);
-    if (op == DLB_OP_ATAN2 && is_complex(c)) return no_loop(info->name, c, "", err);
-    set_types(types, info->nin, dlb_compute_type(c), dlb_compute_type(c), c);
-    break;
-  case DLB_CLASS_ROUNDING:
-    set_types(types, 1, loop, loop, c);
-    break;
-  case DLB_CLASS_PREDICATE:
-    set_types(types, 1, loop, DLB_BOOL, DLB_BOOL);
-    break;
-  case DLB_CLASS_WHERE:
-    types->in[0] = DLB_BOOL;
-    types->in[1] = types->in[2] = c;
-    types->loop_out = types->result = c;
-    break;
+    case DLB_CLASS_TRUE_DIVIDE:
+      if (kind != DLB_KIND_FLOAT && kind != DLB_KIND_COMPLEX) c = DLB_FLOAT64;
+      set_types(types, info->nin, dlb_compute_type(c), dlb_compute_type(c), c);
+      break;
+    case DLB_CLASS_COMPARISON:
+      if (kind == DLB_KIND_COMPLEX && op != DLB_OP_EQUAL && op != DLB_OP_NOT_EQUAL)
+        return no_loop(info->name, c, " (complex numbers are not ordered)", err);
+      set_types(types, info->nin, loop, DLB_BOOL, DLB_BOOL);
+      break;
+    case DLB_CLASS_BITWISE:
+      if (kind != DLB_KIND_BOOL && kind != DLB_KIND_INT && kind != DLB_KIND_UINT)
+        return no_loop(info->name, c, " (integers and bool only)", err);
+      if (kind == DLB_KIND_BOOL && (op == DLB_OP_LEFT_SHIFT || op == DLB_OP_RIGHT_SHIFT))
+        c = DLB_INT8;
+      set_types(types, info->nin, c, c, c);
+      break;
+    case DLB_CLASS_LOGICAL: set_types(types, info->nin, DLB_BOOL, DLB_BOOL, DLB_BOOL); break;
+    case DLB_CLASS_FLOAT_MATH:
+      c = dlb_float_type_for(c);
+      if (op == DLB_OP_ATAN2 && is_complex(c)) return no_loop(info->name, c, "", err);
+      set_types(types, info->nin, dlb_compute_type(c), dlb_compute_type(c), c);
+      break;
+    case DLB_CLASS_ROUNDING: set_types(types, 1, loop, loop, c); break;
+    case DLB_CLASS_PREDICATE: set_types(types, 1, loop, DLB_BOOL, DLB_BOOL); break;
+    case DLB_CLASS_WHERE:
+      types->in[0] = DLB_BOOL;
+      types->in[1] = types->in[2] = c;
+      types->loop_out = types->result = c;
+      break;
   }
   if (!has_loop(op, info->cls == DLB_CLASS_WHERE ? types->in[1] : types->in[0]))
     return no_loop(info->name, c, "", err);
@@ -141,11 +133,11 @@ static dlb_status store_scalar(dlb_dtype common, dlb_dtype loop, const dlb_scala
 /* A scalar as a condition: nonzero is true. */
 static unsigned char scalar_truth(const dlb_scalar *v) {
   switch (v->kind) {
-  case DLB_SCALAR_BOOL: return v->v.b != 0;
-  case DLB_SCALAR_INT: return v->v.i != 0;
-  case DLB_SCALAR_UINT: return v->v.u != 0;
-  case DLB_SCALAR_FLOAT: return v->v.f != 0;
-  default: return v->v.c.re != 0 || v->v.c.im != 0;
+    case DLB_SCALAR_BOOL: return v->v.b != 0;
+    case DLB_SCALAR_INT: return v->v.i != 0;
+    case DLB_SCALAR_UINT: return v->v.u != 0;
+    case DLB_SCALAR_FLOAT: return v->v.f != 0;
+    default: return v->v.c.re != 0 || v->v.c.im != 0;
   }
 }
 
@@ -163,9 +155,10 @@ static dlb_status prepare(dlb_op op, const dlb_operand *in, dlb_op_types *types,
   if (st != DLB_OK) return st;
   for (int k = 0; k < info->nin; k++) scalars_given |= !in[k].array;
   if (!scalars_given) return DLB_OK; /* nothing to store (the common case of arrays) */
-  common = info->cls == DLB_CLASS_WHERE ? dlb_result_type(2, in + 1)
-                                        : dlb_result_type(info->nin, in);
-  if (info->cls == DLB_CLASS_TRUE_DIVIDE || info->cls == DLB_CLASS_FLOAT_MATH) common = types->result;
+  common =
+      info->cls == DLB_CLASS_WHERE ? dlb_result_type(2, in + 1) : dlb_result_type(info->nin, in);
+  if (info->cls == DLB_CLASS_TRUE_DIVIDE || info->cls == DLB_CLASS_FLOAT_MATH)
+    common = types->result;
   for (int k = 0; k < info->nin; k++) {
     dlb_dtype c = common;
     if (in[k].array) continue;
@@ -184,9 +177,8 @@ static dlb_status prepare(dlb_op op, const dlb_operand *in, dlb_op_types *types,
                            : DLB_FLOAT64;
       for (int j = 0; j < info->nin; j++) types->in[j] = wide;
       for (int j = 0; j < info->nin; j++)
-        if (!in[j].array &&
-            (st = store_scalar(dlb_scalar_dtype(&in[j].scalar), wide, &in[j].scalar, scalars[j],
-                               err)) != DLB_OK)
+        if (!in[j].array && (st = store_scalar(dlb_scalar_dtype(&in[j].scalar), wide, &in[j].scalar,
+                                               scalars[j], err)) != DLB_OK)
           return st;
       return DLB_OK;
     }
@@ -258,8 +250,8 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
 }
 
 /* dlb_elementwise_run once the operands are checked and the work begun. */
-static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out,
-                              dlb_placement where, dlb_error *err) {
+static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out, dlb_placement where,
+                              dlb_error *err) {
   const dlb_op_info *info = &op_table[plan->op];
   const dlb_array *arrays[3] = {NULL, NULL, NULL};
   dlb_array copies[3];
@@ -287,7 +279,7 @@ static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out,
   if (st == DLB_OK && plan->numel == 0) {
     /* nothing to compute: a size-0 result (whose strides may be unbounded) */
   } else if (st == DLB_OK && !allocated && out->dtype != plan->types.result &&
-      plan->types.result != plan->types.loop_out) {
+             plan->types.result != plan->types.loop_out) {
     /* A float16 result computed in float32 goes into an out of a third
      * dtype: rounded to float16 first, as NumPy computes the result dtype
      * and then casts. */
@@ -295,8 +287,7 @@ static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out,
     tmp.buffer = NULL;
     st = dlb_array_allocate(&tmp, where.backend, where.device_id, plan->types.result, plan->ndim,
                             plan->shape, 0, err);
-    if (st == DLB_OK)
-      st = dispatch(plan, arrays, &tmp, err);
+    if (st == DLB_OK) st = dispatch(plan, arrays, &tmp, err);
     if (st == DLB_OK) st = dlb_array_copy_into(out, &tmp, err);
     dlb_array_release(&tmp);
   } else if (st == DLB_OK) {

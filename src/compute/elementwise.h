@@ -10,15 +10,15 @@
 
 /* How an operation chooses its dtypes from the common dtype C of its inputs. */
 typedef enum dlb_op_class {
-  DLB_CLASS_ARITHMETIC, /* result C; bool: see elementwise.c */
+  DLB_CLASS_ARITHMETIC,  /* result C; bool: see elementwise.c */
   DLB_CLASS_TRUE_DIVIDE, /* result C, or float64 for bool and integer C */
-  DLB_CLASS_COMPARISON, /* computes in C, result bool */
-  DLB_CLASS_BITWISE,    /* bool and integer C only; result C */
-  DLB_CLASS_LOGICAL,    /* inputs as bool (x ~= 0), result bool */
-  DLB_CLASS_FLOAT_MATH, /* result dlb_float_type_for(C) */
-  DLB_CLASS_ROUNDING,   /* result C (integers come back unchanged) */
-  DLB_CLASS_PREDICATE,  /* isnan and friends: result bool */
-  DLB_CLASS_WHERE       /* cond as bool; result the common dtype of x and y */
+  DLB_CLASS_COMPARISON,  /* computes in C, result bool */
+  DLB_CLASS_BITWISE,     /* bool and integer C only; result C */
+  DLB_CLASS_LOGICAL,     /* inputs as bool (x ~= 0), result bool */
+  DLB_CLASS_FLOAT_MATH,  /* result dlb_float_type_for(C) */
+  DLB_CLASS_ROUNDING,    /* result C (integers come back unchanged) */
+  DLB_CLASS_PREDICATE,   /* isnan and friends: result bool */
+  DLB_CLASS_WHERE        /* cond as bool; result the common dtype of x and y */
 } dlb_op_class;
 
 /* An operation's row of DLB_ELEMENTWISE_OPS, as the driver reads it. */

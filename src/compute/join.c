@@ -61,8 +61,9 @@ dlb_status dlb_join_result(int stack, int64_t n, const dlb_array *const *arrays,
   for (int64_t k = 1; k < n; k++) {
     const dlb_array *a = arrays[k];
     if (a->ndim != nd)
-      return mismatch(op, k, first, a, stack ? "all must have the same shape"
-                                              : "all must have the same number of dims", err);
+      return mismatch(
+          op, k, first, a,
+          stack ? "all must have the same shape" : "all must have the same number of dims", err);
     for (int d = 0; d < nd; d++) {
       if (!stack && d == dim) {
         if (__builtin_add_overflow(shape[d], a->shape[d], &shape[d]))
@@ -93,7 +94,8 @@ static dlb_status check_devices(int64_t n, const dlb_array *const *arrays, dlb_b
    * this list is 32 bytes an array for the call's duration. */
   dlb_operand *in = malloc((size_t)n * sizeof *in);
   dlb_status st;
-  if (!in) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for %lld operands", op, (long long)n);
+  if (!in)
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "%s: no memory for %lld operands", op, (long long)n);
   for (int64_t k = 0; k < n; k++) in[k].array = arrays[k];
   st = dlb_check_operands_for((int)n, in, cpu, DLB_ANY_MEMORY, where, op, err);
   free(in);

@@ -45,8 +45,9 @@ static dlb_status matmul_shapes(const dlb_array *a, const dlb_array *b, mm_shape
   if (p->k != (b_vec ? b->shape[0] : b->shape[b->ndim - 2])) {
     shape_text(a, sa, sizeof sa);
     shape_text(b, sb, sizeof sb);
-    dlb_fail(err, DLB_E_SHAPE, "matmul: shapes %s and %s do not multiply: %lld columns against %lld rows", sa,
-             sb, (long long)p->k, (long long)(b_vec ? b->shape[0] : b->shape[b->ndim - 2]));
+    dlb_fail(err, DLB_E_SHAPE,
+             "matmul: shapes %s and %s do not multiply: %lld columns against %lld rows", sa, sb,
+             (long long)p->k, (long long)(b_vec ? b->shape[0] : b->shape[b->ndim - 2]));
     dlb_error_hint(err, "(..., M, K) times (..., K, N): the last dim of a must equal the "
                         "second-to-last of b (a:T() swaps the dims of a matrix)");
     return DLB_E_SHAPE;
@@ -87,7 +88,8 @@ static dlb_status matmul_type(const dlb_array *a, const dlb_array *b, dlb_dtype 
     *result = dlb_promote_types(a->dtype, b->dtype);
     return DLB_OK;
   }
-  if ((unsigned)dtype >= DLB_DTYPE_COUNT) return dlb_fail(err, DLB_E_DTYPE, "matmul: invalid dtype");
+  if ((unsigned)dtype >= DLB_DTYPE_COUNT)
+    return dlb_fail(err, DLB_E_DTYPE, "matmul: invalid dtype");
   for (int k = 0; k < 2; k++) {
     dlb_dtype t = (k ? b : a)->dtype;
     if (!dlb_can_cast_same_kind(t, dtype)) {
@@ -114,8 +116,10 @@ static dlb_status dot_shapes(const dlb_array *a, const dlb_array *b, mm_shape *p
   kdim = b_vec ? 0 : b->ndim - 2;
   p->k = a->shape[a->ndim - 1];
   if (p->k != b->shape[kdim]) {
-    dlb_fail(err, DLB_E_SHAPE, "dot: shapes %s and %s are not aligned: dim %d of a (%lld) differs from dim %d of b (%lld)",
-             sa, sb, a->ndim, (long long)p->k, kdim + 1, (long long)b->shape[kdim]);
+    dlb_fail(
+        err, DLB_E_SHAPE,
+        "dot: shapes %s and %s are not aligned: dim %d of a (%lld) differs from dim %d of b (%lld)",
+        sa, sb, a->ndim, (long long)p->k, kdim + 1, (long long)b->shape[kdim]);
     dlb_error_hint(err, "dot sums over the last dim of a and the second-to-last of b "
                         "(the only one of a 1-D b)");
     return DLB_E_SHAPE;
@@ -211,15 +215,14 @@ static dlb_status multiply(const dlb_array *a, const dlb_array *b, const dlb_arr
 
 /* How the result's dims map onto C (batch..., M, N). */
 typedef struct result_map {
-  int first_batch; /* the result dim of batch dim 0 */
-  int row_dim;     /* -1: no row dim in the result (M is 1) */
-  int col_dim;     /* -1: no col dim (N is 1) */
+  int first_batch;    /* the result dim of batch dim 0 */
+  int row_dim;        /* -1: no row dim in the result (M is 1) */
+  int col_dim;        /* -1: no col dim (N is 1) */
   int64_t row_stride; /* with row_dim < 0 and M > 1 (dot): the merged rows' stride */
 } result_map;
 
 /* C: the result r (borrowed) as (batch..., M, N). */
-static void result_stack(const dlb_array *r, const mm_shape *p, const result_map *l,
-                         dlb_array *c) {
+static void result_stack(const dlb_array *r, const mm_shape *p, const result_map *l, dlb_array *c) {
   int nd = p->nbatch;
   *c = *r;
   c->ndim = nd + 2;
@@ -239,15 +242,15 @@ static void result_stack(const dlb_array *r, const mm_shape *p, const result_map
 static dlb_status product_into(const dlb_array *a, const dlb_array *b, const dlb_array *a0,
                                const dlb_array *b0, dlb_array *out, dlb_dtype result_type,
                                dlb_dtype compute, int rndim, const int64_t *rshape,
-                               const mm_shape *p, const result_map *l,
-                               const dlb_placement *where, dlb_error *err) {
+                               const mm_shape *p, const result_map *l, const dlb_placement *where,
+                               dlb_error *err) {
   dlb_array fresh = {0}, tmp = {0}, c;
   dlb_array *dest = out;
   int given = out->buffer != NULL;
   dlb_status st = DLB_OK;
   if (!given) {
-    st = dlb_array_allocate(&fresh, where->backend, where->device_id, result_type, rndim, rshape,
-                            0, err);
+    st = dlb_array_allocate(&fresh, where->backend, where->device_id, result_type, rndim, rshape, 0,
+                            err);
     if (st != DLB_OK) return st;
     dest = &fresh;
   }
@@ -264,10 +267,8 @@ static dlb_status product_into(const dlb_array *a, const dlb_array *b, const dlb
     st = multiply(a, b, &c, compute, err);
   }
   dlb_array_release(&tmp);
-  if (st == DLB_OK && !given)
-    *out = fresh;
-  else
-    dlb_array_release(&fresh);
+  if (st == DLB_OK && !given) *out = fresh;
+  else dlb_array_release(&fresh);
   return st;
 }
 
@@ -324,8 +325,8 @@ dlb_status dlb_matmul(const dlb_array *a, const dlb_array *b, dlb_dtype dtype, d
  * and *row_stride; 0 when they do not merge without a copy. */
 static int dot_rows(const dlb_array *a, int64_t m, int64_t *row_stride) {
   *row_stride = 0;
-  return a->ndim == 1 || dlb_shape_reshape_strides(a->ndim - 1, a->shape, a->strides, 1, &m,
-                                                   row_stride);
+  return a->ndim == 1 ||
+         dlb_shape_reshape_strides(a->ndim - 1, a->shape, a->strides, 1, &m, row_stride);
 }
 
 dlb_status dlb_dot(const dlb_array *a, const dlb_array *b, dlb_array *result, dlb_backend *cpu,
@@ -378,8 +379,8 @@ dlb_status dlb_dot(const dlb_array *a, const dlb_array *b, dlb_array *result, dl
       for (int d = rndim - 1; d >= a->ndim - 1; d--) step *= rshape[d];
       l.row_stride = a->ndim > 1 ? step : 0;
     }
-    st = product_into(&sa, &sb, a, b, result, result_type, compute, rndim, rshape, &p, &l,
-                      &where, err);
+    st = product_into(&sa, &sb, a, b, result, result_type, compute, rndim, rshape, &p, &l, &where,
+                      err);
   }
   dlb_array_release(&flat);
   dlb_array_release(&ca);

@@ -6,8 +6,7 @@
 #include "../core/tensor.h"
 
 /* The hint of an out array on another device than the operands. */
-#define OUT_DEVICE_HINT \
-  "make out where the operands are: dl.zeros(shape, {device = x.device})"
+#define OUT_DEVICE_HINT "make out where the operands are: dl.zeros(shape, {device = x.device})"
 
 /* The device an array's memory is on; wrapped host memory counts as cpu:0. */
 static dlb_placement placement_of(const dlb_array *a, dlb_backend *cpu) {
@@ -100,7 +99,8 @@ static dlb_status broadcast_failed(int n, const dlb_operand *in, const char *op,
   for (int k = 0; k < n && len < sizeof text; k++) {
     if (!in[k].array) continue;
     if (len) len += (size_t)snprintf(text + len, sizeof text - len, " and ");
-    if (len < sizeof text) shape_text(in[k].array->ndim, in[k].array->shape, text + len, sizeof text - len);
+    if (len < sizeof text)
+      shape_text(in[k].array->ndim, in[k].array->shape, text + len, sizeof text - len);
     len = strlen(text);
   }
   dlb_fail(err, DLB_E_SHAPE, "%s: shapes %s do not broadcast together", op, text);
@@ -153,8 +153,8 @@ static dlb_status check_out_array(const dlb_array *out, dlb_dtype result, int nd
     return dlb_fail(err, DLB_E_SHAPE, "%s: out has shape %s, the result has shape %s", op, so, sr);
   }
   if (!dlb_can_cast_same_kind(result, out->dtype))
-    return dlb_fail(err, DLB_E_DTYPE, "%s: a %s result cannot be written into a %s out array",
-                    op, dlb_dtype_get(result)->name, dlb_dtype_get(out->dtype)->name);
+    return dlb_fail(err, DLB_E_DTYPE, "%s: a %s result cannot be written into a %s out array", op,
+                    dlb_dtype_get(result)->name, dlb_dtype_get(out->dtype)->name);
   return DLB_OK;
 }
 
@@ -181,10 +181,8 @@ static void byte_range(const dlb_array *a, size_t *first, size_t *last) {
   int64_t lo = 0, hi = 0, itemsize = (int64_t)dlb_array_itemsize(a);
   for (int d = 0; d < a->ndim; d++) {
     int64_t span = (a->shape[d] - 1) * a->strides[d] * itemsize;
-    if (span < 0)
-      lo += span;
-    else
-      hi += span;
+    if (span < 0) lo += span;
+    else hi += span;
   }
   *first = (size_t)((int64_t)a->offset + lo);
   *last = (size_t)((int64_t)a->offset + hi + itemsize);
@@ -212,11 +210,8 @@ int dlb_arrays_same_layout(const dlb_array *a, const dlb_array *b) {
   if (a->buffer->host || b->buffer->host ? dlb_array_host_data(a) != dlb_array_host_data(b)
                                          : a->buffer != b->buffer || a->offset != b->offset)
     return 0;
-  if (a->ndim != b->ndim ||
-      dlb_array_itemsize(a) != dlb_array_itemsize(b))
-    return 0;
+  if (a->ndim != b->ndim || dlb_array_itemsize(a) != dlb_array_itemsize(b)) return 0;
   for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d]))
-      return 0;
+    if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d])) return 0;
   return 1;
 }

@@ -30,8 +30,7 @@ dlb_status dlb_check_operands_for(int n, const dlb_operand *in, dlb_backend *cpu
 
 /* dlb_check_operands_for over n arrays (at most 4; NULL ones are skipped). */
 dlb_status dlb_check_arrays_for(int n, const dlb_array *const *arrays, dlb_backend *cpu,
-                                size_t entry, dlb_placement *where, const char *op,
-                                dlb_error *err);
+                                size_t entry, dlb_placement *where, const char *op, dlb_error *err);
 
 /* NumPy broadcasting of the n operands' shapes (scalars are 0-d):
  * *ndim and shape[] get the result; DLB_E_SHAPE names the shapes that do

@@ -8,7 +8,7 @@
 #include "../core/work.h"
 #include "reduce.h"
 
-#define REDUCE_INFO(ID, name, rule, identity, loops, dtype, ddof) \
+#define REDUCE_INFO(ID, name, rule, identity, loops, dtype, ddof)                                  \
   [DLB_REDUCE_##ID] = {#name, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity, dtype, ddof},
 static const dlb_reduce_info reduce_table[DLB_REDUCE_OP_COUNT] = {DLB_REDUCE_OPS(REDUCE_INFO)};
 #undef REDUCE_INFO
@@ -58,8 +58,10 @@ static dlb_status moment_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce_
   dlb_dtype m = integral(in) ? DLB_FLOAT64 : in;
   if (o->has_dtype) {
     if (integral(o->dtype))
-      return dlb_fail(err, DLB_E_DTYPE, "%s: the dtype option must be a float or complex dtype, "
-                      "got %s", dlb_reduce_name(op), dlb_dtype_get(o->dtype)->name);
+      return dlb_fail(err, DLB_E_DTYPE,
+                      "%s: the dtype option must be a float or complex dtype, "
+                      "got %s",
+                      dlb_reduce_name(op), dlb_dtype_get(o->dtype)->name);
     m = o->dtype;
   }
   *t = dlb_compute_type(m);
@@ -74,9 +76,10 @@ static dlb_status moment_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce_
 /* The dtype of a sum or product: the dtype option, else 64-bit integers
  * for bool and integers, else the input's own. */
 static void accumulate_types(dlb_dtype in, const dlb_reduce_options *o, reduce_types *t) {
-  t->result = o->has_dtype ? o->dtype
+  t->result = o->has_dtype                   ? o->dtype
               : kind_of(in) == DLB_KIND_UINT ? DLB_UINT64
-              : integral(in) ? DLB_INT64 : in;
+              : integral(in)                 ? DLB_INT64
+                                             : in;
   if (integral(t->result)) {
     t->acc = kind_of(t->result) == DLB_KIND_UINT ? DLB_UINT64 : DLB_INT64;
     /* Integers fold as they are (the wrap to a narrower result comes
@@ -106,9 +109,7 @@ static dlb_status resolve_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce
     return DLB_E_ARGUMENT;
   }
   switch (rule_of(op)) {
-    case DLB_REDUCE_RULE_ACCUMULATE:
-      accumulate_types(in, o, t);
-      break;
+    case DLB_REDUCE_RULE_ACCUMULATE: accumulate_types(in, o, t); break;
     case DLB_REDUCE_RULE_MEAN:
     case DLB_REDUCE_RULE_SPREAD:
       if (moment_types(op, in, o, &t->result, &m, err) != DLB_OK) return DLB_E_DTYPE;
@@ -179,10 +180,8 @@ dlb_status dlb_reduce_result_shape(dlb_reduce_op op, const dlb_array *a,
   dlb_status st = reduced_dims(op, a->ndim, o, &mask, err);
   if (st != DLB_OK) return st;
   for (int d = 0; d < a->ndim; d++) {
-    if (!(mask >> d & 1))
-      shape[n++] = a->shape[d];
-    else if (o->keepdims)
-      shape[n++] = 1;
+    if (!(mask >> d & 1)) shape[n++] = a->shape[d];
+    else if (o->keepdims) shape[n++] = 1;
   }
   *ndim = n;
   return DLB_OK;
@@ -291,11 +290,12 @@ static dlb_status run_reduce(const reduce_plan *p, const dlb_array *a, const dlb
   call.error.message[0] = 0; /* the rest of the message is the kernel's to write */
   call.error.hint = NULL;
   st = site.kernels->reduce(site.ctx, &call);
-  return dlb_kernel_site_end(&site, st, &call.error, dlb_reduce_name(p->op), arrays, result ? 2 : 1, err);
+  return dlb_kernel_site_end(&site, st, &call.error, dlb_reduce_name(p->op), arrays, result ? 2 : 1,
+                             err);
 }
 
 static dlb_status check_operand(dlb_reduce_op op, const dlb_array *a, dlb_backend *cpu,
-                                 dlb_placement *where, dlb_error *err) {
+                                dlb_placement *where, dlb_error *err) {
   dlb_operand in = {a, {0}};
   return dlb_check_operands_for(1, &in, cpu, offsetof(dlb_kernels, reduce), where,
                                 dlb_reduce_name(op), err);

@@ -85,12 +85,12 @@ const char *dlb_reduce_name(dlb_reduce_op op);
 
 /* How a reduction runs. Zero-initialised plus dims gives NumPy's defaults. */
 typedef struct dlb_reduce_options {
-  uint64_t dims;       /* bit d set: dim d (0-based) is reduced; DLB_REDUCE_ALL_DIMS: all */
-  int keepdims;        /* the reduced dims stay, with extent 1 */
-  int has_dtype;       /* dtype is given (sum, prod, mean, std, var only) */
+  uint64_t dims; /* bit d set: dim d (0-based) is reduced; DLB_REDUCE_ALL_DIMS: all */
+  int keepdims;  /* the reduced dims stay, with extent 1 */
+  int has_dtype; /* dtype is given (sum, prod, mean, std, var only) */
   dlb_dtype dtype;
-  double ddof;         /* std and var: the divisor is n - ddof; ignored by the others */
-  int64_t index_base;  /* argmin, argmax: the index of the first element (0 in C, 1 in Lua) */
+  double ddof;        /* std and var: the divisor is n - ddof; ignored by the others */
+  int64_t index_base; /* argmin, argmax: the index of the first element (0 in C, 1 in Lua) */
 } dlb_reduce_options;
 
 /* The dtype op gives for an array of dtype in: DLB_E_DTYPE where op has

@@ -51,17 +51,16 @@ static dlb_status scan_into(int op, const dlb_array *a, const dlb_scan_options *
   dlb_dtype result = dlb_scan_result_type(a->dtype, o);
   dlb_array tmp = {0};
   dlb_status st;
-  if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, scan), &where, name,
-                                 err)) != DLB_OK)
+  if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, scan), &where, name, err)) !=
+      DLB_OK)
     return st;
-  if ((unsigned)result >= DLB_DTYPE_COUNT) return dlb_fail(err, DLB_E_DTYPE, "%s: invalid dtype",
-                                                           name);
+  if ((unsigned)result >= DLB_DTYPE_COUNT)
+    return dlb_fail(err, DLB_E_DTYPE, "%s: invalid dtype", name);
   if (a->ndim > 0 && (o->dim < 0 || o->dim >= a->ndim))
-    return dlb_fail(err, DLB_E_INDEX, "%s: dim %d out of range for a %d-D array", name,
-                    o->dim + 1, a->ndim);
+    return dlb_fail(err, DLB_E_INDEX, "%s: dim %d out of range for a %d-D array", name, o->dim + 1,
+                    a->ndim);
   if (out->buffer == NULL) {
-    st = dlb_array_allocate(out, where.backend, where.device_id, result, a->ndim, a->shape, 0,
-                            err);
+    st = dlb_array_allocate(out, where.backend, where.device_id, result, a->ndim, a->shape, 0, err);
     if (st == DLB_OK && (st = run_scan(op, a, o->dim, out, name, err)) != DLB_OK)
       dlb_array_release(out);
     return st;
@@ -133,8 +132,7 @@ dlb_status dlb_diff(const dlb_array *a, int64_t n, int dim, dlb_array *out, dlb_
 /* --- counts ----------------------------------------------------------------- */
 
 static dlb_status run_count(const dlb_array *in, const dlb_array *weights, const dlb_array *edges,
-                            int uniform, const dlb_array *counts, const char *op,
-                            dlb_error *err) {
+                            int uniform, const dlb_array *counts, const char *op, dlb_error *err) {
   const dlb_array *arrays[4] = {in, weights, edges, counts};
   dlb_kernel_site site;
   dlb_count_call c;
@@ -153,8 +151,8 @@ static dlb_status run_count(const dlb_array *in, const dlb_array *weights, const
 }
 
 /* The weights as float64, after checking they have x's shape. */
-static dlb_status weights_of(const dlb_array *w, const dlb_array *x, dlb_array *out,
-                             const char *op, dlb_error *err) {
+static dlb_status weights_of(const dlb_array *w, const dlb_array *x, dlb_array *out, const char *op,
+                             dlb_error *err) {
   int same = w->ndim == x->ndim;
   for (int d = 0; same && d < x->ndim; d++) same = w->shape[d] == x->shape[d];
   if (!same) {
@@ -177,8 +175,10 @@ static dlb_status extreme(dlb_reduce_op op, const dlb_array *a, dlb_backend *cpu
   memset(&o, 0, sizeof o);
   o.dims = DLB_REDUCE_ALL_DIMS;
   if ((st = dlb_reduce_value(op, a, &o, cpu, &v, err)) != DLB_OK) return st;
-  *out = v.kind == DLB_SCALAR_INT ? (double)v.v.i : v.kind == DLB_SCALAR_UINT ? (double)v.v.u
-         : v.kind == DLB_SCALAR_BOOL ? (double)v.v.b : v.v.f;
+  *out = v.kind == DLB_SCALAR_INT    ? (double)v.v.i
+         : v.kind == DLB_SCALAR_UINT ? (double)v.v.u
+         : v.kind == DLB_SCALAR_BOOL ? (double)v.v.b
+                                     : v.v.f;
   return DLB_OK;
 }
 
@@ -191,9 +191,8 @@ static dlb_status bincount_into(const dlb_array *x, const dlb_array *weights, in
   int64_t nbins = minlength;
   dlb_dtype t = x->dtype;
   dlb_status st;
-  if ((st = dlb_check_arrays_for(weights ? 2 : 1, arrays, cpu, offsetof(dlb_kernels, count),
-                                 &where, op,
-                         err)) != DLB_OK)
+  if ((st = dlb_check_arrays_for(weights ? 2 : 1, arrays, cpu, offsetof(dlb_kernels, count), &where,
+                                 op, err)) != DLB_OK)
     return st;
   if (x->ndim != 1) {
     dlb_fail(err, DLB_E_SHAPE, "bincount: x must be 1-D, got %d-D", x->ndim);
@@ -216,8 +215,7 @@ static dlb_status bincount_into(const dlb_array *x, const dlb_array *weights, in
   if (x->numel > 0) { /* (the kernel refuses negative elements as it counts) */
     double hi;
     if ((st = extreme(DLB_REDUCE_MAX, x, cpu, &hi, err)) != DLB_OK) return st;
-    if (hi >= 9.2e18)
-      return dlb_fail(err, DLB_E_SHAPE, "bincount: %.0f bins are too many", hi + 1);
+    if (hi >= 9.2e18) return dlb_fail(err, DLB_E_SHAPE, "bincount: %.0f bins are too many", hi + 1);
     if (hi >= 0 && (int64_t)hi + 1 > nbins) nbins = (int64_t)hi + 1;
   }
   if (weights && (st = weights_of(weights, x, &w, op, err)) != DLB_OK) return st;
@@ -261,8 +259,8 @@ static dlb_status edges_done(int64_t k) {
 }
 
 /* Elements start..start+k-1 of the 1-D array e from or into chunk (float64). */
-static dlb_status edges_part(const dlb_array *e, int64_t start, int64_t k, double *chunk,
-                             int write, dlb_error *err) {
+static dlb_status edges_part(const dlb_array *e, int64_t start, int64_t k, double *chunk, int write,
+                             dlb_error *err) {
   dlb_array part;
   dlb_status st;
   dlb_array_share(&part, e);
@@ -284,8 +282,7 @@ static dlb_status linspace_edges(double first, double last, int64_t nbins, dlb_d
                                  const dlb_placement *where, dlb_array *edges, dlb_error *err) {
   int64_t n = nbins + 1;
   double chunk[EDGE_CHUNK], step = (last - first) / (double)nbins;
-  dlb_status st = dlb_array_allocate(edges, where->backend, where->device_id, dtype, 1, &n, 0,
-                                     err);
+  dlb_status st = dlb_array_allocate(edges, where->backend, where->device_id, dtype, 1, &n, 0, err);
   if (st != DLB_OK) return st;
   st = dlb_work_admit(call_budget(), n, "histogram", err);
   for (int64_t i = 0; st == DLB_OK && i < n; i += EDGE_CHUNK) {
@@ -320,8 +317,8 @@ static dlb_status bin_range(const dlb_array *a, const dlb_histogram_options *o, 
         (st = extreme(DLB_REDUCE_MAX, a, cpu, last, err)) != DLB_OK)
       return st;
     if (!(isfinite(*first) && isfinite(*last))) {
-      dlb_fail(err, DLB_E_VALUE, "histogram: autodetected range of [%g, %g] is not finite",
-               *first, *last);
+      dlb_fail(err, DLB_E_VALUE, "histogram: autodetected range of [%g, %g] is not finite", *first,
+               *last);
       dlb_error_hint(err, "give range = {lo, hi}: NaN and infinite values then fall outside");
       return DLB_E_VALUE;
     }
@@ -342,8 +339,7 @@ static dlb_status check_edges_shape(const dlb_array *e, dlb_error *err) {
 /* Given edges (shape checked) as the histogram's, of dtype, checked
  * ascending as float64 a chunk at a time (e may be a view of a few
  * elements standing for billions: nothing is sized by its extent). */
-static dlb_status given_edges(const dlb_array *e, dlb_dtype dtype, dlb_array *out,
-                              dlb_error *err) {
+static dlb_status given_edges(const dlb_array *e, dlb_dtype dtype, dlb_array *out, dlb_error *err) {
   int64_t n = e->shape[0];
   double chunk[EDGE_CHUNK], prev = 0;
   dlb_status st = dlb_work_admit(call_budget(), n, "histogram", err);
@@ -352,8 +348,7 @@ static dlb_status given_edges(const dlb_array *e, dlb_dtype dtype, dlb_array *ou
     if ((st = edges_part(e, i, k, chunk, 0, err)) != DLB_OK) break;
     for (int64_t j = 0; j < k; j++) {
       if (i + j > 0 && !(prev <= chunk[j])) {
-        st = dlb_fail(err, DLB_E_VALUE,
-                      "histogram: bins must increase monotonically (edge %lld)",
+        st = dlb_fail(err, DLB_E_VALUE, "histogram: bins must increase monotonically (edge %lld)",
                       (long long)(i + j + 1));
         break;
       }
@@ -376,17 +371,15 @@ static dlb_status histogram_into(const dlb_array *a, const dlb_histogram_options
   int64_t nbins;
   double first = 0, last = 0;
   dlb_status st;
-  if ((st = dlb_check_arrays_for(1 + (o->weights != NULL), arrays, cpu, offsetof(dlb_kernels,
-                                                                                 count),
-                         &where, op, err)) != DLB_OK)
+  if ((st = dlb_check_arrays_for(1 + (o->weights != NULL), arrays, cpu,
+                                 offsetof(dlb_kernels, count), &where, op, err)) != DLB_OK)
     return st;
   if (kind_of(a->dtype) == DLB_KIND_COMPLEX)
     return dlb_fail(err, DLB_E_DTYPE, "histogram: complex data has no order to bin by");
   bt = bin_type(a->dtype);
   if (o->edges) {
     const dlb_array *both[2] = {a, o->edges};
-    if ((st = dlb_check_arrays_for(2, both, cpu, DLB_ANY_MEMORY, &where, op,
-                                   err)) != DLB_OK ||
+    if ((st = dlb_check_arrays_for(2, both, cpu, DLB_ANY_MEMORY, &where, op, err)) != DLB_OK ||
         (st = check_edges_shape(o->edges, err)) != DLB_OK)
       return st;
     bt = bin_type(dlb_promote_types(bt, bin_type(o->edges->dtype)));

@@ -46,10 +46,10 @@ dlb_status dlb_bincount(const dlb_array *x, const dlb_array *weights, int64_t mi
                         dlb_array *counts, dlb_backend *cpu, dlb_error *err);
 
 typedef struct dlb_histogram_options {
-  int64_t bins;            /* evenly spaced bins (when edges is NULL) */
-  const dlb_array *edges;  /* or the edges (1-D, ascending, two or more) */
+  int64_t bins;           /* evenly spaced bins (when edges is NULL) */
+  const dlb_array *edges; /* or the edges (1-D, ascending, two or more) */
   int has_range;
-  double lo, hi;           /* the range of the evenly spaced bins */
+  double lo, hi;            /* the range of the evenly spaced bins */
   const dlb_array *weights; /* NULL: each element counts 1 */
 } dlb_histogram_options;
 

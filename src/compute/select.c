@@ -46,8 +46,8 @@ typedef struct take_geometry {
 } take_geometry;
 
 static dlb_status run_take(int scatter, const dlb_array *data, const dlb_array *index,
-                           const dlb_array *elements, const take_geometry *g, int dim,
-                           int64_t base, const char *op, dlb_error *err) {
+                           const dlb_array *elements, const take_geometry *g, int dim, int64_t base,
+                           const char *op, dlb_error *err) {
   const dlb_array *arrays[3] = {data, index, elements};
   dlb_kernel_site site;
   dlb_take_call c;
@@ -74,12 +74,12 @@ static dlb_status run_take(int scatter, const dlb_array *data, const dlb_array *
 }
 
 /* Brackets f's work (work.h) over `elements` elements of a's state. */
-#define BOUNDED(a, elements, op, call)                                                 \
-  do {                                                                                 \
-    dlb_work w_;                                                                       \
-    dlb_status st_ = dlb_work_begin(&w_, dlb_array_budget(a), (elements), (op), err); \
-    if (st_ != DLB_OK) return st_;                                                     \
-    return dlb_work_end(&w_, (call), (op), err);                                       \
+#define BOUNDED(a, elements, op, call)                                                             \
+  do {                                                                                             \
+    dlb_work w_;                                                                                   \
+    dlb_status st_ = dlb_work_begin(&w_, dlb_array_budget(a), (elements), (op), err);              \
+    if (st_ != DLB_OK) return st_;                                                                 \
+    return dlb_work_end(&w_, (call), (op), err);                                                   \
   } while (0)
 
 /* Gives a fresh result its value, or copies it into the caller's out. */
@@ -114,8 +114,8 @@ static dlb_status take_into(const dlb_array *a, const dlb_array *index, int dim,
   int rndim = a->ndim - 1 + index->ndim, fresh = out->buffer == NULL;
   dlb_status st;
   take_geometry g;
-  if ((st = dlb_check_arrays_for(2, arrays, cpu, offsetof(dlb_kernels, take), &where, op,
-                                 err)) != DLB_OK ||
+  if ((st = dlb_check_arrays_for(2, arrays, cpu, offsetof(dlb_kernels, take), &where, op, err)) !=
+          DLB_OK ||
       (st = check_index_dtype(index, op, err)) != DLB_OK)
     return st;
   if (rndim > DLB_MAX_NDIM)
@@ -135,8 +135,8 @@ static dlb_status take_into(const dlb_array *a, const dlb_array *index, int dim,
     return dlb_fail(err, DLB_E_INDEX, "take: cannot take from dim %d of extent 0", dim + 1);
   if (!fresh && (st = dlb_check_out(out, a->dtype, rndim, rshape, &where, op, err)) != DLB_OK)
     return st;
-  if ((st = dlb_array_allocate(&result, where.backend, where.device_id, a->dtype, rndim, rshape,
-                               0, err)) != DLB_OK)
+  if ((st = dlb_array_allocate(&result, where.backend, where.device_id, a->dtype, rndim, rshape, 0,
+                               err)) != DLB_OK)
     return st;
   memcpy(eshape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
   eshape[dim] = index->numel;
@@ -187,8 +187,10 @@ static dlb_status along_geometry(const dlb_array *a, const dlb_array *index, int
       continue;
     }
     if (x != y && x != 1 && y != 1)
-      return dlb_fail(err, DLB_E_SHAPE, "%s: indices of extent %lld do not broadcast against "
-                      "extent %lld along dim %d", op, (long long)y, (long long)x, d + 1);
+      return dlb_fail(err, DLB_E_SHAPE,
+                      "%s: indices of extent %lld do not broadcast against "
+                      "extent %lld along dim %d",
+                      op, (long long)y, (long long)x, d + 1);
     eshape[d] = dshape[d] = x == 1 ? y : x;
     dstrides[d] = x == 1 ? 0 : a->strides[d];
     istrides[d] = y == 1 ? 0 : index->strides[d];
@@ -196,9 +198,8 @@ static dlb_status along_geometry(const dlb_array *a, const dlb_array *index, int
   return DLB_OK;
 }
 
-static dlb_status take_along_into(const dlb_array *a, const dlb_array *index, int dim,
-                                  int64_t base, dlb_array *out, dlb_backend *cpu,
-                                  dlb_error *err) {
+static dlb_status take_along_into(const dlb_array *a, const dlb_array *index, int dim, int64_t base,
+                                  dlb_array *out, dlb_backend *cpu, dlb_error *err) {
   const char *op = "take_along_dim";
   const dlb_array *arrays[2] = {a, index};
   dlb_placement where;
@@ -206,8 +207,8 @@ static dlb_status take_along_into(const dlb_array *a, const dlb_array *index, in
       istrides[DLB_MAX_NDIM], estrides[DLB_MAX_NDIM];
   take_geometry g = {dshape, dstrides, eshape, istrides, estrides};
   dlb_status st;
-  if ((st = dlb_check_arrays_for(2, arrays, cpu, offsetof(dlb_kernels, take), &where, op,
-                                 err)) != DLB_OK ||
+  if ((st = dlb_check_arrays_for(2, arrays, cpu, offsetof(dlb_kernels, take), &where, op, err)) !=
+          DLB_OK ||
       (st = check_index_dtype(index, op, err)) != DLB_OK ||
       (st = along_geometry(a, index, dim, dshape, dstrides, eshape, istrides, op, err)) != DLB_OK)
     return st;
@@ -224,8 +225,7 @@ static dlb_status take_along_into(const dlb_array *a, const dlb_array *index, in
 
 dlb_status dlb_take_along(const dlb_array *a, const dlb_array *index, int dim, int64_t base,
                           dlb_array *out, dlb_backend *cpu, dlb_error *err) {
-  BOUNDED(a, index->numel, "take_along_dim",
-          take_along_into(a, index, dim, base, out, cpu, err));
+  BOUNDED(a, index->numel, "take_along_dim", take_along_into(a, index, dim, base, out, cpu, err));
 }
 
 /* values broadcast to (ndim, shape) and cast to dtype, as a new contiguous array. */
@@ -237,8 +237,8 @@ static dlb_status broadcast_copy(const dlb_array *values, dlb_dtype dtype, int n
   dlb_array_share(&view, values);
   if ((st = dlb_view_expand(&view, ndim, shape, err)) != DLB_OK) {
     dlb_array_release(&view);
-    dlb_fail(err, DLB_E_SHAPE, "%s: values of %d dims do not broadcast to the %d-D selection",
-             op, values->ndim, ndim);
+    dlb_fail(err, DLB_E_SHAPE, "%s: values of %d dims do not broadcast to the %d-D selection", op,
+             values->ndim, ndim);
     dlb_error_hint(err, "give one value, or an array of the selection's shape (its count first)");
     return DLB_E_SHAPE;
   }
@@ -257,8 +257,8 @@ static dlb_status put_along_into(dlb_array *a, const dlb_array *index, const dlb
   take_geometry g = {dshape, dstrides, eshape, istrides, estrides};
   dlb_array packed = {0};
   dlb_status st;
-  if ((st = dlb_check_arrays_for(3, arrays, cpu, offsetof(dlb_kernels, take), &where, op,
-                                 err)) != DLB_OK ||
+  if ((st = dlb_check_arrays_for(3, arrays, cpu, offsetof(dlb_kernels, take), &where, op, err)) !=
+          DLB_OK ||
       (st = check_index_dtype(index, op, err)) != DLB_OK ||
       (st = dlb_check_out(a, a->dtype, a->ndim, a->shape, &where, op, err)) != DLB_OK ||
       (st = along_geometry(a, index, dim, dshape, dstrides, eshape, istrides, op, err)) != DLB_OK)
@@ -276,8 +276,7 @@ static dlb_status put_along_into(dlb_array *a, const dlb_array *index, const dlb
 
 dlb_status dlb_put_along(dlb_array *a, const dlb_array *index, const dlb_array *values, int dim,
                          int64_t base, dlb_backend *cpu, dlb_error *err) {
-  BOUNDED(a, index->numel, "put_along_dim",
-          put_along_into(a, index, values, dim, base, cpu, err));
+  BOUNDED(a, index->numel, "put_along_dim", put_along_into(a, index, values, dim, base, cpu, err));
 }
 
 /* --- masks ------------------------------------------------------------------ */
@@ -355,8 +354,8 @@ static dlb_status mask_select_into(const dlb_array *a, const dlb_array *mask, dl
   int64_t shape[DLB_MAX_NDIM];
   int ndim;
   dlb_status st;
-  if ((st = dlb_check_arrays_for(2, arrays, cpu, offsetof(dlb_kernels, mask), &where, op,
-                                 err)) != DLB_OK ||
+  if ((st = dlb_check_arrays_for(2, arrays, cpu, offsetof(dlb_kernels, mask), &where, op, err)) !=
+          DLB_OK ||
       (st = dlb_mask_shape(a, mask, cpu, &ndim, shape, err)) != DLB_OK)
     return st;
   if ((st = dlb_array_allocate(out, where.backend, where.device_id, a->dtype, ndim, shape, 0,
@@ -381,8 +380,8 @@ static dlb_status mask_assign_into(dlb_array *a, const dlb_array *mask, const dl
   int ndim;
   dlb_array packed = {0};
   dlb_status st;
-  if ((st = dlb_check_arrays_for(3, arrays, cpu, offsetof(dlb_kernels, mask), &where, op,
-                                 err)) != DLB_OK ||
+  if ((st = dlb_check_arrays_for(3, arrays, cpu, offsetof(dlb_kernels, mask), &where, op, err)) !=
+          DLB_OK ||
       (st = dlb_check_out(a, a->dtype, a->ndim, a->shape, &where, op, err)) != DLB_OK ||
       (st = dlb_mask_shape(a, mask, cpu, &ndim, shape, err)) != DLB_OK)
     return st;
@@ -397,8 +396,8 @@ static dlb_status mask_assign_into(dlb_array *a, const dlb_array *mask, const dl
     return st;
   }
   if (saturating_numel(ndim, shape) > 0)
-    st = run_mask(1, a, mask, &packed, saturating_numel(ndim, shape), packed.numel == 1 ? 0 : 1,
-                  op, err);
+    st = run_mask(1, a, mask, &packed, saturating_numel(ndim, shape), packed.numel == 1 ? 0 : 1, op,
+                  err);
   dlb_array_release(&packed);
   return st;
 }
@@ -410,8 +409,8 @@ dlb_status dlb_mask_assign(dlb_array *a, const dlb_array *mask, const dlb_array 
 
 /* --- argwhere ----------------------------------------------------------------- */
 
-static dlb_status argwhere_into(const dlb_array *a, int64_t base, dlb_array *out,
-                                dlb_backend *cpu, dlb_error *err) {
+static dlb_status argwhere_into(const dlb_array *a, int64_t base, dlb_array *out, dlb_backend *cpu,
+                                dlb_error *err) {
   const char *op = "argwhere";
   const dlb_array *arrays[2] = {a, NULL};
   dlb_placement where;
@@ -422,8 +421,7 @@ static dlb_status argwhere_into(const dlb_array *a, int64_t base, dlb_array *out
   int64_t shape[2];
   dlb_status st;
   if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, nonzero), &where, op,
-                                 err)) !=
-      DLB_OK)
+                                 err)) != DLB_OK)
     return st;
   memset(&o, 0, sizeof o);
   o.dims = DLB_REDUCE_ALL_DIMS;
@@ -431,8 +429,8 @@ static dlb_status argwhere_into(const dlb_array *a, int64_t base, dlb_array *out
     return st;
   shape[0] = count.v.i;
   shape[1] = a->ndim;
-  if ((st = dlb_array_allocate(out, where.backend, where.device_id, DLB_INT64, 2, shape, 0,
-                               err)) != DLB_OK)
+  if ((st = dlb_array_allocate(out, where.backend, where.device_id, DLB_INT64, 2, shape, 0, err)) !=
+      DLB_OK)
     return st;
   if (shape[0] == 0) return DLB_OK;
   arrays[1] = out;

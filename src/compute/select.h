@@ -36,8 +36,8 @@ dlb_status dlb_put_along(dlb_array *a, const dlb_array *index, const dlb_array *
                          int64_t index_base, dlb_backend *cpu, dlb_error *err);
 
 /* The count of picks and the result shape of a[mask] into (*ndim, shape). */
-dlb_status dlb_mask_shape(const dlb_array *a, const dlb_array *mask, dlb_backend *cpu,
-                          int *ndim, int64_t *shape, dlb_error *err);
+dlb_status dlb_mask_shape(const dlb_array *a, const dlb_array *mask, dlb_backend *cpu, int *ndim,
+                          int64_t *shape, dlb_error *err);
 
 /* out (new) = a[mask]. */
 dlb_status dlb_mask_select(const dlb_array *a, const dlb_array *mask, dlb_array *out,

@@ -16,8 +16,8 @@
 /* One sort call: the tensors want names are new arrays of a's shape with
  * extent k along dim. */
 static dlb_status run_sort(const dlb_array *a, const dlb_sort_options *o, int64_t k, int want,
-                           const dlb_array *values, const dlb_array *indices,
-                           const dlb_array *runs, const char *op, dlb_error *err) {
+                           const dlb_array *values, const dlb_array *indices, const dlb_array *runs,
+                           const char *op, dlb_error *err) {
   const dlb_array *arrays[4] = {a, values, indices, runs};
   dlb_kernel_site site;
   dlb_sort_call c;
@@ -46,35 +46,35 @@ static dlb_status sort_into(const dlb_array *a, const dlb_sort_options *o, dlb_a
   dlb_placement where;
   int64_t shape[DLB_MAX_NDIM], n, k;
   dlb_status st;
-  if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, sort), &where, op,
-                                 err)) != DLB_OK)
+  if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, sort), &where, op, err)) !=
+      DLB_OK)
     return st;
   if (o->dim < 0 || o->dim >= a->ndim) {
-    dlb_fail(err, DLB_E_INDEX, "%s: dim %d out of range for a %d-D array", op, o->dim + 1,
-             a->ndim);
-    dlb_error_hint(err, a->ndim ? "dims are 1-based; -1 is the last" : "a 0-d array has no dim "
-                   "to sort along: sort a:reshape{1}");
+    dlb_fail(err, DLB_E_INDEX, "%s: dim %d out of range for a %d-D array", op, o->dim + 1, a->ndim);
+    dlb_error_hint(err, a->ndim ? "dims are 1-based; -1 is the last"
+                                : "a 0-d array has no dim "
+                                  "to sort along: sort a:reshape{1}");
     return DLB_E_INDEX;
   }
   n = a->shape[o->dim];
   k = o->k < 0 ? n : o->k;
   if (k > n) {
-    dlb_fail(err, DLB_E_VALUE, "topk: k = %lld is larger than dim %d's extent %lld",
-             (long long)k, o->dim + 1, (long long)n);
+    dlb_fail(err, DLB_E_VALUE, "topk: k = %lld is larger than dim %d's extent %lld", (long long)k,
+             o->dim + 1, (long long)n);
     dlb_error_hint(err, "k is at most the extent of the dim it selects along");
     return DLB_E_VALUE;
   }
   memcpy(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
   shape[o->dim] = k;
-  if (values && (st = dlb_array_allocate(values, where.backend, where.device_id, a->dtype,
-                                         a->ndim, shape, 0, err)) != DLB_OK)
+  if (values && (st = dlb_array_allocate(values, where.backend, where.device_id, a->dtype, a->ndim,
+                                         shape, 0, err)) != DLB_OK)
     return st;
   if (indices && (st = dlb_array_allocate(indices, where.backend, where.device_id, DLB_INT64,
                                           a->ndim, shape, 0, err)) != DLB_OK)
     goto fail;
   if ((values ? values->numel : indices ? indices->numel : 0) == 0) return DLB_OK;
-  st = run_sort(a, o, k, (values ? DLB_SORT_VALUES : 0) | (indices ? DLB_SORT_INDICES : 0),
-                values, indices, NULL, op, err);
+  st = run_sort(a, o, k, (values ? DLB_SORT_VALUES : 0) | (indices ? DLB_SORT_INDICES : 0), values,
+                indices, NULL, op, err);
   if (st == DLB_OK) return DLB_OK;
 fail:
   if (values) dlb_array_release(values);
@@ -147,8 +147,8 @@ static dlb_status inverse_of(const dlb_array *runs, const dlb_array *perm, int64
     if (st != DLB_OK) return st;
     run_of = shifted;
   }
-  st = dlb_array_allocate(inverse, runs->buffer->backend, runs->buffer->device_id, DLB_INT64, 1,
-                          &n, 0, err);
+  st = dlb_array_allocate(inverse, runs->buffer->backend, runs->buffer->device_id, DLB_INT64, 1, &n,
+                          0, err);
   if (st == DLB_OK) st = dlb_put_along(inverse, perm, &run_of, 0, 0, cpu, err);
   dlb_array_release(&run_of);
   return st;
@@ -164,8 +164,8 @@ static dlb_status unique_into(const dlb_array *a, int64_t base, dlb_array *value
   dlb_sort_options o = {0, 0, 1, -1, 0};
   int64_t n = a->numel, m;
   dlb_status st;
-  if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, sort), &where, op,
-                                 err)) != DLB_OK)
+  if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, sort), &where, op, err)) !=
+      DLB_OK)
     return st;
   if ((st = dlb_flatten(a, &flat, err)) != DLB_OK) return st;
   st = dlb_array_allocate(&sorted, where.backend, where.device_id, a->dtype, 1, &n, 0, err);
@@ -248,8 +248,7 @@ static dlb_status search_into(const dlb_array *sorted, const dlb_array *values, 
       c.queue = site.queue;
       if ((st = site.kernels->search(site.ctx, &c)) != DLB_OK)
         st = dlb_kernel_failed(sorted, st, &c.error, op, err);
-      else
-        st = dlb_kernel_site_close(&site, used, 3, err);
+      else st = dlb_kernel_site_close(&site, used, 3, err);
     }
   }
   dlb_array_release(&s);

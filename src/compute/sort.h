@@ -20,7 +20,7 @@
 #include "operands.h"
 
 typedef struct dlb_sort_options {
-  int dim;            /* 0-based */
+  int dim; /* 0-based */
   int descending;
   int stable;
   int64_t k;          /* the first k only (top-k); -1: the whole dim */
@@ -35,8 +35,8 @@ dlb_status dlb_sort(const dlb_array *a, const dlb_sort_options *o, dlb_array *va
 /* The sorted distinct values of a (new, 1-D) and, where asked (non-NULL),
  * inverse (int64, a's numel: the position of each element's value among
  * them, from index_base) and counts (int64: how many elements each has). */
-dlb_status dlb_unique(const dlb_array *a, int64_t index_base, dlb_array *values,
-                      dlb_array *inverse, dlb_array *counts, dlb_backend *cpu, dlb_error *err);
+dlb_status dlb_unique(const dlb_array *a, int64_t index_base, dlb_array *values, dlb_array *inverse,
+                      dlb_array *counts, dlb_backend *cpu, dlb_error *err);
 
 /* out (new, int64, values' shape) = where each value would go in sorted to
  * keep it in order: index_base + the count of elements before it (right:

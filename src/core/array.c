@@ -4,9 +4,8 @@
 #include "invariant.h"
 #include "shape.h"
 
-dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_id,
-                              dlb_dtype dtype, int ndim, const int64_t *shape, int zeroed,
-                              dlb_error *err) {
+dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                              int ndim, const int64_t *shape, int zeroed, dlb_error *err) {
   int64_t numel;
   size_t nbytes;
   dlb_status st;
@@ -159,8 +158,7 @@ dlb_status dlb_view_expand(dlb_array *v, int ndim, const int64_t *shape, dlb_err
     int src = d - lead;
     int64_t want = shape[d];
     if (src < 0) {
-      if (want < 0)
-        return dlb_fail(err, DLB_E_SHAPE, "-1 is only allowed for existing dimensions");
+      if (want < 0) return dlb_fail(err, DLB_E_SHAPE, "-1 is only allowed for existing dimensions");
       new_shape[d] = want;
       new_strides[d] = 0;
     } else if (want == -1 || want == v->shape[src]) {
@@ -191,8 +189,8 @@ dlb_status dlb_view_squeeze(dlb_array *v, int dim, dlb_error *err) {
     dlb_status st = check_dim(v, dim, err);
     if (st != DLB_OK) return st;
     if (v->shape[dim] != 1)
-      return dlb_fail(err, DLB_E_SHAPE, "cannot squeeze dimension %lld of extent %lld", dlb_one_based(dim),
-                      (long long)v->shape[dim]);
+      return dlb_fail(err, DLB_E_SHAPE, "cannot squeeze dimension %lld of extent %lld",
+                      dlb_one_based(dim), (long long)v->shape[dim]);
   }
   for (int d = 0; d < v->ndim; d++) {
     if (v->shape[d] == 1 && (dim < 0 || d == dim)) continue;

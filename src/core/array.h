@@ -25,9 +25,8 @@ typedef struct dlb_array {
 
 /* A new contiguous array on (backend, device_id); contents undefined unless
  * zeroed. On failure *out is left released. */
-dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_id,
-                              dlb_dtype dtype, int ndim, const int64_t *shape, int zeroed,
-                              dlb_error *err);
+dlb_status dlb_array_allocate(dlb_array *out, dlb_backend *backend, int device_id, dlb_dtype dtype,
+                              int ndim, const int64_t *shape, int zeroed, dlb_error *err);
 
 /* Makes out a second view of a (same geometry, shared buffer). */
 void dlb_array_share(dlb_array *out, const dlb_array *a);

@@ -51,28 +51,35 @@ static size_t ops_size(uint32_t version) {
 dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend **out,
                               dlb_error *err) {
   dlb_backend *b;
-  if (!ops) return invalid_ops(err, "the ops table is static data of the backend, filled "
-                                     "before dlb_register_backend", "backend ops are NULL");
+  if (!ops)
+    return invalid_ops(err,
+                       "the ops table is static data of the backend, filled "
+                       "before dlb_register_backend",
+                       "backend ops are NULL");
   if (!ops_size(ops->version))
-    return invalid_ops(err, "set ops.version to DLB_BACKEND_OPS_VERSION (or the version whose "
-                            "fields the table fills) and rebuild the backend",
-                       "backend ops version %u: this dlbridge takes 1 to %u", (unsigned)ops->version,
-                       (unsigned)DLB_BACKEND_OPS_VERSION);
+    return invalid_ops(err,
+                       "set ops.version to DLB_BACKEND_OPS_VERSION (or the version whose "
+                       "fields the table fills) and rebuild the backend",
+                       "backend ops version %u: this dlbridge takes 1 to %u",
+                       (unsigned)ops->version, (unsigned)DLB_BACKEND_OPS_VERSION);
   if (!valid_name(ops->name))
-    return invalid_ops(err, "name the backend like a Lua identifier in lower case, e.g. "
-                            "\"engine\" or \"my_gpu2\"",
+    return invalid_ops(err,
+                       "name the backend like a Lua identifier in lower case, e.g. "
+                       "\"engine\" or \"my_gpu2\"",
                        "a backend name is [a-z][a-z0-9_]*, at most 31 chars");
   if (!ops->device_count || !ops->allocate || !ops->deallocate || !ops->copy_to_host ||
       !ops->copy_from_host)
-    return invalid_ops(err, "every backend implements these five; the other functions are "
-                            "optional (NULL)",
+    return invalid_ops(err,
+                       "every backend implements these five; the other functions are "
+                       "optional (NULL)",
                        "backend '%s' lacks a required function (device_count, allocate, "
-                       "deallocate, copy_to_host, copy_from_host)", ops->name);
+                       "deallocate, copy_to_host, copy_from_host)",
+                       ops->name);
   if (ops->version >= DLB_BACKEND_OPS_VERSION_2 && ops->kernels &&
       (ops->kernels->version < 1 || ops->kernels->version > DLB_KERNELS_VERSION))
     return invalid_ops(err, "set kernels.version = DLB_KERNELS_VERSION",
-                       "backend '%s': kernels version %u, this dlbridge takes 1 to %u",
-                       ops->name, (unsigned)ops->kernels->version, (unsigned)DLB_KERNELS_VERSION);
+                       "backend '%s': kernels version %u, this dlbridge takes 1 to %u", ops->name,
+                       (unsigned)ops->kernels->version, (unsigned)DLB_KERNELS_VERSION);
   b = calloc(1, sizeof *b);
   if (!b) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for backend '%s'", ops->name);
   atomic_init(&b->refs, 1);
@@ -117,12 +124,14 @@ dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *er
       return st;
     }
   }
-  if (!backend->in_use_derived) atomic_fetch_add_explicit(&backend->in_use, nbytes, memory_order_relaxed);
+  if (!backend->in_use_derived)
+    atomic_fetch_add_explicit(&backend->in_use, nbytes, memory_order_relaxed);
   return DLB_OK;
 }
 
 void dlb_backend_refund(dlb_backend *backend, size_t nbytes) {
-  if (!backend->in_use_derived) atomic_fetch_sub_explicit(&backend->in_use, nbytes, memory_order_relaxed);
+  if (!backend->in_use_derived)
+    atomic_fetch_sub_explicit(&backend->in_use, nbytes, memory_order_relaxed);
   if (backend->budget) dlb_budget_refund(backend->budget, nbytes);
 }
 
@@ -156,8 +165,7 @@ dlb_status dlb_backend_failed(const dlb_backend *backend, dlb_status status, con
   if (name)
     dlb_fail(err, code, "backend '%s' failed to %s: %s (%lld)", backend->name, what, name,
              (long long)native);
-  else
-    dlb_fail(err, code, "backend '%s' failed to %s", backend->name, what);
+  else dlb_fail(err, code, "backend '%s' failed to %s", backend->name, what);
   if (err) {
     strcpy(err->backend, backend->name);
     if (backend->ops.last_status) {
@@ -179,8 +187,9 @@ void dlb_registry_free(dlb_registry *registry) {
 
 dlb_status dlb_registry_add(dlb_registry *registry, dlb_backend *backend, dlb_error *err) {
   if (dlb_registry_find(registry, backend->name, strlen(backend->name)))
-    return invalid_ops(err, "register a backend once per lua_State; dl.backends() lists those "
-                            "registered",
+    return invalid_ops(err,
+                       "register a backend once per lua_State; dl.backends() lists those "
+                       "registered",
                        "a backend named '%s' is already registered", backend->name);
   if (registry->count == registry->capacity) {
     size_t cap = registry->capacity ? registry->capacity * 2 : 4;
@@ -232,8 +241,9 @@ dlb_status dlb_registry_parse_device(const dlb_registry *registry, const char *t
     return DLB_E_DEVICE_UNAVAILABLE;
   }
   if (id >= count)
-    return dlb_fail(err, DLB_E_UNKNOWN_DEVICE, "backend '%s' has %d device(s); %s:%d does not exist",
-                    b->name, count, b->name, id);
+    return dlb_fail(err, DLB_E_UNKNOWN_DEVICE,
+                    "backend '%s' has %d device(s); %s:%d does not exist", b->name, count, b->name,
+                    id);
   *backend = b;
   *device_id = id;
   return DLB_OK;

@@ -14,8 +14,8 @@ typedef struct dlb_backend {
   dlb_kernels kernels; /* an older version's kernel table, copied (later entries NULL) */
   void *ctx;
   char name[32];
-  dlb_budget *budget;    /* retained; the state's budget, NULL outside a state */
-  atomic_size_t in_use;  /* bytes of this backend's live buffers (see in_use_derived) */
+  dlb_budget *budget;   /* retained; the state's budget, NULL outside a state */
+  atomic_size_t in_use; /* bytes of this backend's live buffers (see in_use_derived) */
   /* Set for a state's cpu backend: in_use is not counted (one atomic less
    * on every allocation and free) but derived, as the budget's in_use less
    * that of the state's other backends (dlb_backend_in_use). */
@@ -57,7 +57,6 @@ int dlb_backend_device_count(const dlb_backend *backend);
  * the backend's name and its native status where last_status exists. */
 dlb_status dlb_backend_failed(const dlb_backend *backend, dlb_status status, const char *what,
                               dlb_error *err);
-
 
 /* The backends of one lua_State, by name. Holds a reference to each. */
 typedef struct dlb_registry {

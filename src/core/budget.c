@@ -42,8 +42,8 @@ void dlb_budget_unhold(dlb_budget *budget, size_t nbytes) {
 
 int dlb_budget_would_exceed(dlb_budget *budget, size_t nbytes) {
   size_t limit = atomic_load_explicit(&budget->limit, memory_order_relaxed);
-  return limit && exceeds(atomic_load_explicit(&budget->in_use, memory_order_relaxed), nbytes,
-                          limit);
+  return limit &&
+         exceeds(atomic_load_explicit(&budget->in_use, memory_order_relaxed), nbytes, limit);
 }
 
 dlb_status dlb_budget_charge(dlb_budget *budget, size_t nbytes, dlb_error *err) {

@@ -25,7 +25,7 @@ typedef struct dlb_budget {
   atomic_size_t held;
   /* The host's bounds on work (work.h): set from any thread or a signal
    * handler, read by the loops of every call of the state. */
-  atomic_int interrupt;          /* nonzero: stop, until the host clears it */
+  atomic_int interrupt;            /* nonzero: stop, until the host clears it */
   atomic_int_least64_t work_limit; /* elements one call may visit; 0: no limit */
 } dlb_budget;
 

@@ -103,10 +103,8 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
   if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {
-    if (buf->inline_data)
-      give_block(buf);
-    else
-      free(buf);
+    if (buf->inline_data) give_block(buf);
+    else free(buf);
     return st;
   }
   if (nbytes > 0 && !buf->inline_data) {
@@ -160,14 +158,10 @@ void dlb_buffer_release(dlb_buffer *buffer) {
   if (buffer->backend) {
     if (buffer->handle && !buffer->external_release && !buffer->inline_data)
       buffer->backend->ops.deallocate(buffer->backend->ctx, buffer->device_id, buffer->handle);
-    if (buffer->host_owned)
-      dlb_budget_unhold(buffer->backend->budget, buffer->nbytes);
-    else
-      dlb_backend_refund(buffer->backend, buffer->nbytes);
+    if (buffer->host_owned) dlb_budget_unhold(buffer->backend->budget, buffer->nbytes);
+    else dlb_backend_refund(buffer->backend, buffer->nbytes);
     dlb_backend_release(buffer->backend);
   }
-  if (buffer->inline_data)
-    give_block(buffer);
-  else
-    free(buffer);
+  if (buffer->inline_data) give_block(buffer);
+  else free(buffer);
 }

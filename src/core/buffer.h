@@ -14,10 +14,10 @@ typedef struct dlb_buffer {
   atomic_size_t refs;
   dlb_backend *backend; /* retained (wrapped host memory has the state's cpu backend) */
   int device_id;
-  void *handle;         /* the backend's handle; NULL when nbytes == 0 */
-  void *host;           /* host-addressable bytes, or NULL */
+  void *handle; /* the backend's handle; NULL when nbytes == 0 */
+  void *host;   /* host-addressable bytes, or NULL */
   size_t nbytes;
-  int readonly;         /* the memory itself must not be written */
+  int readonly;                          /* the memory itself must not be written */
   void (*external_release)(void *owner); /* wrapped memory: frees it */
   void *owner;
   int inline_data; /* the bytes live in this allocation, after the header (small cpu buffers) */

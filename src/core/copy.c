@@ -90,9 +90,12 @@ static dlb_status hook_within(dlb_array *dst, const dlb_array *src, dlb_error *e
   dlb_buffer *db = dst->buffer, *sb = src->buffer;
   dlb_backend *be = db->backend;
   void *queue = dlb_backend_queue(be, db->device_id);
-  dlb_strided_copy c = {dlb_array_itemsize(dst), dst->ndim, dst->shape,
+  dlb_strided_copy c = {dlb_array_itemsize(dst),
+                        dst->ndim,
+                        dst->shape,
                         {db->handle, db->device_id, dst->offset, NULL, dst->strides},
-                        {sb->handle, sb->device_id, src->offset, NULL, src->strides}, queue};
+                        {sb->handle, sb->device_id, src->offset, NULL, src->strides},
+                        queue};
   dlb_buffer *touched[2] = {db, sb};
   dlb_status st;
   if ((st = dlb_buffer_order_before(db, be, db->device_id, queue, err)) != DLB_OK ||
@@ -108,7 +111,8 @@ static dlb_status contiguous_within(dlb_array *dst, const dlb_array *src, dlb_er
   dlb_buffer *db = dst->buffer, *sb = src->buffer;
   dlb_backend *be = db->backend;
   dlb_status st;
-  if ((st = dlb_buffer_sync_host(db, err)) != DLB_OK || (st = dlb_buffer_sync_host(sb, err)) != DLB_OK)
+  if ((st = dlb_buffer_sync_host(db, err)) != DLB_OK ||
+      (st = dlb_buffer_sync_host(sb, err)) != DLB_OK)
     return st;
   st = be->ops.copy_within(be->ctx, db->device_id, db->handle, dst->offset, sb->device_id,
                            sb->handle, src->offset, (size_t)dst->numel * dlb_array_itemsize(dst));
@@ -133,8 +137,8 @@ static dlb_status staged_box(const dlb_box *box, void *aux) {
   if (s->src) {
     dlb_box_region(s->src, box, &region);
     if ((st = dlb_stage_read(&region, s->from, err)) == DLB_OK && s->to != s->from)
-      st = dlb_host.cast(s->dst->dtype, s->to, (ptrdiff_t)dlb_array_itemsize(s->dst),
-                         s->src->dtype, s->from, (ptrdiff_t)dlb_array_itemsize(s->src), n, err);
+      st = dlb_host.cast(s->dst->dtype, s->to, (ptrdiff_t)dlb_array_itemsize(s->dst), s->src->dtype,
+                         s->from, (ptrdiff_t)dlb_array_itemsize(s->src), n, err);
   }
   if (st == DLB_OK) st = dlb_stage_write(&view, s->to, err);
   if (st != DLB_OK) return st;
@@ -181,8 +185,8 @@ static dlb_status direct_box(const dlb_box *box, void *aux) {
   direct *d = aux;
   dlb_array view = box->view;
   char *mine = d->host + (size_t)box->first * dlb_array_itemsize(&view);
-  dlb_status st = d->writing ? dlb_stage_write(&view, mine, d->err)
-                             : dlb_stage_read(&view, mine, d->err);
+  dlb_status st =
+      d->writing ? dlb_stage_write(&view, mine, d->err) : dlb_stage_read(&view, mine, d->err);
   if (st != DLB_OK) return st;
   return dlb_work_tick(dlb_work_current(), view.numel) ? DLB_E_INTERRUPTED : DLB_OK;
 }
@@ -227,7 +231,8 @@ static dlb_status move(dlb_array *dst, const dlb_array *src, dlb_error *err) {
 static dlb_status copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
   dlb_status st;
   if (dst->ndim != src->ndim ||
-      (dst->ndim > 0 && memcmp(dst->shape, src->shape, (size_t)dst->ndim * sizeof dst->shape[0]) != 0))
+      (dst->ndim > 0 &&
+       memcmp(dst->shape, src->shape, (size_t)dst->ndim * sizeof dst->shape[0]) != 0))
     return dlb_fail(err, DLB_E_SHAPE, "copy between different shapes");
   if ((st = require_writable(dst, err)) != DLB_OK) return st;
   if (dst->numel == 0) return DLB_OK;
@@ -290,7 +295,8 @@ static dlb_array element_view(const dlb_array *a, const int64_t *index) {
   return one;
 }
 
-dlb_status dlb_array_get(const dlb_array *a, const int64_t *index, dlb_scalar *out, dlb_error *err) {
+dlb_status dlb_array_get(const dlb_array *a, const int64_t *index, dlb_scalar *out,
+                         dlb_error *err) {
   element e;
   dlb_array one;
   dlb_status st = check_index(a, index, err);
@@ -332,14 +338,14 @@ static dlb_status host_box(const dlb_box *box, void *aux) {
   if (h->dtype == view.dtype) {
     st = h->writing ? dlb_stage_write(&view, mine, h->err) : dlb_stage_read(&view, mine, h->err);
   } else if (h->writing) {
-    st = dlb_host.cast(view.dtype, h->scratch, (ptrdiff_t)item, h->dtype, mine, (ptrdiff_t)hitem,
-                       n, h->err);
+    st = dlb_host.cast(view.dtype, h->scratch, (ptrdiff_t)item, h->dtype, mine, (ptrdiff_t)hitem, n,
+                       h->err);
     if (st == DLB_OK) st = dlb_stage_write(&view, h->scratch, h->err);
   } else {
     st = dlb_stage_read(&view, h->scratch, h->err);
     if (st == DLB_OK)
-      st = dlb_host.cast(h->dtype, mine, (ptrdiff_t)hitem, view.dtype, h->scratch,
-                         (ptrdiff_t)item, n, h->err);
+      st = dlb_host.cast(h->dtype, mine, (ptrdiff_t)hitem, view.dtype, h->scratch, (ptrdiff_t)item,
+                         n, h->err);
   }
   if (st != DLB_OK) return st;
   return dlb_work_tick(dlb_work_current(), (int64_t)n) ? DLB_E_INTERRUPTED : DLB_OK;

@@ -17,8 +17,8 @@ typedef struct export_ctx {
     DLManagedTensor legacy;
   } tensor;
   dlb_buffer *buffer;
-  size_t offset;  /* the exported array's offset in the buffer */
-  int32_t ndim;   /* the exported array's */
+  size_t offset; /* the exported array's offset in the buffer */
+  int32_t ndim;  /* the exported array's */
   /* shape[ndim], strides[ndim] (the tensor's), then exported[ndim]: the
    * strides as exported, out of the consumer's reach, so that a round trip
    * keeps them and a consumer's changes are noticed. Allocated to size. */
@@ -70,7 +70,8 @@ static int pointer_arithmetic_ok(int32_t device_type) {
 static dlb_status incompatible(const dlb_buffer *b, dlb_error *err) {
   dlb_fail(err, DLB_E_BACKEND_INCOMPATIBLE,
            "backend '%s' cannot hand out a device pointer, so %s:%d memory cannot be exported "
-           "to DLPack", b->backend->name, b->backend->name, b->device_id);
+           "to DLPack",
+           b->backend->name, b->backend->name, b->device_id);
   if (err) {
     strcpy(err->backend, b->backend->name);
     snprintf(err->device, sizeof err->device, "%s:%d", b->backend->name, b->device_id);
@@ -195,14 +196,14 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
   int readonly = a->readonly || b->readonly;
   int can_export = b->host || b->backend->ops.export_pointer || a->numel == 0;
   int host_copy = !can_export && req->fallback_host;
-  int other_device = req->has_dl_device &&
-                     ((int32_t)req->dl_device.device_type != b->backend->ops.device_type ||
-                      req->dl_device.device_id != b->device_id);
+  int other_device =
+      req->has_dl_device && ((int32_t)req->dl_device.device_type != b->backend->ops.device_type ||
+                             req->dl_device.device_id != b->device_id);
   /* The legacy ABI has no read-only flag: only a copy may leave. */
   int legacy_readonly = readonly && !req->versioned;
   int layout_copy = !has_layout(a, req->layout);
-  int must_copy = host_copy || other_device || req->copy == DLB_COPY_ALWAYS || legacy_readonly ||
-                  layout_copy;
+  int must_copy =
+      host_copy || other_device || req->copy == DLB_COPY_ALWAYS || legacy_readonly || layout_copy;
   dlb_backend *target;
   int target_id;
   dlb_array copy;
@@ -219,13 +220,14 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
   if (!can_export && !req->fallback_host && !other_device) return incompatible(b, err);
   if (must_copy && req->copy == DLB_COPY_NEVER) {
     dlb_fail(err, DLB_E_COPY_REQUIRED, "copy = false, but only a copy can satisfy this export (%s)",
-             host_copy       ? "the backend cannot export; fallback copies"
-             : other_device  ? "dl_device names another device"
+             host_copy         ? "the backend cannot export; fallback copies"
+             : other_device    ? "dl_device names another device"
              : legacy_readonly ? "the array is read-only and a legacy tensor has no read-only flag"
-                             : "the array does not have the layout asked for");
-    dlb_error_hint(err, legacy_readonly ? "allow a copy (copy = nil or true), or ask for "
-                                          "max_version = {1, 0} or later"
-                                        : "allow a copy: copy = nil (only if needed) or copy = true");
+                               : "the array does not have the layout asked for");
+    dlb_error_hint(err, legacy_readonly
+                            ? "allow a copy (copy = nil or true), or ask for "
+                              "max_version = {1, 0} or later"
+                            : "allow a copy: copy = nil (only if needed) or copy = true");
     return DLB_E_COPY_REQUIRED;
   }
   if (!must_copy) {
@@ -235,8 +237,8 @@ dlb_status dlb_dlpack_export(const dlb_array *a, const dlb_export_request *req, 
   if ((st = copy_target(a, req, host_copy, &target, &target_id, err)) != DLB_OK) return st;
   if ((st = dlb_array_clone_to(&copy, a, target, target_id, err)) != DLB_OK) return st;
   /* The consumer's stream waits for the copy (on the consumer's device). */
-  st = dlb_buffer_order_consumer(copy.buffer, req->has_stream && copy.buffer->backend->ops.stream_wait,
-                                 req->stream, err);
+  st = dlb_buffer_order_consumer(
+      copy.buffer, req->has_stream && copy.buffer->backend->ops.stream_wait, req->stream, err);
   if (st == DLB_OK) st = wrap(&copy, req->versioned, DLPACK_FLAG_BITMASK_IS_COPIED, out, err);
   dlb_array_release(&copy); /* the tensor holds the only reference now */
   return st;
@@ -338,11 +340,10 @@ static dlb_status validate(const DLTensor *t, dlb_array *out, int64_t *lo, int64
                            dlb_error *err) {
   dlb_dtype dtype;
   int64_t numel;
-  if (t->ndim < 0)
-    return dlb_fail(err, DLB_E_DLPACK_INVALID, "ndim is negative (%d)", t->ndim);
+  if (t->ndim < 0) return dlb_fail(err, DLB_E_DLPACK_INVALID, "ndim is negative (%d)", t->ndim);
   if (t->ndim > DLB_MAX_NDIM) { /* a valid tensor, but more than an array holds */
-    dlb_fail(err, DLB_E_SHAPE, "a %d-D tensor: dlbridge arrays have at most %d dimensions",
-             t->ndim, DLB_MAX_NDIM);
+    dlb_fail(err, DLB_E_SHAPE, "a %d-D tensor: dlbridge arrays have at most %d dimensions", t->ndim,
+             DLB_MAX_NDIM);
     dlb_error_hint(err, "reshape it to %d or fewer dimensions before the exchange");
     return DLB_E_SHAPE;
   }
@@ -391,7 +392,8 @@ static dlb_status byte_range(const DLTensor *t, const dlb_array *a, int64_t lo, 
   /* The range must not wrap around the address space. */
   if ((*first < 0 && data < (uintptr_t)(-(*first + 1)) + 1) ||
       (*last > 0 && (uintptr_t)*last > UINTPTR_MAX - data))
-    return dlb_fail(err, DLB_E_DLPACK_INVALID, "the tensor's memory wraps around the address space");
+    return dlb_fail(err, DLB_E_DLPACK_INVALID,
+                    "the tensor's memory wraps around the address space");
   return DLB_OK;
 }
 
@@ -469,9 +471,8 @@ static dlb_status import_adopted(dlb_exported t, const DLTensor *dl, uint64_t fl
     snprintf(what, sizeof what, "%s has no device %d here", adopter->name, dev);
     return reject(t, DLB_E_DEVICE_UNAVAILABLE, what, err);
   }
-  if (out->numel > 0 &&
-      (st = adopter->ops.adopt(adopter->ctx, dev, dl->data, (uint64_t)first, (uint64_t)last,
-                               &handle)) != DLB_OK) {
+  if (out->numel > 0 && (st = adopter->ops.adopt(adopter->ctx, dev, dl->data, (uint64_t)first,
+                                                 (uint64_t)last, &handle)) != DLB_OK) {
     dlb_status code = st;
     free(buf);
     dlb_dlpack_delete(t);
@@ -555,8 +556,7 @@ dlb_status dlb_dlpack_import_as(dlb_exported t, dlb_backend *host, const dlb_reg
   if ((st = validate(dl, out, &lo, &hi, err)) != DLB_OK ||
       (out->numel > 0 && (st = byte_range(dl, out, lo, hi, &first, &last, err)) != DLB_OK))
     return give_back(t, st);
-  if (adopter)
-    return import_adopted(t, dl, flags, adopter, lo, first, last, host_owned, out, err);
+  if (adopter) return import_adopted(t, dl, flags, adopter, lo, first, last, host_owned, out, err);
   buf = calloc(1, sizeof *buf);
   if (!buf) return reject(t, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header", err);
   /* Imported memory counts against the state's budget like allocated memory

@@ -6,19 +6,23 @@
 #include "backend.h"
 
 /* The Python array API's copy argument. */
-typedef enum dlb_copy_mode { DLB_COPY_IF_NEEDED = -1, DLB_COPY_NEVER = 0, DLB_COPY_ALWAYS = 1 } dlb_copy_mode;
+typedef enum dlb_copy_mode {
+  DLB_COPY_IF_NEEDED = -1,
+  DLB_COPY_NEVER = 0,
+  DLB_COPY_ALWAYS = 1
+} dlb_copy_mode;
 
 /* What a consumer asks of an export (to_dlpack's options). */
 typedef struct dlb_export_request {
-  int versioned;           /* 1: DLManagedTensorVersioned, 0: legacy DLManagedTensor */
+  int versioned; /* 1: DLManagedTensorVersioned, 0: legacy DLManagedTensor */
   dlb_copy_mode copy;
-  int has_dl_device;       /* dl_device names the device the consumer wants */
+  int has_dl_device; /* dl_device names the device the consumer wants */
   DLDevice dl_device;
-  int fallback_host;       /* export a host copy when the backend has no export hook */
-  dlb_backend *host;       /* the backend that holds host copies (cpu) */
-  int32_t layout;          /* a dlb_layout (dlbridge.h): copies what does not have it */
-  int has_stream;          /* the consumer's stream, as the DLPack protocol passes it: */
-  int64_t stream;          /* made to wait for the work pending on what is exported */
+  int fallback_host; /* export a host copy when the backend has no export hook */
+  dlb_backend *host; /* the backend that holds host copies (cpu) */
+  int32_t layout;    /* a dlb_layout (dlbridge.h): copies what does not have it */
+  int has_stream;    /* the consumer's stream, as the DLPack protocol passes it: */
+  int64_t stream;    /* made to wait for the work pending on what is exported */
 } dlb_export_request;
 
 /* An exported tensor: a DLManagedTensorVersioned* or a DLManagedTensor*. */
@@ -80,8 +84,8 @@ dlb_status dlb_dlpack_import(dlb_exported tensor, dlb_backend *host,
 /* The same, for the host's own memory when host_owned (dlb_push_external):
  * its bytes are held in the budget, never charged against the limit. */
 dlb_status dlb_dlpack_import_as(dlb_exported tensor, dlb_backend *host,
-                                const struct dlb_registry *registry, int host_owned,
-                                dlb_array *out, dlb_error *err);
+                                const struct dlb_registry *registry, int host_owned, dlb_array *out,
+                                dlb_error *err);
 
 /* The bytes dlb_dlpack_import would charge for t (the memory a foreign
  * tensor reaches); 0 for dlbridge's own exports (already counted) and for

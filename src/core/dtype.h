@@ -25,21 +25,29 @@ typedef enum dlb_dtype {
   DLB_DTYPE_COUNT
 } dlb_dtype;
 
-typedef enum dlb_kind { DLB_KIND_BOOL, DLB_KIND_INT, DLB_KIND_UINT, DLB_KIND_FLOAT, DLB_KIND_COMPLEX } dlb_kind;
+typedef enum dlb_kind {
+  DLB_KIND_BOOL,
+  DLB_KIND_INT,
+  DLB_KIND_UINT,
+  DLB_KIND_FLOAT,
+  DLB_KIND_COMPLEX
+} dlb_kind;
 
 typedef struct dlb_dtype_info {
   const char *name; /* "float32" */
   size_t itemsize;  /* bytes per element */
   dlb_kind kind;
-  uint8_t dl_code;  /* DLDataType.code */
-  uint8_t dl_bits;  /* DLDataType.bits (lanes is always 1) */
+  uint8_t dl_code; /* DLDataType.code */
+  uint8_t dl_bits; /* DLDataType.bits (lanes is always 1) */
 } dlb_dtype_info;
 
 /* The rows, indexed by dtype (dtype.c). */
 extern const dlb_dtype_info dlb_dtype_table[DLB_DTYPE_COUNT];
 
 /* The row for dtype; dtype must be valid. Inline: every operation asks. */
-static inline const dlb_dtype_info *dlb_dtype_get(dlb_dtype dtype) { return &dlb_dtype_table[dtype]; }
+static inline const dlb_dtype_info *dlb_dtype_get(dlb_dtype dtype) {
+  return &dlb_dtype_table[dtype];
+}
 
 /* Looks up a name ("int64"); returns 0 and sets *out, or -1 if unknown. */
 int dlb_dtype_from_name(const char *name, size_t len, dlb_dtype *out);
@@ -100,9 +108,10 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
  * it in its own file. GCC only: clang 14 leaves an external multiversioned
  * function (dlb_float_round_odd_run) undefined for the other files that
  * call it. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) &&    \
     defined(__linux__)
-#define DLB_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define DLB_KERNEL_CLONES                                                                          \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define DLB_KERNEL_CLONES
 #endif

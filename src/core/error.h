@@ -27,7 +27,9 @@ dlb_status dlb_fail(dlb_error *err, dlb_status code, const char *fmt, ...)
 void dlb_error_hint(dlb_error *err, const char *hint);
 
 /* A 0-based index or dim as messages show it (1-based), without overflow. */
-static inline long long dlb_one_based(int64_t i) { return i < INT64_MAX ? (long long)i + 1 : (long long)i; }
+static inline long long dlb_one_based(int64_t i) {
+  return i < INT64_MAX ? (long long)i + 1 : (long long)i;
+}
 
 /* The hint used when a failure names none. */
 const char *dlb_default_hint(dlb_status code);

@@ -14,7 +14,8 @@ dlb_status dlb_event_record(dlb_backend *backend, int device_id, void *queue, dl
   dlb_status st;
   *out = NULL;
   if (!queue || !backend->ops.event_record) return DLB_OK;
-  if (!(ev = malloc(sizeof *ev))) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for an event");
+  if (!(ev = malloc(sizeof *ev)))
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for an event");
   if ((st = backend->ops.event_record(backend->ctx, device_id, queue, &native)) != DLB_OK) {
     free(ev);
     return dlb_backend_failed(backend, st, "record an event", err);
@@ -61,10 +62,12 @@ dlb_status dlb_buffers_after_work(dlb_backend *backend, int device_id, void *que
 
 dlb_status dlb_backend_wait_queue(dlb_backend *backend, int device_id, dlb_error *err) {
   dlb_event *ev;
-  dlb_status st = dlb_event_record(backend, device_id, dlb_backend_queue(backend, device_id), &ev, err);
+  dlb_status st =
+      dlb_event_record(backend, device_id, dlb_backend_queue(backend, device_id), &ev, err);
   if (st != DLB_OK || !ev) return st;
   if (ev->backend->ops.event_synchronize &&
-      (st = ev->backend->ops.event_synchronize(ev->backend->ctx, ev->device_id, ev->native)) != DLB_OK)
+      (st = ev->backend->ops.event_synchronize(ev->backend->ctx, ev->device_id, ev->native)) !=
+          DLB_OK)
     st = dlb_backend_failed(backend, st, "wait for queued work", err);
   dlb_event_release(ev);
   return st;

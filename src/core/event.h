@@ -25,7 +25,7 @@ typedef struct dlb_event {
   atomic_size_t refs;
   dlb_backend *backend; /* retained */
   int device_id;
-  void *native;         /* the backend's event */
+  void *native; /* the backend's event */
 } dlb_event;
 
 /* dlbridge's queue on (backend, device_id), made on first use; NULL when

@@ -27,7 +27,8 @@ void dlb_strbuf_printf(dlb_strbuf *sb, const char *fmt, ...) __attribute__((form
  * 2*DLB_FORMAT_EDGEITEMS shows its first and last DLB_FORMAT_EDGEITEMS
  * entries with "..." between; only the printed elements are read.
  */
-dlb_status dlb_array_format(const dlb_array *a, const char *device, dlb_strbuf *out, dlb_error *err);
+dlb_status dlb_array_format(const dlb_array *a, const char *device, dlb_strbuf *out,
+                            dlb_error *err);
 
 /* Appends one element as the printer shows it ("1.5", "-3", "true", "1.+2.j"). */
 void dlb_format_scalar(dlb_strbuf *out, dlb_dtype dtype, const dlb_scalar *v);

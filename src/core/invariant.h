@@ -18,8 +18,8 @@
 #define DLB_ASSERT(cond) ((cond) ? (void)0 : dlb_invariant_failed(#cond, __FILE__, __LINE__))
 
 __attribute__((noreturn, cold)) static inline void dlb_invariant_failed(const char *cond,
-                                                                       const char *file,
-                                                                       int line) {
+                                                                        const char *file,
+                                                                        int line) {
   fprintf(stderr, "dlbridge: invariant broken at %s:%d: %s\n", file, line, cond);
   abort();
 }

@@ -74,8 +74,8 @@ void dlb_iter_init_order(dlb_iter *it, int nop, int ndim, const int64_t *shape, 
   /* Order by operand `order`'s strides, largest outermost (stable insertion
    * sort: ties, such as broadcast dims, keep their order). */
   for (int d = 1; d < n; d++)
-    for (int e = d; e > 0 && magnitude(it->strides[order][e - 1]) < magnitude(it->strides[order][e]);
-         e--)
+    for (int e = d;
+         e > 0 && magnitude(it->strides[order][e - 1]) < magnitude(it->strides[order][e]); e--)
       swap_dims(it, e - 1, e);
   /* Merge neighbours contiguous in every operand. */
   int out = 0;

@@ -32,7 +32,7 @@
 typedef int (*dlb_loop)(char **data, const int64_t *steps, int64_t n, void *aux);
 
 typedef struct dlb_iter {
-  int nop, ndim;                               /* ndim 0: one element */
+  int nop, ndim; /* ndim 0: one element */
   int64_t shape[DLB_MAX_NDIM];
   int64_t strides[DLB_ITER_MAX][DLB_MAX_NDIM]; /* bytes */
   char *data[DLB_ITER_MAX];                    /* element 0...0 of each operand */

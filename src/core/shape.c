@@ -81,8 +81,8 @@ dlb_status dlb_shape_reach(int ndim, const int64_t *shape, const int64_t *stride
  * extents multiply to the same count; each old group must be contiguous
  * among itself for the new group to be laid over it. Extent-1 dims are
  * dropped first and get a harmless stride. */
-int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *strides,
-                              int new_ndim, const int64_t *new_shape, int64_t *new_strides) {
+int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim,
+                              const int64_t *new_shape, int64_t *new_strides) {
   int64_t old_shape[DLB_MAX_NDIM], old_strides[DLB_MAX_NDIM];
   int old_ndim = 0;
   for (int d = 0; d < ndim; d++) {
@@ -105,10 +105,8 @@ int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *str
   while (ni < new_ndim && oi < old_ndim) {
     int64_t np = new_shape[ni], op = old_shape[oi];
     while (np != op) {
-      if (np < op)
-        np *= new_shape[nj++];
-      else
-        op *= old_shape[oj++];
+      if (np < op) np *= new_shape[nj++];
+      else op *= old_shape[oj++];
     }
     for (int ok = oi; ok < oj - 1; ok++) {
       int64_t step;

@@ -29,7 +29,7 @@ dlb_status dlb_shape_reach(int ndim, const int64_t *shape, const int64_t *stride
 /* Strides for viewing (shape, strides) as new_shape without a copy (the same
  * element count is assumed). Returns 1 and fills new_strides, or 0 if the
  * memory layout makes a copy necessary. */
-int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *strides,
-                              int new_ndim, const int64_t *new_shape, int64_t *new_strides);
+int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim,
+                              const int64_t *new_shape, int64_t *new_strides);
 
 #endif

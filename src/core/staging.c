@@ -35,8 +35,7 @@ static void packed_strides(const dlb_array *a, int64_t *strides) {
 
 /* The host copy between a's memory at p (a's strides) and contiguous
  * memory at host, one dtype. */
-static dlb_status host_move(const dlb_array *a, char *p, char *host, int writing,
-                            dlb_error *err) {
+static dlb_status host_move(const dlb_array *a, char *p, char *host, int writing, dlb_error *err) {
   int64_t item = (int64_t)dlb_array_itemsize(a), mine[DLB_MAX_NDIM], packed[DLB_MAX_NDIM];
   packed_strides(a, packed);
   for (int d = 0; d < a->ndim; d++) {
@@ -57,7 +56,7 @@ static dlb_status strided_hook(const dlb_array *a, void *host, int writing, void
   dlb_copy_side dev = {b->handle, b->device_id, a->offset, NULL, a->strides};
   dlb_copy_side mem = {NULL, b->device_id, 0, host, packed};
   dlb_strided_copy c = {dlb_array_itemsize(a), a->ndim, a->shape, writing ? dev : mem,
-                        writing ? mem : dev, queue};
+                        writing ? mem : dev,   queue};
   dlb_status st;
   packed_strides(a, packed);
   st = b->backend->ops.copy_strided(b->backend->ctx, &c);

@@ -28,10 +28,8 @@ dlb_status dlb_kernel_failed(const dlb_array *a, dlb_status st, const dlb_kernel
   const dlb_buffer *b = a->buffer;
   const char *name = b->backend ? b->backend->name : "host";
   if ((unsigned)st >= DLB_STATUS_COUNT || st == DLB_OK) st = DLB_E_BACKEND_FAILURE;
-  if (ke->message[0])
-    dlb_fail(err, st, "%.*s", (int)sizeof ke->message, ke->message);
-  else
-    dlb_fail(err, st, "%s could not %s on %s:%d", name, what, name, b->device_id);
+  if (ke->message[0]) dlb_fail(err, st, "%.*s", (int)sizeof ke->message, ke->message);
+  else dlb_fail(err, st, "%s could not %s on %s:%d", name, what, name, b->device_id);
   if (ke->hint) dlb_error_hint(err, ke->hint);
   if (err && b->backend) {
     snprintf(err->backend, sizeof err->backend, "%s", name);
@@ -57,9 +55,9 @@ dlb_status dlb_kernel_site_open(const dlb_array *const *arrays, int n, dlb_kerne
                  : NULL;
   for (int k = 0; k < n && st == DLB_OK; k++) {
     if (!arrays[k] || !arrays[k]->buffer->pending) continue; /* nothing to wait for */
-    st = s->queue ? dlb_buffer_order_before(arrays[k]->buffer, s->backend, s->device_id, s->queue,
-                                            err)
-                  : dlb_buffer_sync_host(arrays[k]->buffer, err);
+    st = s->queue
+             ? dlb_buffer_order_before(arrays[k]->buffer, s->backend, s->device_id, s->queue, err)
+             : dlb_buffer_sync_host(arrays[k]->buffer, err);
   }
   return st;
 }

@@ -50,8 +50,8 @@ typedef struct dlb_kernel_site {
 dlb_status dlb_kernel_site_open(const dlb_array *const *arrays, int n, dlb_kernel_site *site,
                                 dlb_error *err);
 /* After the call: the n arrays' buffers keep the event of the queued work. */
-dlb_status dlb_kernel_site_close(const dlb_kernel_site *site, const dlb_array *const *arrays,
-                                 int n, dlb_error *err);
+dlb_status dlb_kernel_site_close(const dlb_kernel_site *site, const dlb_array *const *arrays, int n,
+                                 dlb_error *err);
 /* Ends a kernel call that returned st: its failure as dlb_kernel_failed
  * says (arrays[0] names the backend and device; what, the operation), else
  * the site closed. What every kernel site does last. */

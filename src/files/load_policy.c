@@ -188,15 +188,14 @@ static dlb_status make_view(dlb_load_source *s, const dlb_load_item *it, dlb_arr
 }
 
 /* A new array on the host holding the item's elements, converted. */
-static dlb_status host_copy(dlb_load_source *s, const dlb_load_item *it,
-                            const unsigned char *data, dlb_array *out, dlb_error *err) {
+static dlb_status host_copy(dlb_load_source *s, const dlb_load_item *it, const unsigned char *data,
+                            dlb_array *out, dlb_error *err) {
   dlb_status st;
   reserve(s, it->nbytes);
   st = dlb_array_allocate(out, s->host, 0, it->dtype, it->ndim, it->shape, 0, err);
   if (st != DLB_OK) return st;
   set_geometry(out, it); /* the same bytes, in the file's order */
-  if (it->nbytes && data)
-    memcpy(dlb_array_host_data(out), data, it->nbytes);
+  if (it->nbytes && data) memcpy(dlb_array_host_data(out), data, it->nbytes);
   else if (it->nbytes)
     st = dlb_read_at(s->fd, dlb_array_host_data(out), it->nbytes, it->offset, s->path, err);
   if (st != DLB_OK) {
@@ -207,8 +206,8 @@ static dlb_status host_copy(dlb_load_source *s, const dlb_load_item *it,
   return DLB_OK;
 }
 
-static dlb_status make_copy(dlb_load_source *s, const dlb_load_item *it,
-                            const unsigned char *data, dlb_array *out, dlb_error *err) {
+static dlb_status make_copy(dlb_load_source *s, const dlb_load_item *it, const unsigned char *data,
+                            dlb_array *out, dlb_error *err) {
   dlb_array staged;
   dlb_status st;
   if (to_host(s)) {

@@ -31,7 +31,7 @@ typedef struct dlb_load_options {
   dlb_copy_mode copy;
   dlb_backend *backend; /* where the arrays go: the host (see dlb_load_source), or another */
   int device_id;
-  int map;              /* a file may be mapped; 0: read instead */
+  int map; /* a file may be mapped; 0: read instead */
   /* Called (when not NULL) with the bytes about to be charged to the
    * budget, before each mapping or copy: a binding makes room there
    * (collects garbage). It must not raise nor longjmp. */
@@ -42,15 +42,15 @@ typedef struct dlb_load_options {
 /* The bytes a load reads: a file (mapped or open) or memory. Open it with
  * dlb_load_open_file or dlb_load_open_memory, close it with dlb_load_close. */
 typedef struct dlb_load_source {
-  dlb_backend *host;          /* the cpu backend: views, copies, staging */
+  dlb_backend *host; /* the cpu backend: views, copies, staging */
   dlb_load_options opts;
   const unsigned char *bytes; /* all size bytes in memory, or NULL: read from fd */
   uint64_t size;
-  dlb_buffer *viewable;       /* the bytes as a buffer arrays may view (a reference), or NULL */
-  const char *no_view;        /* with viewable NULL: why (a static sentence) */
-  int fd;                     /* with bytes NULL: the open file; else -1 */
-  const char *path;           /* for messages: the file's path, or NULL for memory */
-  int viewed;                 /* some array views `viewable` */
+  dlb_buffer *viewable; /* the bytes as a buffer arrays may view (a reference), or NULL */
+  const char *no_view;  /* with viewable NULL: why (a static sentence) */
+  int fd;               /* with bytes NULL: the open file; else -1 */
+  const char *path;     /* for messages: the file's path, or NULL for memory */
+  int viewed;           /* some array views `viewable` */
 } dlb_load_source;
 
 /* Opens the file at path (dlb_open_file: a regular file, never waiting) and
@@ -80,15 +80,15 @@ dlb_status dlb_load_read(const dlb_load_source *s, void *dst, size_t n, uint64_t
 /* One array of a file, as its format's parser found it: offset and nbytes
  * lie within the source's size (the parser checked), and numel, nbytes fit. */
 typedef struct dlb_load_item {
-  const char *name;      /* for messages: a tensor's name, or NULL (the file's one array) */
+  const char *name; /* for messages: a tensor's name, or NULL (the file's one array) */
   dlb_dtype dtype;
   int ndim;
   const int64_t *shape;
-  int fortran_order;     /* column-major strides (the first index varies fastest) */
+  int fortran_order; /* column-major strides (the first index varies fastest) */
   int64_t numel;
   size_t nbytes;
-  uint64_t offset;       /* of the elements in the source */
-  int swapped;           /* stored in the other byte order than this machine's */
+  uint64_t offset; /* of the elements in the source */
+  int swapped;     /* stored in the other byte order than this machine's */
 } dlb_load_item;
 
 /* Why the item's elements (at elements) cannot be viewed as they are (a

@@ -200,8 +200,7 @@ void dlb_byteswap(void *data, int64_t n, size_t itemsize, int complex_parts) {
         memcpy(p, &v, 8);
         break;
       }
-      default:
-        reverse(p, part);
+      default: reverse(p, part);
     }
     p += part;
   }
@@ -217,8 +216,10 @@ dlb_status dlb_read_at(int fd, void *dst, size_t n, uint64_t offset, const char 
       return dlb_io_failed("read", path, errno, err);
     }
     if (got == 0)
-      return dlb_fail(err, DLB_E_FORMAT, "'%.120s' ended %zu bytes early (did it change while "
-                      "being read?)", path, n);
+      return dlb_fail(err, DLB_E_FORMAT,
+                      "'%.120s' ended %zu bytes early (did it change while "
+                      "being read?)",
+                      path, n);
     p += got;
     n -= (size_t)got;
     offset += (uint64_t)got;

@@ -96,8 +96,7 @@ typedef struct dlb_file_writer {
 dlb_status dlb_file_writer_open(dlb_file_writer *w, const char *path, size_t chunk_limit,
                                 dlb_error *err);
 /* Appends size bytes (in calls of up to 1 GiB). */
-dlb_status dlb_file_writer_write(dlb_file_writer *w, const void *data, size_t size,
-                                 dlb_error *err);
+dlb_status dlb_file_writer_write(dlb_file_writer *w, const void *data, size_t size, dlb_error *err);
 /*
  * Appends a's elements in row-major order, in this machine's byte order or,
  * with swap, the other one (a complex element swaps its two parts). A

@@ -37,20 +37,21 @@ dlb_status dlb_npy_data_offset(const void *data, size_t size, uint64_t total, si
   if (memcmp(p, MAGIC, MAGIC_LEN) != 0)
     return dlb_fail(err, DLB_E_FORMAT, "not a .npy file (it does not start with \\x93NUMPY)");
   if (p[6] < 1 || p[6] > 3 || p[7] != 0)
-    return dlb_fail(err, DLB_E_FORMAT, ".npy format version %u.%u (dlbridge reads 1.0, 2.0 and 3.0)",
-                    p[6], p[7]);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    ".npy format version %u.%u (dlbridge reads 1.0, 2.0 and 3.0)", p[6], p[7]);
   pre = preamble_size(p[6]);
   if (total < pre || size < pre)
     return dlb_fail(err, DLB_E_FORMAT, "the .npy file ends inside its header length");
-  hlen = p[6] == 1 ? (uint32_t)(p[8] | p[9] << 8)
-                   : (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 |
-                         (uint32_t)p[11] << 24;
+  hlen = p[6] == 1
+             ? (uint32_t)(p[8] | p[9] << 8)
+             : (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 | (uint32_t)p[11] << 24;
   /* NumPy writes headers of 64-byte multiples a few hundred long and, since
    * 1.24, refuses to read ones over 10000 bytes unless told to: a longer one
    * is no array dlbridge could read, and its text would be allocated by a
    * size the file (a script) controls. */
   if (hlen > DLB_NPY_HEADER_READ_MAX)
-    return dlb_fail(err, DLB_E_FORMAT, "the .npy header claims %lu bytes (dlbridge reads at most %u)",
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "the .npy header claims %lu bytes (dlbridge reads at most %u)",
                     (unsigned long)hlen, (unsigned)DLB_NPY_HEADER_READ_MAX);
   if ((uint64_t)hlen > total - pre)
     return dlb_fail(err, DLB_E_FORMAT,
@@ -98,9 +99,11 @@ static dlb_status bad_header(parser *ps, const char *expected) {
   for (const char *q = ps->p; q < ps->end && n < sizeof near - 1; q++, n++)
     near[n] = *q >= 0x20 && *q < 0x7f ? *q : '?';
   near[n] = '\0';
-  dlb_fail(ps->err, DLB_E_FORMAT, "bad .npy header: expected %s at byte %zu of the dict, found '%s'",
-           expected, (size_t)(ps->p - ps->start), n ? near : "the end");
-  dlb_error_hint(ps->err, "NumPy writes {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }");
+  dlb_fail(ps->err, DLB_E_FORMAT,
+           "bad .npy header: expected %s at byte %zu of the dict, found '%s'", expected,
+           (size_t)(ps->p - ps->start), n ? near : "the end");
+  dlb_error_hint(ps->err,
+                 "NumPy writes {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }");
   return DLB_E_FORMAT;
 }
 
@@ -244,10 +247,19 @@ static int dtype_of_kind(char kind, long size) {
   switch (kind) {
     case 'b': return size == 1 ? DLB_BOOL : -1;
     case 'i':
-      return size == 1 ? DLB_INT8 : size == 2 ? DLB_INT16 : size == 4 ? DLB_INT32 : size == 8 ? DLB_INT64 : -1;
+      return size == 1   ? DLB_INT8
+             : size == 2 ? DLB_INT16
+             : size == 4 ? DLB_INT32
+             : size == 8 ? DLB_INT64
+                         : -1;
     case 'u':
-      return size == 1 ? DLB_UINT8 : size == 2 ? DLB_UINT16 : size == 4 ? DLB_UINT32 : size == 8 ? DLB_UINT64 : -1;
-    case 'f': return size == 2 ? DLB_FLOAT16 : size == 4 ? DLB_FLOAT32 : size == 8 ? DLB_FLOAT64 : -1;
+      return size == 1   ? DLB_UINT8
+             : size == 2 ? DLB_UINT16
+             : size == 4 ? DLB_UINT32
+             : size == 8 ? DLB_UINT64
+                         : -1;
+    case 'f':
+      return size == 2 ? DLB_FLOAT16 : size == 4 ? DLB_FLOAT32 : size == 8 ? DLB_FLOAT64 : -1;
     case 'c': return size == 8 ? DLB_COMPLEX64 : size == 16 ? DLB_COMPLEX128 : -1;
     default: return -1;
   }
@@ -283,17 +295,18 @@ static dlb_status parse_descr(parser *ps, const char *s, size_t n, dlb_npy_heade
   order = s[0];
   kind = s[1];
   if (unsupported_kind_hint(kind)) {
-    defer(ps, DLB_E_DTYPE, unsupported_kind_hint(kind),
-          "the .npy dtype '%s' has no dlbridge dtype", text);
+    defer(ps, DLB_E_DTYPE, unsupported_kind_hint(kind), "the .npy dtype '%s' has no dlbridge dtype",
+          text);
     return DLB_OK;
   }
   if (k == n || s[k] == '0') goto unknown; /* a size, without leading zeros */
   for (; k < n && s[k] >= '0' && s[k] <= '9' && size < 1000; k++) size = size * 10 + (s[k] - '0');
   if (k != n) goto unknown;
   if ((kind == 'f' && (size == 12 || size == 16)) || (kind == 'c' && (size == 24 || size == 32))) {
-    defer(ps, DLB_E_DTYPE, "long double has no dlbridge dtype: save a.astype(np.float64) "
-          "(or np.complex128) in NumPy", "the .npy dtype '%s' (long double) has no dlbridge dtype",
-          text);
+    defer(ps, DLB_E_DTYPE,
+          "long double has no dlbridge dtype: save a.astype(np.float64) "
+          "(or np.complex128) in NumPy",
+          "the .npy dtype '%s' (long double) has no dlbridge dtype", text);
     return DLB_OK;
   }
   dtype = dtype_of_kind(kind, size);
@@ -304,7 +317,8 @@ static dlb_status parse_descr(parser *ps, const char *s, size_t n, dlb_npy_heade
   return DLB_OK;
 unknown:
   dlb_fail(ps->err, DLB_E_FORMAT, "bad .npy header: '%s' is not a NumPy dtype descr", text);
-  dlb_error_hint(ps->err, "a descr is a byte order (< > | =), a kind and a size: '<f8', '|b1', '>i4'");
+  dlb_error_hint(ps->err,
+                 "a descr is a byte order (< > | =), a kind and a size: '<f8', '|b1', '>i4'");
   return DLB_E_FORMAT;
 }
 
@@ -336,7 +350,7 @@ static dlb_status parse_entry(parser *ps, dlb_npy_header *h, int *seen) {
   skip_space(ps);
   at = ps->p;
   if ((st = parse_string(ps, &key, &n)) != DLB_OK) return st;
-  which = n == 5 && memcmp(key, "descr", 5) == 0           ? KEY_DESCR
+  which = n == 5 && memcmp(key, "descr", 5) == 0             ? KEY_DESCR
           : n == 13 && memcmp(key, "fortran_order", 13) == 0 ? KEY_FORTRAN
           : n == 5 && memcmp(key, "shape", 5) == 0           ? KEY_SHAPE
                                                              : 0;
@@ -367,8 +381,11 @@ static dlb_status parse_dict(parser *ps, dlb_npy_header *h) {
   if (!at_end(ps)) return bad_header(ps, "only spaces and a newline after the dict");
   if (seen != (KEY_DESCR | KEY_FORTRAN | KEY_SHAPE)) {
     dlb_fail(ps->err, DLB_E_FORMAT, "bad .npy header: the dict has no '%s'",
-             !(seen & KEY_DESCR) ? "descr" : !(seen & KEY_FORTRAN) ? "fortran_order" : "shape");
-    dlb_error_hint(ps->err, "NumPy writes {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }");
+             !(seen & KEY_DESCR)     ? "descr"
+             : !(seen & KEY_FORTRAN) ? "fortran_order"
+                                     : "shape");
+    dlb_error_hint(ps->err,
+                   "NumPy writes {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }");
     return DLB_E_FORMAT;
   }
   return DLB_OK;
@@ -492,9 +509,9 @@ dlb_status dlb_npy_load_file(dlb_backend *host, const char *path, dlb_copy_mode 
 /* The descr np.save writes for dtype in this machine's byte order. */
 static const char *descr_of(dlb_dtype dtype, char *out) {
   static const char *const kinds[DLB_DTYPE_COUNT] = {
-      [DLB_BOOL] = "b1",     [DLB_INT8] = "i1",     [DLB_INT16] = "i2",    [DLB_INT32] = "i4",
-      [DLB_INT64] = "i8",    [DLB_UINT8] = "u1",    [DLB_UINT16] = "u2",   [DLB_UINT32] = "u4",
-      [DLB_UINT64] = "u8",   [DLB_FLOAT16] = "f2",  [DLB_FLOAT32] = "f4",  [DLB_FLOAT64] = "f8",
+      [DLB_BOOL] = "b1",      [DLB_INT8] = "i1",       [DLB_INT16] = "i2",   [DLB_INT32] = "i4",
+      [DLB_INT64] = "i8",     [DLB_UINT8] = "u1",      [DLB_UINT16] = "u2",  [DLB_UINT32] = "u4",
+      [DLB_UINT64] = "u8",    [DLB_FLOAT16] = "f2",    [DLB_FLOAT32] = "f4", [DLB_FLOAT64] = "f8",
       [DLB_COMPLEX64] = "c8", [DLB_COMPLEX128] = "c16"};
   out[0] = dlb_dtype_get(dtype)->itemsize == 1 ? '|' : NATIVE_ORDER;
   strcpy(out + 1, kinds[dtype]);
@@ -515,7 +532,8 @@ dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape
   if ((st = dlb_shape_numel(ndim, shape, &numel, err)) != DLB_OK) return st;
   /* At most 32 extents of at most 19 digits: this always fits in dict. */
   n += (size_t)snprintf(dict + n, sizeof dict - n,
-                        "{'descr': '%s', 'fortran_order': False, 'shape': (", descr_of(dtype, descr));
+                        "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                        descr_of(dtype, descr));
   for (int d = 0; d < ndim; d++)
     n += (size_t)snprintf(dict + n, sizeof dict - n, d ? ", %lld" : "%lld", (long long)shape[d]);
   n += (size_t)snprintf(dict + n, sizeof dict - n, "%s), }", ndim == 1 ? "," : "");

@@ -18,10 +18,10 @@
  * itemsize) fit (nbytes <= PTRDIFF_MAX), and data_offset + nbytes is within
  * the total size the parser was given. */
 typedef struct dlb_npy_header {
-  int major, minor;   /* format version: (1, 0), (2, 0) or (3, 0) */
+  int major, minor; /* format version: (1, 0), (2, 0) or (3, 0) */
   dlb_dtype dtype;
-  int swapped;        /* the elements are in the other byte order than this machine's */
-  int fortran_order;  /* column-major: the first index varies fastest */
+  int swapped;       /* the elements are in the other byte order than this machine's */
+  int fortran_order; /* column-major: the first index varies fastest */
   int ndim;
   int64_t shape[DLB_MAX_NDIM];
   int64_t numel;

@@ -25,16 +25,15 @@
 #define EXACT_LIMIT_INT ((uint64_t)1 << 53)
 
 static const char *const dtype_names[DLB_DTYPE_COUNT] = {
-    [DLB_BOOL] = "BOOL",     [DLB_INT8] = "I8",     [DLB_INT16] = "I16",     [DLB_INT32] = "I32",
-    [DLB_INT64] = "I64",     [DLB_UINT8] = "U8",    [DLB_UINT16] = "U16",    [DLB_UINT32] = "U32",
-    [DLB_UINT64] = "U64",    [DLB_FLOAT16] = "F16", [DLB_BFLOAT16] = "BF16", [DLB_FLOAT32] = "F32",
-    [DLB_FLOAT64] = "F64",   [DLB_COMPLEX64] = "C64", [DLB_COMPLEX128] = NULL,
+    [DLB_BOOL] = "BOOL",   [DLB_INT8] = "I8",       [DLB_INT16] = "I16",     [DLB_INT32] = "I32",
+    [DLB_INT64] = "I64",   [DLB_UINT8] = "U8",      [DLB_UINT16] = "U16",    [DLB_UINT32] = "U32",
+    [DLB_UINT64] = "U64",  [DLB_FLOAT16] = "F16",   [DLB_BFLOAT16] = "BF16", [DLB_FLOAT32] = "F32",
+    [DLB_FLOAT64] = "F64", [DLB_COMPLEX64] = "C64", [DLB_COMPLEX128] = NULL,
 };
 
 /* dtypes the format defines that dlbridge has no element type for. */
-static const char *const foreign_dtypes[] = {"F4",      "F6_E2M3",     "F6_E3M2",
-                                             "F8_E5M2", "F8_E4M3",     "F8_E8M0",
-                                             "F8_E4M3FNUZ", "F8_E5M2FNUZ"};
+static const char *const foreign_dtypes[] = {"F4",      "F6_E2M3", "F6_E3M2",     "F8_E5M2",
+                                             "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ"};
 
 const char *dlb_safetensors_dtype_name(dlb_dtype dtype) {
   return (unsigned)dtype < DLB_DTYPE_COUNT ? dtype_names[dtype] : NULL;
@@ -54,19 +53,15 @@ static size_t utf8_sequence(const unsigned char *p, size_t n) {
   size_t len;
   unsigned lo = 0x80, hi = 0xBF;
   if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF)
-    len = 2;
-  else if (c >= 0xE0 && c <= 0xEF)
-    len = 3;
-  else if (c >= 0xF0 && c <= 0xF4)
-    len = 4;
-  else
-    return 0;
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4;
+  else return 0;
   if (len > n) return 0;
-  if (c == 0xE0) lo = 0xA0;       /* overlong */
-  if (c == 0xED) hi = 0x9F;       /* surrogates */
-  if (c == 0xF0) lo = 0x90;       /* overlong */
-  if (c == 0xF4) hi = 0x8F;       /* above U+10FFFF */
+  if (c == 0xE0) lo = 0xA0; /* overlong */
+  if (c == 0xED) hi = 0x9F; /* surrogates */
+  if (c == 0xF0) lo = 0x90; /* overlong */
+  if (c == 0xF4) hi = 0x8F; /* above U+10FFFF */
   if (p[1] < lo || p[1] > hi) return 0;
   for (size_t i = 2; i < len; i++)
     if (p[i] < 0x80 || p[i] > 0xBF) return 0;
@@ -96,12 +91,16 @@ static dlb_status check_strings(const unsigned char *p, size_t n, dlb_error *err
     } else if (c == '"') {
       in_string = 0;
     } else if (c < 0x20) {
-      return dlb_fail(err, DLB_E_FORMAT, "the header has a raw control character (0x%02x) in a "
-                      "string at byte %zu", c, i);
+      return dlb_fail(err, DLB_E_FORMAT,
+                      "the header has a raw control character (0x%02x) in a "
+                      "string at byte %zu",
+                      c, i);
     } else if (c == '\\' && i + 1 < n) {
       if (p[i + 1] == 'u' && i + 5 < n && memcmp(p + i + 2, "0000", 4) == 0)
-        return dlb_fail(err, DLB_E_FORMAT, "the header has a NUL character (\\u0000) in a "
-                        "string at byte %zu", i);
+        return dlb_fail(err, DLB_E_FORMAT,
+                        "the header has a NUL character (\\u0000) in a "
+                        "string at byte %zu",
+                        i);
       i++; /* the escaped character */
     }
   }
@@ -126,8 +125,7 @@ static int json_exact_uint(const cJSON *item, uint64_t *out) {
 /* Reads dtype. DTYPE for a name dlbridge has no type for; FORMAT for no string. */
 static dlb_status read_dtype(const cJSON *item, const char *name, dlb_dtype *out, dlb_error *err) {
   const char *s = cJSON_IsString(item) ? item->valuestring : NULL;
-  if (!s)
-    return dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "': dtype is not a string", name);
+  if (!s) return dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "': dtype is not a string", name);
   for (int d = 0; d < DLB_DTYPE_COUNT; d++)
     if (dtype_names[d] && strcmp(s, dtype_names[d]) == 0) {
       *out = (dlb_dtype)d;
@@ -163,8 +161,10 @@ static dlb_status read_shape(const cJSON *item, dlb_safetensors_tensor *t, int64
       return dlb_fail(err, DLB_E_SHAPE, "tensor '" NAME_FMT "' has more than %d dimensions",
                       t->name, DLB_MAX_NDIM);
     if (!json_exact_uint(e, &v))
-      return dlb_fail(err, DLB_E_SHAPE, "tensor '" NAME_FMT "': extent %d is not an integer in "
-                      "[0, 2^53)", t->name, ndim + 1);
+      return dlb_fail(err, DLB_E_SHAPE,
+                      "tensor '" NAME_FMT "': extent %d is not an integer in "
+                      "[0, 2^53)",
+                      t->name, ndim + 1);
     extents[ndim++] = (int64_t)v;
   }
   for (int d = 0; d < ndim; d++)
@@ -188,19 +188,25 @@ static dlb_status read_offsets(const cJSON *item, dlb_safetensors_tensor *t, uin
   const cJSON *e = b ? b->next : NULL;
   uint64_t nbytes = (uint64_t)t->numel * dlb_dtype_get(t->dtype)->itemsize; /* checked */
   if (!e || e->next || !json_exact_uint(b, &t->begin) || !json_exact_uint(e, &t->end))
-    return dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "': data_offsets is not two "
-                    "integers [BEGIN, END]", t->name);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "tensor '" NAME_FMT "': data_offsets is not two "
+                    "integers [BEGIN, END]",
+                    t->name);
   if (t->begin > t->end)
-    return dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "': data_offsets [%" PRIu64 ", %" PRIu64
-                    "] ends before it begins", t->name, t->begin, t->end);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "tensor '" NAME_FMT "': data_offsets [%" PRIu64 ", %" PRIu64
+                    "] ends before it begins",
+                    t->name, t->begin, t->end);
   if (t->end > data_size)
-    return dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "': data_offsets [%" PRIu64 ", %" PRIu64
-                    "] lie outside the %" PRIu64 " bytes of data", t->name, t->begin, t->end,
-                    data_size);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "tensor '" NAME_FMT "': data_offsets [%" PRIu64 ", %" PRIu64
+                    "] lie outside the %" PRIu64 " bytes of data",
+                    t->name, t->begin, t->end, data_size);
   if (t->end - t->begin != nbytes)
-    return dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "': data_offsets span %" PRIu64
-                    " bytes, but %lld %s elements take %" PRIu64, t->name, t->end - t->begin,
-                    (long long)t->numel, dtype_names[t->dtype], nbytes);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "tensor '" NAME_FMT "': data_offsets span %" PRIu64
+                    " bytes, but %lld %s elements take %" PRIu64,
+                    t->name, t->end - t->begin, (long long)t->numel, dtype_names[t->dtype], nbytes);
   return DLB_OK;
 }
 
@@ -265,8 +271,10 @@ static dlb_status read_metadata(const cJSON *item, dlb_safetensors_header *h, dl
   cJSON_ArrayForEach(c, item) {
     dlb_safetensors_pair *p = &h->metadata[h->nmetadata++];
     if (!cJSON_IsString(c))
-      return dlb_fail(err, DLB_E_FORMAT, "__metadata__ '%.60s' is not a string (the format "
-                      "allows only strings there)", c->string);
+      return dlb_fail(err, DLB_E_FORMAT,
+                      "__metadata__ '%.60s' is not a string (the format "
+                      "allows only strings there)",
+                      c->string);
     p->key = c->string;
     p->key_len = strlen(c->string);
     p->value = c->valuestring;
@@ -347,17 +355,22 @@ static dlb_status check_layout(const dlb_safetensors_header *h, dlb_error *err) 
   for (size_t i = 0; i < h->ntensors && st == DLB_OK; i++) {
     const dlb_safetensors_tensor *t = sorted[i];
     if (t->begin < at)
-      st = dlb_fail(err, DLB_E_FORMAT, "tensor '" NAME_FMT "' (bytes %" PRIu64 "..%" PRIu64
-                    ") overlaps tensor '" NAME_FMT "'", t->name, t->begin, t->end,
-                    sorted[i - 1]->name);
+      st = dlb_fail(err, DLB_E_FORMAT,
+                    "tensor '" NAME_FMT "' (bytes %" PRIu64 "..%" PRIu64
+                    ") overlaps tensor '" NAME_FMT "'",
+                    t->name, t->begin, t->end, sorted[i - 1]->name);
     else if (t->begin > at)
-      st = dlb_fail(err, DLB_E_FORMAT, "bytes %" PRIu64 "..%" PRIu64 " of the data belong to no "
-                    "tensor (a hole before tensor '" NAME_FMT "')", at, t->begin, t->name);
+      st = dlb_fail(err, DLB_E_FORMAT,
+                    "bytes %" PRIu64 "..%" PRIu64 " of the data belong to no "
+                    "tensor (a hole before tensor '" NAME_FMT "')",
+                    at, t->begin, t->name);
     at = t->end;
   }
   if (st == DLB_OK && at != h->data_size)
-    st = dlb_fail(err, DLB_E_FORMAT, "bytes %" PRIu64 "..%" PRIu64 " of the data, after the last "
-                  "tensor, belong to no tensor", at, h->data_size);
+    st = dlb_fail(err, DLB_E_FORMAT,
+                  "bytes %" PRIu64 "..%" PRIu64 " of the data, after the last "
+                  "tensor, belong to no tensor",
+                  at, h->data_size);
   free(sorted);
   return st;
 }
@@ -370,7 +383,8 @@ static dlb_status parse_json(const unsigned char *p, uint64_t n, cJSON **root, d
   size_t bad;
   dlb_status st;
   if (n == 0 || p[0] != '{')
-    return dlb_fail(err, DLB_E_FORMAT, "the header does not start with '{' (a safetensors "
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "the header does not start with '{' (a safetensors "
                     "header is a JSON object)");
   if ((bad = utf8_invalid_at(p, (size_t)n)) != n)
     return dlb_fail(err, DLB_E_FORMAT, "the header is not valid UTF-8 (at byte %zu)", bad);
@@ -385,8 +399,10 @@ static dlb_status parse_json(const unsigned char *p, uint64_t n, cJSON **root, d
                     end ? end - (const char *)p : (ptrdiff_t)0);
   for (const unsigned char *q = (const unsigned char *)end; q < p + n; q++)
     if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r')
-      return dlb_fail(err, DLB_E_FORMAT, "the header has bytes after its JSON object (at byte "
-                      "%td)", q - p);
+      return dlb_fail(err, DLB_E_FORMAT,
+                      "the header has bytes after its JSON object (at byte "
+                      "%td)",
+                      q - p);
   if (!cJSON_IsObject(*root)) return dlb_fail(err, DLB_E_FORMAT, "the header is not a JSON object");
   return DLB_OK;
 }
@@ -399,16 +415,22 @@ dlb_status dlb_safetensors_parse_header(const void *head, size_t head_len, uint6
   dlb_status st;
   memset(out, 0, sizeof *out);
   if (size < 8)
-    return dlb_fail(err, DLB_E_FORMAT, "%" PRIu64 " bytes are too few for a safetensors file (it "
-                    "starts with an 8-byte header size)", size);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "%" PRIu64 " bytes are too few for a safetensors file (it "
+                    "starts with an 8-byte header size)",
+                    size);
   if (head_len < 8) return dlb_fail(err, DLB_E_ARGUMENT, "the header size was not read");
   for (int i = 7; i >= 0; i--) n = n << 8 | p[i];
   if (n > size - 8)
-    return dlb_fail(err, DLB_E_FORMAT, "the header size %" PRIu64 " is larger than the %" PRIu64
-                    " bytes after it (a truncated file?)", n, size - 8);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "the header size %" PRIu64 " is larger than the %" PRIu64
+                    " bytes after it (a truncated file?)",
+                    n, size - 8);
   if (n > DLB_SAFETENSORS_MAX_HEADER)
-    return dlb_fail(err, DLB_E_FORMAT, "the header size %" PRIu64 " is over the format's limit "
-                    "of %u bytes", n, DLB_SAFETENSORS_MAX_HEADER);
+    return dlb_fail(err, DLB_E_FORMAT,
+                    "the header size %" PRIu64 " is over the format's limit "
+                    "of %u bytes",
+                    n, DLB_SAFETENSORS_MAX_HEADER);
   if (head_len - 8 < n) return dlb_fail(err, DLB_E_ARGUMENT, "the header was not read whole");
   out->data_start = 8 + n;
   out->data_size = size - 8 - n;
@@ -492,8 +514,7 @@ dlb_status dlb_safetensors_read_header(const dlb_load_source *s, dlb_safetensors
   size_t charge;
   dlb_status st;
   memset(out, 0, sizeof *out);
-  if (s->bytes)
-    memcpy(first, s->bytes, s->size < 8 ? (size_t)s->size : 8);
+  if (s->bytes) memcpy(first, s->bytes, s->size < 8 ? (size_t)s->size : 8);
   else if (s->size > 0 &&
            (st = dlb_load_read(s, first, s->size < 8 ? (size_t)s->size : 8, 0, err)) != DLB_OK)
     return st;
@@ -641,9 +662,10 @@ static dlb_status check_tensor(dlb_safetensors_tensor *t, dlb_error *err) {
   t->numel = 1;
   for (int d = 0; d < t->ndim; d++) {
     if (t->shape[d] < 0 || (uint64_t)t->shape[d] >= EXACT_LIMIT_INT)
-      return dlb_fail(err, DLB_E_SHAPE, "tensor '%.*s': extent %lld cannot be written exactly "
-                      "(JSON readers take integers below 2^53)", shown, t->name,
-                      (long long)t->shape[d]);
+      return dlb_fail(err, DLB_E_SHAPE,
+                      "tensor '%.*s': extent %lld cannot be written exactly "
+                      "(JSON readers take integers below 2^53)",
+                      shown, t->name, (long long)t->shape[d]);
     if (__builtin_mul_overflow(t->numel, t->shape[d], &t->numel))
       return dlb_fail(err, DLB_E_SHAPE, "tensor '%.*s': the element count overflows", shown,
                       t->name);
@@ -699,8 +721,10 @@ dlb_status dlb_safetensors_plan(dlb_safetensors_tensor *tensors, size_t n,
     }
   json = emit_json(tensors, n, metadata, nmetadata, NULL);
   if (json > DLB_SAFETENSORS_MAX_HEADER - 7) {
-    dlb_fail(err, DLB_E_ARGUMENT, "the header would take %zu bytes, over the format's limit of "
-             "%u", json, DLB_SAFETENSORS_MAX_HEADER);
+    dlb_fail(err, DLB_E_ARGUMENT,
+             "the header would take %zu bytes, over the format's limit of "
+             "%u",
+             json, DLB_SAFETENSORS_MAX_HEADER);
     dlb_error_hint(err, "readers refuse larger headers: save fewer tensors (or less metadata) "
                         "per file");
     return DLB_E_ARGUMENT;

@@ -27,13 +27,17 @@ dlb_array *dlbL_to_array(lua_State *L, int idx) {
 static __attribute__((noreturn, cold)) void not_an_array(lua_State *L, int idx, const char *op) {
   char hint[160];
   if (idx == 1 && strncmp(op, "Array:", 6) == 0)
-    snprintf(hint, sizeof hint, "call methods with a colon, a:%s(...), on an array made by "
-                                "dl.array{...}, dl.zeros(n), ...", op + 6);
+    snprintf(hint, sizeof hint,
+             "call methods with a colon, a:%s(...), on an array made by "
+             "dl.array{...}, dl.zeros(n), ...",
+             op + 6);
   else
-    snprintf(hint, sizeof hint, "argument #%d is a dlbridge.Array: dl.array(t) makes one from "
-                                "nested tables or a number", idx);
-  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "argument #%d: dlbridge.Array expected, got %s",
-                  idx, luaL_typename(L, idx));
+    snprintf(hint, sizeof hint,
+             "argument #%d is a dlbridge.Array: dl.array(t) makes one from "
+             "nested tables or a number",
+             idx);
+  dlbL_raise_hint(L, DLB_E_ARGUMENT, op, hint, "argument #%d: dlbridge.Array expected, got %s", idx,
+                  luaL_typename(L, idx));
 }
 
 dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op) {
@@ -79,10 +83,8 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   if (in_module && !dlbL_alloc_may_fail(L))
     return &make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
   extra = dlbL_push_callee(L, new_array_object); /* no allocation */
-  if (in_module)
-    lua_pushvalue(L, DLB_UV_ARRAY_MT);
-  else
-    luaL_getmetatable(L, DLB_ARRAY_MT);
+  if (in_module) lua_pushvalue(L, DLB_UV_ARRAY_MT);
+  else luaL_getmetatable(L, DLB_ARRAY_MT);
   dlbL_push_address(L, state);
   dlbL_call_maker(L, 1 + DLBL_ADDRESS_SLOTS + extra, op, "a new array object");
   return &((lua_array *)lua_touserdata(L, -1))->array;
@@ -132,9 +134,7 @@ static void push_element(lua_State *L, const dlb_array *a, const char *p) {
       dlbL_push_int64(L, i);
       return;
     }
-    default:
-      dlb_scalar_load(a->dtype, p, &v);
-      dlbL_push_scalar(L, &v);
+    default: dlb_scalar_load(a->dtype, p, &v); dlbL_push_scalar(L, &v);
   }
 }
 
@@ -242,17 +242,16 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   else if (strcmp(name, "strides") == 0) push_int_list(L, a->ndim, a->strides);
   else if (strcmp(name, "ndim") == 0) lua_pushinteger(L, a->ndim);
   else if (strcmp(name, "size") == 0) dlbL_push_int64(L, a->numel);
-  else if (strcmp(name, "dtype") == 0) dlbL_push_string(L, dlb_dtype_get(a->dtype)->name, "Array:__index");
+  else if (strcmp(name, "dtype") == 0)
+    dlbL_push_string(L, dlb_dtype_get(a->dtype)->name, "Array:__index");
   else if (strcmp(name, "itemsize") == 0) lua_pushinteger(L, (lua_Integer)dlb_array_itemsize(a));
   else if (strcmp(name, "nbytes") == 0) {
     /* numel * itemsize; an expanded view can exceed int64: then a float. */
     int64_t n;
     if (__builtin_mul_overflow(a->numel, (int64_t)dlb_array_itemsize(a), &n))
       lua_pushnumber(L, (lua_Number)a->numel * (lua_Number)dlb_array_itemsize(a));
-    else
-      dlbL_push_int64(L, n);
-  }
-  else if (strcmp(name, "device") == 0) {
+    else dlbL_push_int64(L, n);
+  } else if (strcmp(name, "device") == 0) {
     dlbL_device_name(a, device, sizeof device);
     dlbL_push_string(L, device, "Array:__index");
   } else if (strcmp(name, "backend") == 0)
@@ -267,7 +266,8 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__index");
   switch (lua_type(L, 2)) {
     case LUA_TNUMBER:
-      if (a->ndim == 1 && a->buffer && a->buffer->host && !a->buffer->pending && dlbL_isinteger(L, 2)) {
+      if (a->ndim == 1 && a->buffer && a->buffer->host && !a->buffer->pending &&
+          dlbL_isinteger(L, 2)) {
         int64_t i = (int64_t)dlbL_tointeger(L, 2), n = a->shape[0];
         if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
         if (i >= 1 && i <= n) {
@@ -296,8 +296,8 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
  * this short path: the cost of a[i] is mostly these few API calls. */
 static int array_index(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
-  if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host && !a->buffer->pending &&
-      lua_type(L, 2) == LUA_TNUMBER) {
+  if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
+      !a->buffer->pending && lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
     int64_t i = (int64_t)dlbL_tointegerx(L, 2, &isint), n = a->shape[0];
     if (i < 0 && i >= -n) i = i + n + 1; /* (i + n) + 1: n + 1 may overflow */
@@ -314,8 +314,9 @@ static int array_index(lua_State *L) {
 static int array_newindex(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__newindex");
   /* Fast path: a[i] = number on a 1-D float64 host array. */
-  if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host && !a->buffer->pending &&
-      !a->readonly && !a->buffer->readonly && lua_type(L, 2) == LUA_TNUMBER) {
+  if (a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
+      !a->buffer->pending && !a->readonly && !a->buffer->readonly &&
+      lua_type(L, 2) == LUA_TNUMBER) {
     int isint, isnum;
     int64_t i = (int64_t)dlbL_tointegerx(L, 2, &isint), n = a->shape[0];
     double d = (double)lua_tonumberx(L, 3, &isnum);
@@ -354,8 +355,8 @@ static int array_newindex(lua_State *L) {
 }
 
 /* Collects the index arguments first..first+ndim-1 of get/set. */
-static void check_full_index(lua_State *L, const dlb_array *a, int first, int given,
-                             int64_t *index, const char *op) {
+static void check_full_index(lua_State *L, const dlb_array *a, int first, int given, int64_t *index,
+                             const char *op) {
   if (given != a->ndim)
     dlbL_raise(L, DLB_E_INDEX, op, "a %d-D array takes %d indices, got %d", a->ndim, a->ndim,
                given);
@@ -450,12 +451,15 @@ static int array_delete(lua_State *L) {
   return 0;
 }
 
-static const luaL_Reg array_metamethods[] = {
-    {"__index", array_index},       {"__newindex", array_newindex},
-    {"__len", array_len},           {"__tostring", array_tostring},
-    {"__gc", array_gc},             {"__close", array_gc},
-    {"__pairs", array_pairs},       {"__ipairs", array_pairs}, /* (5.2's ipairs) */
-    {NULL, NULL}};
+static const luaL_Reg array_metamethods[] = {{"__index", array_index},
+                                             {"__newindex", array_newindex},
+                                             {"__len", array_len},
+                                             {"__tostring", array_tostring},
+                                             {"__gc", array_gc},
+                                             {"__close", array_gc},
+                                             {"__pairs", array_pairs},
+                                             {"__ipairs", array_pairs}, /* (5.2's ipairs) */
+                                             {NULL, NULL}};
 
 static const luaL_Reg array_methods[] = {
     {"get", array_get}, {"set", array_set}, {"delete", array_delete}, {NULL, NULL}};
@@ -474,12 +478,12 @@ static void set_list(lua_State *L, int target, int mt, int methods, const luaL_R
 /* Expects [Array metatable, State, methods] on top; fills both tables. */
 void dlbL_open_array(lua_State *L) {
   int mt = lua_absindex(L, -3), methods = lua_absindex(L, -1);
-  const luaL_Reg *lists[] = {array_methods,        dlbL_view_methods,    dlbL_data_methods,
-                            dlbL_dlpack_methods,  dlbL_backend_methods, dlbL_compute_methods,
-                            dlbL_reduce_methods,  dlbL_linalg_methods,
-                            dlbL_select_methods,  dlbL_sort_methods,    dlbL_scan_methods,
-                            dlbL_construct_methods};
-  for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) set_list(L, methods, mt, methods, lists[k]);
+  const luaL_Reg *lists[] = {array_methods,       dlbL_view_methods,    dlbL_data_methods,
+                             dlbL_dlpack_methods, dlbL_backend_methods, dlbL_compute_methods,
+                             dlbL_reduce_methods, dlbL_linalg_methods,  dlbL_select_methods,
+                             dlbL_sort_methods,   dlbL_scan_methods,    dlbL_construct_methods};
+  for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+    set_list(L, methods, mt, methods, lists[k]);
   set_list(L, mt, mt, methods, array_metamethods);
   set_list(L, mt, mt, methods, dlbL_compute_metamethods);
 }

@@ -143,7 +143,8 @@ static int backends_synchronize(lua_State *L) {
 }
 static int backends_to(lua_State *L) { return transfer(L, "Array:to"); }
 
-const luaL_Reg dlbL_backend_functions[] = {
-    {"backends", backends_backends}, {"device_put", backends_device_put},
-    {"synchronize", backends_synchronize}, {NULL, NULL}};
+const luaL_Reg dlbL_backend_functions[] = {{"backends", backends_backends},
+                                           {"device_put", backends_device_put},
+                                           {"synchronize", backends_synchronize},
+                                           {NULL, NULL}};
 const luaL_Reg dlbL_backend_methods[] = {{"to", backends_to}, {NULL, NULL}};

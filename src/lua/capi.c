@@ -52,7 +52,8 @@ static dlb_status read_options(const dlb_export_options *in, dlb_export_options 
     return DLB_OK;
   }
   if (in->version == 0 || in->version > DLB_EXPORT_OPTIONS_VERSION) {
-    dlb_fail(err, DLB_E_ARGUMENT, "dlb_export_options version %u is not one this dlbridge knows (1..%d)",
+    dlb_fail(err, DLB_E_ARGUMENT,
+             "dlb_export_options version %u is not one this dlbridge knows (1..%d)",
              (unsigned)in->version, DLB_EXPORT_OPTIONS_VERSION);
     dlb_error_hint(err, "call dlb_export_options_init first, or set version to "
                         "DLB_EXPORT_OPTIONS_VERSION of the header you build against");
@@ -83,10 +84,8 @@ static dlb_status export_as(lua_State *L, int idx, const dlb_export_options *opt
   dlb_error err;
   if (read_options(opts, &o, &err) != DLB_OK) return failed(L, &err, op);
   /* The ABI is the function's; a 1.x minor the host asked for is kept. */
-  if (!versioned)
-    o.max_version_major = 0;
-  else if (o.max_version_major != DLB_DLPACK_MAJOR)
-    o.max_version_major = -1;
+  if (!versioned) o.max_version_major = 0;
+  else if (o.max_version_major != DLB_DLPACK_MAJOR) o.max_version_major = -1;
   idx = lua_absindex(L, idx);
   if (dlbL_export(L, idx, &o, &t, &err) != DLB_OK) return failed(L, &err, op);
   *out = t.tensor;
@@ -239,20 +238,19 @@ static void row_major(int32_t ndim, const int64_t *shape, int64_t *strides) {
 }
 
 DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype, int32_t ndim,
-                                     const int64_t *shape, const int64_t *strides,
-                                     DLDevice device, uint32_t flags,
-                                     void (*release)(void *ctx), void *ctx) {
+                                     const int64_t *shape, const int64_t *strides, DLDevice device,
+                                     uint32_t flags, void (*release)(void *ctx), void *ctx) {
   const char *op = "dlb_push_external";
   external_tensor *e;
   dlb_error err;
-  if (ndim < 0 || ndim > DLB_MAX_NDIM || (ndim > 0 && !shape) || (flags & ~DLB_EXTERNAL_READ_ONLY)) {
+  if (ndim < 0 || ndim > DLB_MAX_NDIM || (ndim > 0 && !shape) ||
+      (flags & ~DLB_EXTERNAL_READ_ONLY)) {
     if (release) release(ctx);
     if (ndim < 0 || ndim > DLB_MAX_NDIM)
       dlb_fail(&err, DLB_E_SHAPE, "ndim must be 0..%d, got %d", DLB_MAX_NDIM, (int)ndim);
     else if (ndim > 0 && !shape)
       dlb_fail(&err, DLB_E_ARGUMENT, "shape is NULL for %d dimensions", (int)ndim);
-    else
-      dlb_fail(&err, DLB_E_ARGUMENT, "unknown flags 0x%x", (unsigned)flags);
+    else dlb_fail(&err, DLB_E_ARGUMENT, "unknown flags 0x%x", (unsigned)flags);
     dlb_error_hint(&err, "ndim extents in shape; strides in elements or NULL (row-major); "
                          "flags 0 or DLB_EXTERNAL_READ_ONLY");
     return failed(L, &err, op);
@@ -267,10 +265,8 @@ DLB_API dlb_status dlb_push_external(lua_State *L, void *data, DLDataType dtype,
   e->ctx = ctx;
   if (ndim > 0) {
     memcpy(e->dims, shape, (size_t)ndim * sizeof(int64_t));
-    if (strides)
-      memcpy(e->dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
-    else
-      row_major(ndim, shape, e->dims + ndim);
+    if (strides) memcpy(e->dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
+    else row_major(ndim, shape, e->dims + ndim);
   }
   memset(&e->tensor, 0, sizeof e->tensor);
   e->tensor.version.major = DLB_DLPACK_MAJOR;

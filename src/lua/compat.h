@@ -129,9 +129,7 @@ static inline void *dlbL_to_address(lua_State *L, int idx) {
 static inline void dlbL_push_address(lua_State *L, const void *p) {
   lua_pushlightuserdata(L, (void *)p);
 }
-static inline void *dlbL_to_address(lua_State *L, int idx) {
-  return lua_touserdata(L, idx);
-}
+static inline void *dlbL_to_address(lua_State *L, int idx) { return lua_touserdata(L, idx); }
 #endif
 
 /* --- calling a C function in protected mode, allocating nothing first --- */

@@ -16,25 +16,23 @@ static void check_operand(lua_State *L, int idx, dlb_operand *o, const char *op)
     return;
   }
   switch (lua_type(L, idx)) {
-  case LUA_TNUMBER:
-  case LUA_TBOOLEAN:
-    dlbL_to_scalar(L, idx, &o->scalar, op);
-    return;
-  case LUA_TTABLE:
-    if (dlbL_is_complex(L, idx)) {
-      dlbL_to_scalar(L, idx, &o->scalar, op);
+    case LUA_TNUMBER:
+    case LUA_TBOOLEAN: dlbL_to_scalar(L, idx, &o->scalar, op); return;
+    case LUA_TTABLE:
+      if (dlbL_is_complex(L, idx)) {
+        dlbL_to_scalar(L, idx, &o->scalar, op);
+        return;
+      }
+      dlbL_array_from_lua(L, idx, 0, DLB_FLOAT64, op);
+      lua_replace(L, idx);
+      o->array = dlbL_to_array(L, idx);
       return;
-    }
-    dlbL_array_from_lua(L, idx, 0, DLB_FLOAT64, op);
-    lua_replace(L, idx);
-    o->array = dlbL_to_array(L, idx);
-    return;
-  default:
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                    "an operand is an array, a number, a boolean, {re =, im =} or nested tables "
-                    "of numbers",
-                    "argument #%d: dlbridge.Array or number expected, got %s", idx,
-                    luaL_typename(L, idx));
+    default:
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                      "an operand is an array, a number, a boolean, {re =, im =} or nested tables "
+                      "of numbers",
+                      "argument #%d: dlbridge.Array or number expected, got %s", idx,
+                      luaL_typename(L, idx));
   }
 }
 
@@ -109,7 +107,7 @@ static inline int function(lua_State *L, dlb_op op, const char *name) {
 
 /* compute_LUA: the C function of each operation of DLB_ELEMENTWISE_OPS
  * (dlbridge.h), named by its Lua name. */
-#define FUNCTION(ID, name, nin, cls, loops, lua, form) \
+#define FUNCTION(ID, name, nin, cls, loops, lua, form)                                             \
   static int compute_##lua(lua_State *L) { return function(L, DLB_OP_##ID, "dl." #lua); }
 DLB_ELEMENTWISE_OPS(FUNCTION)
 #undef FUNCTION
@@ -119,10 +117,10 @@ DLB_ELEMENTWISE_OPS(FUNCTION)
 /* compute_op_MM: Array's __MM for each row of DLBL_OPERATORS (compute_MM
  * would take the name of dl.MM's function where both exist). A unary
  * operator gets its operand twice (Lua's convention): one is dropped. */
-#define OPERATOR(mm, ID, nin)                              \
-  static int compute_op_##mm(lua_State *L) {               \
-    lua_settop(L, nin);                                    \
-    return elementwise(L, DLB_OP_##ID, "Array:__" #mm, 0); \
+#define OPERATOR(mm, ID, nin)                                                                      \
+  static int compute_op_##mm(lua_State *L) {                                                       \
+    lua_settop(L, nin);                                                                            \
+    return elementwise(L, DLB_OP_##ID, "Array:__" #mm, 0);                                         \
   }
 DLBL_OPERATORS(OPERATOR)
 #undef OPERATOR
@@ -139,9 +137,7 @@ static int compute_op_lt(lua_State *L) {
 
 #define OPERATOR_NAME(mm, ID, nin) {"__" #mm, compute_op_##mm},
 const luaL_Reg dlbL_compute_metamethods[] = {
-    DLBL_OPERATORS(OPERATOR_NAME){"__lt", compute_op_lt},
-    {"__le", compute_op_lt},
-    {NULL, NULL}};
+    DLBL_OPERATORS(OPERATOR_NAME){"__lt", compute_op_lt}, {"__le", compute_op_lt}, {NULL, NULL}};
 #undef OPERATOR_NAME
 
 /* The same C functions serve dl.lua(a, ...) and a:lua(...), for each row of
@@ -153,17 +149,23 @@ const luaL_Reg dlbL_compute_metamethods[] = {
 #define METHOD_NAME(ID, name, nin, cls, loops, lua, form) METHOD_##form(lua)
 #define METHOD_method(lua) {#lua, compute_##lua},
 #define METHOD_function(lua)
-#define ALIASES                                                                         \
-  {"subtract", compute_sub}, {"multiply", compute_mul}, {"divide", compute_div},        \
-      {"power", compute_pow}, {"negative", compute_neg}, {"invert", compute_bitwise_not}
+#define ALIASES                                                                                    \
+  {"subtract", compute_sub}, {"multiply", compute_mul}, {"divide", compute_div},                   \
+      {"power", compute_pow}, {"negative", compute_neg}, {                                         \
+    "invert", compute_bitwise_not                                                                  \
+  }
 
 const luaL_Reg dlbL_compute_functions[] = {DLB_ELEMENTWISE_OPS(FUNCTION_NAME) ALIASES,
                                            {NULL, NULL}};
 
-const luaL_Reg dlbL_compute_methods[] = {
-    DLB_ELEMENTWISE_OPS(METHOD_NAME) ALIASES, {"eq", compute_equal}, {"ne", compute_not_equal},
-    {"lt", compute_less}, {"le", compute_less_equal}, {"gt", compute_greater},
-    {"ge", compute_greater_equal}, {NULL, NULL}};
+const luaL_Reg dlbL_compute_methods[] = {DLB_ELEMENTWISE_OPS(METHOD_NAME) ALIASES,
+                                         {"eq", compute_equal},
+                                         {"ne", compute_not_equal},
+                                         {"lt", compute_less},
+                                         {"le", compute_less_equal},
+                                         {"gt", compute_greater},
+                                         {"ge", compute_greater_equal},
+                                         {NULL, NULL}};
 #undef ALIASES
 #undef METHOD_function
 #undef METHOD_method

@@ -40,9 +40,8 @@ static dlb_array *array_arg(lua_State *L, int idx, const char *op) {
     lua_replace(L, idx);
     return dlbL_to_array(L, idx);
   }
-  dlbL_raise(L, DLB_E_ARGUMENT, op,
-             "argument #%d: an array (or nested tables) expected, got %s", idx,
-             luaL_typename(L, idx));
+  dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: an array (or nested tables) expected, got %s",
+             idx, luaL_typename(L, idx));
 }
 
 /* An element count for a memory reservation (saturating). */
@@ -115,8 +114,8 @@ static dlb_array *push_new(lua_State *L, const dlbL_options *o, int ndim, const 
 /* An extent argument: an integer (negative: SHAPE from the core). */
 static int64_t extent_arg(lua_State *L, int idx, const char *op) {
   if (lua_type(L, idx) != LUA_TNUMBER)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: an integer expected, got %s",
-               idx, luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: an integer expected, got %s", idx,
+               luaL_typename(L, idx));
   return integer_at(L, idx, "an extent", op);
 }
 
@@ -162,8 +161,7 @@ static int make_like(lua_State *L, enum like_fill fill, const char *op) {
   dlbL_check_nargs(L, oi, op);
   a = array_arg(L, 1, op);
   if (fill == LIKE_VALUE) {
-    if (lua_isnoneornil(L, 2))
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.full_like needs a value");
+    if (lua_isnoneornil(L, 2)) dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.full_like needs a value");
     dlbL_to_scalar(L, 2, &v, op);
   }
   dlbL_check_option_table(L, oi, keys, op);
@@ -221,8 +219,10 @@ static int construct_logspace(lua_State *L) {
                   dlb_dtype_get(o.dtype)->itemsize +
                       (o.dtype == DLB_FLOAT64 && o.backend == dlbL_state(L)->cpu ? 0 : 8),
                   op);
-  check(L, dlb_logspace(r, o.backend, o.device_id, o.dtype, start, stop, num, endpoint, base,
-                        dlbL_state(L)->cpu, &err), &err, op);
+  check(L,
+        dlb_logspace(r, o.backend, o.device_id, o.dtype, start, stop, num, endpoint, base,
+                     dlbL_state(L)->cpu, &err),
+        &err, op);
   return 1;
 }
 
@@ -321,8 +321,8 @@ static int construct_item(lua_State *L) {
   } else if (nidx == a->ndim) {
     for (int d = 0; d < a->ndim; d++) index[d] = dlbL_check_index(L, d + 2, a->shape[d], op);
   } else {
-    dlbL_raise(L, DLB_E_ARGUMENT, op,
-               "a:item takes no index, one flat index or %d indices, got %d", a->ndim, nidx);
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "a:item takes no index, one flat index or %d indices, got %d",
+               a->ndim, nidx);
   }
   check(L, dlb_array_get(a, index, &v, &err), &err, op);
   dlbL_push_scalar(L, &v);
@@ -345,8 +345,8 @@ static int dims_arg(lua_State *L, int idx, int ndim, int *dims, const char *op) 
     return 1;
   }
   if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op,
-               "dims must be a dim, a list of dims or nil, got %s", luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "dims must be a dim, a list of dims or nil, got %s",
+               luaL_typename(L, idx));
   if (dlbL_check_list(L, idx, "dims", DIMS_HINT, op) > ndim)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "list each dimension once",
                     "%zu dims listed for a %d-D array", (size_t)lua_rawlen(L, idx), ndim);
@@ -355,8 +355,10 @@ static int dims_arg(lua_State *L, int idx, int ndim, int *dims, const char *op) 
     dims[n] = dlbL_check_dim(L, -1, ndim, op);
     lua_pop(L, 1);
     if (seen >> dims[n] & 1)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "list each dimension once (-1 and ndim name the "
-                      "same one)", "dimension %d is listed twice", dims[n] + 1);
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                      "list each dimension once (-1 and ndim name the "
+                      "same one)",
+                      "dimension %d is listed twice", dims[n] + 1);
     seen |= UINT64_C(1) << dims[n++];
   }
   return n;
@@ -390,8 +392,10 @@ static int64_t integers_arg(lua_State *L, int idx, int64_t *out, int64_t max, co
     return 1;
   }
   if (lua_type(L, idx) != LUA_TTABLE || dlbL_to_array(L, idx))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s: an integer or a list of integers "
-               "expected, got %s", what, dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
+    dlbL_raise(L, DLB_E_ARGUMENT, op,
+               "%s: an integer or a list of integers "
+               "expected, got %s",
+               what, dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
   n = (int64_t)dlbL_check_list(L, idx, what, hint, op);
   if (n > max)
     dlbL_raise(L, DLB_E_SHAPE, op, "%s: %lld entries, at most %lld", what, (long long)n,
@@ -413,8 +417,7 @@ static int construct_tile(lua_State *L) {
   dlb_error err;
   dlbL_check_nargs(L, 2, op);
   a = array_arg(L, 1, op);
-  if (lua_isnoneornil(L, 2))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.tile needs reps");
+  if (lua_isnoneornil(L, 2)) dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.tile needs reps");
   nreps = (int)integers_arg(L, 2, reps, DLB_MAX_NDIM, "reps",
                             "reps is an integer or a list of integers >= 0 such as {2, 3}: "
                             "dl.tile(a, {2, 3})",
@@ -431,7 +434,7 @@ static int construct_tile(lua_State *L) {
   return 1;
 }
 
-#define REPEATS_HINT \
+#define REPEATS_HINT                                                                               \
   "repeats is a count or a list of counts such as {1, 2, 3}, one per element along dim"
 
 /* dl.repeat_elements(a, repeats, dim): NumPy's repeat (a flattened without
@@ -454,8 +457,8 @@ static int repeat_unprotected(lua_State *L) {
     k = dlb_dtype_get(counts_array->dtype)->kind;
     if (counts_array->ndim > 1 || (k != DLB_KIND_INT && k != DLB_KIND_UINT))
       dlbL_raise(L, DLB_E_ARGUMENT, op,
-                 "repeats as an array is 1-D of an integer dtype, got %d-D %s",
-                 counts_array->ndim, dlb_dtype_get(counts_array->dtype)->name);
+                 "repeats as an array is 1-D of an integer dtype, got %d-D %s", counts_array->ndim,
+                 dlb_dtype_get(counts_array->dtype)->name);
     ncounts = counts_array->numel;
   } else if (lua_type(L, 2) == LUA_TTABLE) {
     ncounts = (int64_t)dlbL_check_list(L, 2, "repeats", REPEATS_HINT, op);
@@ -481,8 +484,7 @@ static int construct_repeat_elements(lua_State *L) {
   const char *op = "dl.repeat_elements";
   dlbL_check_nargs(L, 3, op);
   array_arg(L, 1, op);
-  if (lua_isnoneornil(L, 2))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.repeat_elements needs repeats");
+  if (lua_isnoneornil(L, 2)) dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.repeat_elements needs repeats");
   lua_settop(L, 3);
   return dlbL_call_protected(L, repeat_unprotected, op);
 }
@@ -497,8 +499,7 @@ static int construct_roll(lua_State *L) {
   int flat;
   dlbL_check_nargs(L, 3, op);
   a = array_arg(L, 1, op);
-  if (lua_isnoneornil(L, 2))
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.roll needs a shift");
+  if (lua_isnoneornil(L, 2)) dlbL_raise(L, DLB_E_ARGUMENT, op, "dl.roll needs a shift");
   lua_settop(L, 3);
   flat = lua_isnil(L, 3);
   nshift = integers_arg(L, 2, shift, DLB_MAX_NDIM, "shift",
@@ -552,8 +553,8 @@ static int construct_roll(lua_State *L) {
   return 1;
 }
 
-#define PAD_WIDTHS_HINT \
-  "widths is n (every side), {before, after} (every dim) or one {before, after} per dim: " \
+#define PAD_WIDTHS_HINT                                                                            \
+  "widths is n (every side), {before, after} (every dim) or one {before, after} per dim: "         \
   "dl.pad(a, {{1, 1}, {0, 2}})"
 
 /* A width pair from the list at idx ({n} or {before, after}). */
@@ -579,8 +580,10 @@ static void widths_arg(lua_State *L, int idx, int ndim, int64_t (*widths)[2], co
     return;
   }
   if (lua_type(L, idx) != LUA_TTABLE || dlbL_to_array(L, idx))
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT, "widths: a number or a table "
-                    "expected, got %s", dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT,
+                    "widths: a number or a table "
+                    "expected, got %s",
+                    dlbL_to_array(L, idx) ? "an array" : luaL_typename(L, idx));
   n = (size_t)dlbL_check_list(L, idx, "widths", PAD_WIDTHS_HINT, op);
   if (lua_rawgeti(L, idx, 1) != LUA_TTABLE) { /* {n} or {before, after} for every dim */
     lua_pop(L, 1);
@@ -594,8 +597,10 @@ static void widths_arg(lua_State *L, int idx, int ndim, int64_t (*widths)[2], co
                     "%zu pairs of widths for a %d-D array (one, or one per dim)", n, ndim);
   for (int d = 0; d < ndim; d++) {
     if (lua_rawgeti(L, idx, n == 1 ? 1 : d + 1) != LUA_TTABLE)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT, "pair %d of widths is a %s, not a "
-                      "table", d + 1, luaL_typename(L, -1));
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, PAD_WIDTHS_HINT,
+                      "pair %d of widths is a %s, not a "
+                      "table",
+                      d + 1, luaL_typename(L, -1));
     width_pair(L, lua_gettop(L), widths[d], op);
     lua_pop(L, 1);
   }
@@ -621,8 +626,7 @@ static int construct_pad(lua_State *L) {
   mode = dlbL_opt_choice(L, 3, "mode", modes, 0, op);
   if (dlbL_opt_get(L, 3, "value") != LUA_TNIL) {
     if (mode != DLB_PAD_CONSTANT)
-      dlbL_raise(L, DLB_E_ARGUMENT, op,
-                 "option value is for mode \"constant\" only");
+      dlbL_raise(L, DLB_E_ARGUMENT, op, "option value is for mode \"constant\" only");
     dlbL_to_scalar(L, -1, &value, op);
   }
   lua_pop(L, 1);
@@ -633,8 +637,10 @@ static int construct_pad(lua_State *L) {
       shape[d] = INT64_MAX;
   r = push_result(L, count_of(a->ndim, shape), dlb_array_itemsize(a), op);
   a = dlbL_check_live(L, 1, op);
-  check(L, dlb_pad(a, (const int64_t(*)[2])widths, (dlb_pad_mode)mode, &value, r,
-                   dlbL_state(L)->cpu, &err), &err, op);
+  check(L,
+        dlb_pad(a, (const int64_t(*)[2])widths, (dlb_pad_mode)mode, &value, r, dlbL_state(L)->cpu,
+                &err),
+        &err, op);
   return 1;
 }
 
@@ -748,32 +754,34 @@ static int construct_array_equal(lua_State *L) {
   array_arg(L, 1, op);
   array_arg(L, 2, op);
   dlbL_reserve(L, dlbL_check_live(L, 1, op)->numel, 3); /* the bool temporaries */
-  check(L, dlb_array_equal(dlbL_check_live(L, 1, op), dlbL_check_live(L, 2, op), equal_nan, &equal,
-                           dlbL_state(L)->cpu, &err), &err, op);
+  check(L,
+        dlb_array_equal(dlbL_check_live(L, 1, op), dlbL_check_live(L, 2, op), equal_nan, &equal,
+                        dlbL_state(L)->cpu, &err),
+        &err, op);
   lua_pushboolean(L, equal);
   return 1;
 }
 
-const luaL_Reg dlbL_construct_methods[] = {
-    {"flatten", construct_flatten}, {"ravel", construct_ravel}, {"item", construct_item},
-    {NULL, NULL}};
+const luaL_Reg dlbL_construct_methods[] = {{"flatten", construct_flatten},
+                                           {"ravel", construct_ravel},
+                                           {"item", construct_item},
+                                           {NULL, NULL}};
 
-const luaL_Reg dlbL_construct_functions[] = {
-    {"eye", construct_eye},
-    {"identity", construct_identity},
-    {"zeros_like", construct_zeros_like},
-    {"ones_like", construct_ones_like},
-    {"empty_like", construct_empty_like},
-    {"full_like", construct_full_like},
-    {"logspace", construct_logspace},
-    {"meshgrid", construct_meshgrid},
-    {"tile", construct_tile},
-    {"repeat_elements", construct_repeat_elements},
-    {"roll", construct_roll},
-    {"flip", construct_flip},
-    {"pad", construct_pad},
-    {"convolve", construct_convolve},
-    {"isclose", construct_isclose},
-    {"allclose", construct_allclose},
-    {"array_equal", construct_array_equal},
-    {NULL, NULL}};
+const luaL_Reg dlbL_construct_functions[] = {{"eye", construct_eye},
+                                             {"identity", construct_identity},
+                                             {"zeros_like", construct_zeros_like},
+                                             {"ones_like", construct_ones_like},
+                                             {"empty_like", construct_empty_like},
+                                             {"full_like", construct_full_like},
+                                             {"logspace", construct_logspace},
+                                             {"meshgrid", construct_meshgrid},
+                                             {"tile", construct_tile},
+                                             {"repeat_elements", construct_repeat_elements},
+                                             {"roll", construct_roll},
+                                             {"flip", construct_flip},
+                                             {"pad", construct_pad},
+                                             {"convolve", construct_convolve},
+                                             {"isclose", construct_isclose},
+                                             {"allclose", construct_allclose},
+                                             {"array_equal", construct_array_equal},
+                                             {NULL, NULL}};

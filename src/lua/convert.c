@@ -82,14 +82,12 @@ void dlbL_push_scalar(lua_State *L, const dlb_scalar *v) {
     case DLB_SCALAR_INT: dlbL_push_int64(L, v->v.i); break;
     case DLB_SCALAR_UINT: dlbL_push_uint64(L, v->v.u); break;
     case DLB_SCALAR_FLOAT: lua_pushnumber(L, (lua_Number)v->v.f); break;
-    case DLB_SCALAR_COMPLEX:
-      {
-        int extra = dlbL_push_callee(L, complex_table);
-        lua_pushnumber(L, v->v.c.re);
-        lua_pushnumber(L, v->v.c.im);
-        dlbL_pcall(L, 2 + extra, 1, "dlbridge");
-      }
-      break;
+    case DLB_SCALAR_COMPLEX: {
+      int extra = dlbL_push_callee(L, complex_table);
+      lua_pushnumber(L, v->v.c.re);
+      lua_pushnumber(L, v->v.c.im);
+      dlbL_pcall(L, 2 + extra, 1, "dlbridge");
+    } break;
   }
 }
 
@@ -172,8 +170,7 @@ lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char 
       count++;
       continue;
     }
-    if (isint && k < 1)
-      snprintf(got, sizeof got, "the key %lld (lists start at 1)", (long long)k);
+    if (isint && k < 1) snprintf(got, sizeof got, "the key %lld (lists start at 1)", (long long)k);
     else if (isint)
       snprintf(got, sizeof got, "a hole at %lld (before the key %lld)",
                (long long)first_hole(L, idx, k), (long long)k);
@@ -181,8 +178,7 @@ lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char 
       snprintf(got, sizeof got, "the key \"%.40s\"", lua_tostring(L, -1));
     else if (lua_type(L, -1) == LUA_TNUMBER)
       snprintf(got, sizeof got, "the key %g", (double)lua_tonumber(L, -1));
-    else
-      snprintf(got, sizeof got, "a %s key", luaL_typename(L, -1));
+    else snprintf(got, sizeof got, "a %s key", luaL_typename(L, -1));
     not_a_list(L, what, hint, op, got);
   }
   if (count != n) {
@@ -200,15 +196,18 @@ static const char *shape_hint(const char *op, char *buf, size_t size) {
   int method = strncmp(op, "Array:", 6) == 0;
   snprintf(call, sizeof call, "%s%s", method ? "a:" : "", method ? op + 6 : op);
   if (strcmp(op, "dl.full") == 0)
-    snprintf(buf, size, "a shape is a table of integers, e.g. dl.full({2, 3}, 7), or one "
-                        "integer, e.g. dl.full(5, 7)");
+    snprintf(buf, size,
+             "a shape is a table of integers, e.g. dl.full({2, 3}, 7), or one "
+             "integer, e.g. dl.full(5, 7)");
   else if (strcmp(op, "dl.frombytes") == 0)
-    snprintf(buf, size, "a shape is a table of integers, e.g. dl.frombytes(s, \"uint8\", {2, 3}), "
-                        "or integers, e.g. dl.frombytes(s, \"uint8\", 2, 3)");
+    snprintf(buf, size,
+             "a shape is a table of integers, e.g. dl.frombytes(s, \"uint8\", {2, 3}), "
+             "or integers, e.g. dl.frombytes(s, \"uint8\", 2, 3)");
   else
-    snprintf(buf, size, "a shape is a table of integers, e.g. %s{2, 3}, or integers, e.g. "
-                        "%s(2, 3)%s%s%s", call, call,
-             method ? "" : "; options follow in their own table: ", method ? "" : call,
+    snprintf(buf, size,
+             "a shape is a table of integers, e.g. %s{2, 3}, or integers, e.g. "
+             "%s(2, 3)%s%s%s",
+             call, call, method ? "" : "; options follow in their own table: ", method ? "" : call,
              method ? "" : "(2, 3, {dtype = \"int32\"})");
   return buf;
 }
@@ -260,8 +259,10 @@ int dlbL_check_shape(lua_State *L, int idx, int64_t *shape, int allow_minus_one,
     return 1;
   }
   if (lua_type(L, idx) != LUA_TTABLE)
-    bad_shape_argument(L, op, "argument #%d: a shape (a table of integers or one integer) "
-                              "expected, got %s", idx, luaL_typename(L, idx));
+    bad_shape_argument(L, op,
+                       "argument #%d: a shape (a table of integers or one integer) "
+                       "expected, got %s",
+                       idx, luaL_typename(L, idx));
   return shape_table(L, lua_absindex(L, idx), shape, allow_minus_one, op);
 }
 
@@ -275,8 +276,10 @@ int dlbL_check_shape_args(lua_State *L, int idx, int64_t *shape, int allow_minus
     return ndim;
   }
   if (lua_type(L, idx) != LUA_TNUMBER)
-    bad_shape_argument(L, op, "argument #%d: a shape (a table of integers, or integers) "
-                              "expected, got %s", idx, luaL_typename(L, idx));
+    bad_shape_argument(L, op,
+                       "argument #%d: a shape (a table of integers, or integers) "
+                       "expected, got %s",
+                       idx, luaL_typename(L, idx));
   for (; idx + ndim <= top && lua_type(L, idx + ndim) == LUA_TNUMBER; ndim++) {
     if (ndim == DLB_MAX_NDIM)
       dlbL_raise(L, DLB_E_SHAPE, op, "more than %d dimensions", DLB_MAX_NDIM);
@@ -325,8 +328,7 @@ int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op) 
   /* -1 is the last element; written so that nothing overflows for any extent. */
   if (i < 0 && i >= -extent) i = extent + i + 1;
   if (i < 1 || i > extent) {
-    if (given == 0)
-      dlbL_raise(L, DLB_E_INDEX, op, "index 0: indices are 1-based");
+    if (given == 0) dlbL_raise(L, DLB_E_INDEX, op, "index 0: indices are 1-based");
     dlbL_raise(L, DLB_E_INDEX, op, "index %lld out of range for extent %lld", (long long)given,
                (long long)extent);
   }

@@ -26,7 +26,8 @@ static void move_to_target(lua_State *L, const dlbL_options *opts, const char *o
   dlb_error err;
   if (src->buffer->backend == opts->backend && src->buffer->device_id == opts->device_id) return;
   dst = dlbL_push_empty(L, op);
-  dlbL_reserve(L, src->numel, dlb_array_itemsize(src)); /* src is private: no finalizer reaches it */
+  dlbL_reserve(L, src->numel,
+               dlb_array_itemsize(src)); /* src is private: no finalizer reaches it */
   if (dlb_array_clone_to(dst, src, opts->backend, opts->device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   dlb_array_release(src);
@@ -200,8 +201,10 @@ static int create_arange(lua_State *L) {
     }
     dtype = opts.has_dtype ? opts.dtype : DLB_INT64;
     a = push_sequence(L, &opts, dtype, count, "dl.arange");
-    check_fill(L, dlb_arange_int(a, opts.backend, opts.device_id, dtype, start, step, count,
-                                 dlbL_state(L)->cpu, &err), &err, "dl.arange");
+    check_fill(L,
+               dlb_arange_int(a, opts.backend, opts.device_id, dtype, start, step, count,
+                              dlbL_state(L)->cpu, &err),
+               &err, "dl.arange");
   } else {
     double start = n >= 2 ? finite_arg(L, 1, "dl.arange") : 0.0;
     double stop = finite_arg(L, n >= 2 ? 2 : 1, "dl.arange");
@@ -214,8 +217,10 @@ static int create_arange(lua_State *L) {
     count = c > 0 ? (int64_t)c : 0;
     dtype = opts.has_dtype ? opts.dtype : DLB_FLOAT64;
     a = push_sequence(L, &opts, dtype, count, "dl.arange");
-    check_fill(L, dlb_arange_float(a, opts.backend, opts.device_id, dtype, start, step, count,
-                                   dlbL_state(L)->cpu, &err), &err, "dl.arange");
+    check_fill(L,
+               dlb_arange_float(a, opts.backend, opts.device_id, dtype, start, step, count,
+                                dlbL_state(L)->cpu, &err),
+               &err, "dl.arange");
   }
   return 1;
 }
@@ -238,14 +243,15 @@ static int create_linspace(lua_State *L) {
   stop = finite_arg(L, 2, "dl.linspace");
   if (n == 3) {
     num = (int64_t)dlbL_tointegerx(L, 3, &isint);
-    if (!isint || num < 0)
-      dlbL_raise(L, DLB_E_SHAPE, "dl.linspace", "num must be an integer >= 0");
+    if (!isint || num < 0) dlbL_raise(L, DLB_E_SHAPE, "dl.linspace", "num must be an integer >= 0");
   }
   dlbL_check_options(L, n + 1, &opts, "dl.linspace");
   dtype = opts.has_dtype ? opts.dtype : DLB_FLOAT64;
   a = push_sequence(L, &opts, dtype, num, "dl.linspace");
-  check_fill(L, dlb_linspace(a, opts.backend, opts.device_id, dtype, start, stop, num,
-                             dlbL_state(L)->cpu, &err), &err, "dl.linspace");
+  check_fill(L,
+             dlb_linspace(a, opts.backend, opts.device_id, dtype, start, stop, num,
+                          dlbL_state(L)->cpu, &err),
+             &err, "dl.linspace");
   return 1;
 }
 
@@ -302,6 +308,6 @@ static int create_frombytes(lua_State *L) {
 }
 
 const luaL_Reg dlbL_create_functions[] = {
-    {"array", create_array},     {"zeros", create_zeros},   {"ones", create_ones},
-    {"empty", create_empty},     {"full", create_full},     {"arange", create_arange},
+    {"array", create_array},       {"zeros", create_zeros},         {"ones", create_ones},
+    {"empty", create_empty},       {"full", create_full},           {"arange", create_arange},
     {"linspace", create_linspace}, {"frombytes", create_frombytes}, {NULL, NULL}};

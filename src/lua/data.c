@@ -116,11 +116,12 @@ static int tobytes_unprotected(lua_State *L) {
     dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
   out = dlbL_buffinitsize(L, &b, nbytes);
   if (!out) /* (LuaJIT: 2 GiB at most) */
-    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes", "%zu bytes are more than a Lua string holds",
-               (size_t)(nbytes));
+    dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes",
+               "%zu bytes are more than a Lua string holds", (size_t)(nbytes));
   if (!a->buffer) /* a finalizer run by that allocation deleted it */
     dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
-  if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:tobytes");
+  if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, "Array:tobytes");
   dlbL_pushresultsize(L, &b, nbytes);
   return 1;
 }
@@ -132,13 +133,21 @@ static int data_tobytes(lua_State *L) {
 }
 
 /* The FFI element type of each dtype (float16/bfloat16: their bits). */
-static const char *const pointer_ctypes[DLB_DTYPE_COUNT] = {
-    [DLB_BOOL] = "bool *",         [DLB_INT8] = "int8_t *",       [DLB_INT16] = "int16_t *",
-    [DLB_INT32] = "int32_t *",     [DLB_INT64] = "int64_t *",     [DLB_UINT8] = "uint8_t *",
-    [DLB_UINT16] = "uint16_t *",   [DLB_UINT32] = "uint32_t *",   [DLB_UINT64] = "uint64_t *",
-    [DLB_FLOAT16] = "uint16_t *",  [DLB_BFLOAT16] = "uint16_t *", [DLB_FLOAT32] = "float *",
-    [DLB_FLOAT64] = "double *",    [DLB_COMPLEX64] = "complex float *",
-    [DLB_COMPLEX128] = "complex double *"};
+static const char *const pointer_ctypes[DLB_DTYPE_COUNT] = {[DLB_BOOL] = "bool *",
+                                                            [DLB_INT8] = "int8_t *",
+                                                            [DLB_INT16] = "int16_t *",
+                                                            [DLB_INT32] = "int32_t *",
+                                                            [DLB_INT64] = "int64_t *",
+                                                            [DLB_UINT8] = "uint8_t *",
+                                                            [DLB_UINT16] = "uint16_t *",
+                                                            [DLB_UINT32] = "uint32_t *",
+                                                            [DLB_UINT64] = "uint64_t *",
+                                                            [DLB_FLOAT16] = "uint16_t *",
+                                                            [DLB_BFLOAT16] = "uint16_t *",
+                                                            [DLB_FLOAT32] = "float *",
+                                                            [DLB_FLOAT64] = "double *",
+                                                            [DLB_COMPLEX64] = "complex float *",
+                                                            [DLB_COMPLEX128] = "complex double *"};
 
 /* a:ptr(): on LuaJIT, a typed FFI pointer to element 1 (const for a
  * read-only array); nil for size 0. The array must stay alive (referenced)
@@ -149,9 +158,10 @@ static int data_ptr(lua_State *L) {
   char *p;
   dlbL_check_nargs(L, 1, "Array:ptr");
   if (!dlbL_pointers_allowed(dlbL_state(L))) /* (first: the same answer on every Lua) */
-    dlbL_raise_hint(L, DLB_E_UNSUPPORTED, "Array:ptr",
-                    "the host turned raw pointers off (dlb_allow_pointers); use a[i] or a:totable()",
-                    "this host does not let scripts hold raw pointers");
+    dlbL_raise_hint(
+        L, DLB_E_UNSUPPORTED, "Array:ptr",
+        "the host turned raw pointers off (dlb_allow_pointers); use a[i] or a:totable()",
+        "this host does not let scripts hold raw pointers");
   if (!DLB_LUA_IS_JIT)
     dlbL_raise_hint(L, DLB_E_UNSUPPORTED, "Array:ptr",
                     "a:tobytes() copies the elements out; C code shares them through DLPack "
@@ -178,7 +188,7 @@ static int data_ptr(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg dlbL_data_methods[] = {
-    {"copy", data_copy},           {"astype", data_astype},   {"fill", data_fill},
-    {"copy_from", data_copy_from}, {"totable", data_totable}, {"tobytes", data_tobytes},
-    {"ptr", data_ptr},             {NULL, NULL}};
+const luaL_Reg dlbL_data_methods[] = {{"copy", data_copy},       {"astype", data_astype},
+                                      {"fill", data_fill},       {"copy_from", data_copy_from},
+                                      {"totable", data_totable}, {"tobytes", data_tobytes},
+                                      {"ptr", data_ptr},         {NULL, NULL}};

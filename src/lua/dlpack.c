@@ -207,9 +207,9 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
     return DLB_E_ARGUMENT;
   }
   if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
-  may_copy = o->copy != 0 && (o->fallback_cpu || o->has_dl_device || o->copy == 1 ||
-                               o->layout != DLB_LAYOUT_ANY ||
-                               (o->max_version_major == 0 && (a->readonly || a->buffer->readonly)));
+  may_copy = o->copy != 0 &&
+             (o->fallback_cpu || o->has_dl_device || o->copy == 1 || o->layout != DLB_LAYOUT_ANY ||
+              (o->max_version_major == 0 && (a->readonly || a->buffer->readonly)));
   if (may_copy) {
     /* A copy may be made: room for it first (finalizers may run, and delete a). */
     dlbL_reserve(L, a->numel, dlb_array_itemsize(a));
@@ -229,14 +229,13 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   if (may_copy) {
     dlb_lua_state *state = dlbL_find_state(L);
     req.host = state ? state->cpu : NULL; /* NULL once closed: copies fail, coded */
-    if (!req.host)
-      return dlb_fail(err, DLB_E_UNSUPPORTED, "dlbridge is closed in this lua_State");
+    if (!req.host) return dlb_fail(err, DLB_E_UNSUPPORTED, "dlbridge is closed in this lua_State");
   }
   if (dlb_dlpack_export(a, &req, out, err) != DLB_OK) return err->code;
   /* A consumer that asked for 1.x with a lower minor gets that minor: the
    * managed tensor's layout is the same in every 1.x. */
-  if (out->versioned && o->max_version_major == DLB_DLPACK_MAJOR &&
-      o->max_version_minor >= 0 && o->max_version_minor < DLB_DLPACK_MINOR)
+  if (out->versioned && o->max_version_major == DLB_DLPACK_MAJOR && o->max_version_minor >= 0 &&
+      o->max_version_minor < DLB_DLPACK_MINOR)
     ((DLManagedTensorVersioned *)out->tensor)->version.minor = (uint32_t)o->max_version_minor;
   return DLB_OK;
 }
@@ -260,8 +259,8 @@ static int has_option(lua_State *L, int idx, const char *key) {
 
 /* Reads to_dlpack's options table at idx into o. */
 static void check_export_options(lua_State *L, int idx, dlb_export_options *o, const char *op) {
-  static const char *const keys[] = {"max_version", "dl_device", "copy", "stream", "fallback",
-                                     "layout", NULL};
+  static const char *const keys[] = {"max_version", "dl_device", "copy", "stream",
+                                     "fallback",    "layout",    NULL};
   static const char *const layouts[] = {"any", "nonnegative", "contiguous", NULL};
   static const char *const fallbacks[] = {"cpu", NULL};
   int64_t pair[2];
@@ -442,8 +441,7 @@ static int push_stream(lua_State *L, int x, protocol_request *r, int with_dl_dev
     lua_pushinteger(L, r->stream);
     return 1;
   }
-  if (with_dl_device)
-    return push_own_queue(L, r, r->dl_device.device_type, r->dl_device.device_id);
+  if (with_dl_device) return push_own_queue(L, r, r->dl_device.device_type, r->dl_device.device_id);
   if (!r->producer_queue_known) { /* __dlpack_device is asked once */
     r->producer_queue_known = 1;
     if ((r->has_producer_queue = producer_queue(L, r, x)) != 0) {
@@ -619,7 +617,8 @@ static int dlpack_from_dlpack(lua_State *L) {
     lua_pushvalue(L, x);
     dlbL_push_address(L, &req);
     dlbL_pcall(L, 1 + DLBL_ADDRESS_SLOTS + extra, 1, "dl.from_dlpack");
-    if (req.host_wait && dlb_backend_wait_queue(req.host_wait, req.host_wait_device, &err) != DLB_OK)
+    if (req.host_wait &&
+        dlb_backend_wait_queue(req.host_wait, req.host_wait_device, &err) != DLB_OK)
       dlbL_raise_error(L, &err, "dl.from_dlpack"); /* the capsule is garbage: its deleter runs */
     if (dlbL_capsule_take(L, -1, &t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
     lua_pop(L, 1); /* the capsule: the array is on top again */
@@ -652,8 +651,9 @@ static int dlpack_from_dlpack(lua_State *L) {
       char where[64];
       snprintf(where, sizeof where, "%s:%d", src->buffer->backend->name, src->buffer->device_id);
       dlb_array_release(src); /* the producer gets its tensor back now */
-      dlbL_raise(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack", "the tensor is on %s: %s:%d needs a copy",
-                 where, opts.backend->name, opts.device_id);
+      dlbL_raise(L, DLB_E_COPY_REQUIRED, "dl.from_dlpack",
+                 "the tensor is on %s: %s:%d needs a copy", where, opts.backend->name,
+                 opts.device_id);
     }
     /* A copy onto the requested device; the producer gets its tensor back now. */
     c = dlbL_push_empty(L, "dl.from_dlpack");

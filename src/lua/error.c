@@ -63,8 +63,8 @@ static void push_table(lua_State *L, const error_fields *f) {
 }
 
 void dlbL_push_error(lua_State *L, const dlb_error *err, const char *op) {
-  error_fields f = {err->code, op, err->message, err->hint, err->backend, err->device,
-                    err->has_native, err->native_status};
+  error_fields f = {err->code,    op,          err->message,    err->hint,
+                    err->backend, err->device, err->has_native, err->native_status};
   push_table(L, &f);
 }
 
@@ -173,10 +173,8 @@ static int error_tostring(lua_State *L) {
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "Error:__tostring", "tostring(err) of a dlbridge.Error",
                     "a dlbridge.Error expected, got %s", luaL_typename(L, 1));
   luaL_buffinit(L, &b);
-  if (lua_getfield(L, 1, "where") == LUA_TSTRING)
-    luaL_addvalue(&b);
-  else
-    lua_pop(L, 1);
+  if (lua_getfield(L, 1, "where") == LUA_TSTRING) luaL_addvalue(&b);
+  else lua_pop(L, 1);
   luaL_addstring(&b, "dlbridge: ");
   lua_getfield(L, 1, "code");
   luaL_addvalue(&b);
@@ -233,10 +231,8 @@ static int error_is_error(lua_State *L) {
 /* err.is (the one method): a function, not a table a script could change. */
 static int error_index(lua_State *L) {
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
-  if (strcmp(key, "is") == 0)
-    lua_pushcfunction(L, error_is);
-  else
-    lua_pushnil(L);
+  if (strcmp(key, "is") == 0) lua_pushcfunction(L, error_is);
+  else lua_pushnil(L);
   return 1;
 }
 

@@ -7,20 +7,10 @@
 static int exchange_is_array(lua_State *L, int idx) { return dlbL_to_array(L, idx) != NULL; }
 
 static const dlb_exchange exchange_table = {
-    DLB_EXCHANGE_VERSION,
-    sizeof(dlb_exchange),
-    DLB_VERSION_STRING,
-    exchange_is_array,
-    dlb_export_options_init,
-    dlb_export_versioned,
-    dlb_push_versioned,
-    dlb_push_capsule_versioned,
-    dlb_push_external,
-    dlb_borrow,
-    dlb_borrow_end,
-    dlb_raise,
-    dlb_register_backend,
-    dlb_last_error,
+    DLB_EXCHANGE_VERSION,    sizeof(dlb_exchange), DLB_VERSION_STRING, exchange_is_array,
+    dlb_export_options_init, dlb_export_versioned, dlb_push_versioned, dlb_push_capsule_versioned,
+    dlb_push_external,       dlb_borrow,           dlb_borrow_end,     dlb_raise,
+    dlb_register_backend,    dlb_last_error,
 };
 
 void dlbL_open_exchange(lua_State *L) {

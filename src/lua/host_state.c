@@ -22,20 +22,19 @@
 #include "hostapi.h"
 
 struct dlb_host_state {
-  const void *main;   /* the key: dlbL_state_identity of the lua_State */
-  size_t refs;        /* States pointing here (under list_lock) */
+  const void *main; /* the key: dlbL_state_identity of the lua_State */
+  size_t refs;      /* States pointing here (under list_lock) */
   dlb_registry *registry;
   dlb_backend *cpu;
   dlb_budget *budget;
-  int files_allowed;   /* dlb_allow_files */
-  int mapping_allowed; /* dlb_allow_mapping */
+  int files_allowed;    /* dlb_allow_files */
+  int mapping_allowed;  /* dlb_allow_mapping */
   int pointers_allowed; /* dlb_allow_pointers */
   struct dlb_host_state *next;
 };
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static dlb_host_state *list_head;
-
 
 static void host_free(dlb_host_state *h) {
   dlb_registry_free(h->registry);

@@ -43,10 +43,10 @@ typedef struct dlb_lua_state {
   dlb_host_state *host; /* what outlives a reload: host_state.c (registry, cpu, budget: its) */
   dlb_registry *registry;
   dlb_backend *cpu;
-  dlb_budget *budget; /* shared with every backend of the state */
-  int capsule_mt;     /* registry reference of the Capsule metatable */
-  int pins;           /* registry reference of the pin table (objects made in finalizers) */
-  size_t pinned;      /* entries in it */
+  dlb_budget *budget;  /* shared with every backend of the state */
+  int capsule_mt;      /* registry reference of the Capsule metatable */
+  int pins;            /* registry reference of the pin table (objects made in finalizers) */
+  size_t pinned;       /* entries in it */
   size_t gc_seen;      /* the budget's in_use at the collector's last look (pacing.c) */
   size_t gc_threshold; /* in_use at which the next look runs a full collection */
   uint64_t tag;
@@ -256,7 +256,8 @@ int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op);
 /* A 1-based index into an extent (negative from the end) -> 0-based. */
 int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op);
 /* Pushes a new cpu array built from nested tables / scalars at idx. */
-dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype dtype, const char *op);
+dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype dtype,
+                               const char *op);
 /* Pushes a's elements as nested tables (a scalar for 0-d). */
 void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op);
 
@@ -358,8 +359,7 @@ dlb_array *dlbL_opt_array_like(lua_State *L, int idx, const char *key, int has_d
  * their count; -1 when absent. */
 int dlbL_opt_integers(lua_State *L, int idx, const char *key, int64_t *out, int max,
                       const char *op);
-int dlbL_opt_numbers(lua_State *L, int idx, const char *key, double *out, int max,
-                     const char *op);
+int dlbL_opt_numbers(lua_State *L, int idx, const char *key, double *out, int max, const char *op);
 /* The placement options {dtype =, device =} at idx (nil or a table; idx 0
  * only sets the defaults: float64, no dtype given, the cpu). */
 void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *op);
@@ -384,22 +384,23 @@ int dlbL_index_by_array(lua_State *L);
 int dlbL_assign_by_array(lua_State *L);
 
 /* --- module parts --- */
-extern const luaL_Reg dlbL_create_functions[]; /* create.c */
-extern const luaL_Reg dlbL_view_methods[]; /* views.c */
-extern const luaL_Reg dlbL_data_methods[]; /* data.c */
-extern const luaL_Reg dlbL_dlpack_methods[]; /* dlpack.c: to_dlpack, __dlpack, __dlpack_device */
-extern const luaL_Reg dlbL_dlpack_functions[]; /* dlpack.c: from_dlpack */
+extern const luaL_Reg dlbL_create_functions[];  /* create.c */
+extern const luaL_Reg dlbL_view_methods[];      /* views.c */
+extern const luaL_Reg dlbL_data_methods[];      /* data.c */
+extern const luaL_Reg dlbL_dlpack_methods[];    /* dlpack.c: to_dlpack, __dlpack, __dlpack_device */
+extern const luaL_Reg dlbL_dlpack_functions[];  /* dlpack.c: from_dlpack */
 extern const luaL_Reg dlbL_backend_functions[]; /* backends.c: backends, device_put */
 extern const luaL_Reg dlbL_backend_methods[];   /* backends.c: to */
 /* compute.c: operators (into Array's metatable), element-wise functions and
  * comparisons (dl.add, a:eq, a:sqrt). The arithmetic and bitwise
  * operators, X(mm, ID, nin): Lua's __mm runs DLB_OP_ID on nin operands
  * (usage.c gives them their usage line). */
-#define DLBL_OPERATORS(X)                                                                \
-  X(add, ADD, 2) X(sub, SUBTRACT, 2) X(mul, MULTIPLY, 2) X(div, DIVIDE, 2)                 \
-  X(idiv, FLOOR_DIVIDE, 2) X(mod, MOD, 2) X(pow, POWER, 2) X(band, BITWISE_AND, 2)          \
-  X(bor, BITWISE_OR, 2) X(bxor, BITWISE_XOR, 2) X(shl, LEFT_SHIFT, 2) X(shr, RIGHT_SHIFT, 2) \
-  X(unm, NEGATIVE, 1) X(bnot, BITWISE_NOT, 1)
+#define DLBL_OPERATORS(X)                                                                          \
+  X(add, ADD, 2)                                                                                   \
+  X(sub, SUBTRACT, 2) X(mul, MULTIPLY, 2) X(div, DIVIDE, 2) X(idiv, FLOOR_DIVIDE, 2)               \
+      X(mod, MOD, 2) X(pow, POWER, 2) X(band, BITWISE_AND, 2) X(bor, BITWISE_OR, 2)                \
+          X(bxor, BITWISE_XOR, 2) X(shl, LEFT_SHIFT, 2) X(shr, RIGHT_SHIFT, 2) X(unm, NEGATIVE, 1) \
+              X(bnot, BITWISE_NOT, 1)
 extern const luaL_Reg dlbL_compute_metamethods[];
 extern const luaL_Reg dlbL_compute_methods[];
 extern const luaL_Reg dlbL_compute_functions[];
@@ -418,7 +419,7 @@ extern const luaL_Reg dlbL_construct_functions[]; /* construct.c: dl.eye, dl.til
 /* random.c: sets the module's `random` table (dl.random.default_rng, ...)
  * into the module table at index module. */
 void dlbL_open_random(lua_State *L, int module);
-extern const luaL_Reg dlbL_npy_functions[];         /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
+extern const luaL_Reg dlbL_npy_functions[]; /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
 extern const luaL_Reg dlbL_safetensors_functions[]; /* safetensors.c: dl.load_safetensors, ... */
 /* Raises UNSUPPORTED when the host turned file access off (dlb_allow_files):
  * every function that opens a path calls it first. */

@@ -121,7 +121,7 @@ static lua_Integer check_list(lua_State *L, const char *op) {
   return n;
 }
 
-#define LIST_CHANGED_HINT \
+#define LIST_CHANGED_HINT                                                                          \
   "a finalizer changed the list while the arrays were joined: pass a list no finalizer touches"
 
 /* Fills arrays[0..n-1] from the list; ARGUMENT when it changed meanwhile. */

@@ -98,10 +98,8 @@ static int state_gc(lua_State *L) {
       while (lua_next(L, -2)) { /* keys: the pinned objects; nothing here allocates */
         dlb_array *a = dlbL_to_array(L, -2);
         lua_pop(L, 1);
-        if (a)
-          dlb_array_release(a);
-        else
-          dlbL_capsule_release(L, -1);
+        if (a) dlb_array_release(a);
+        else dlbL_capsule_release(L, -1);
       }
     }
     lua_pop(L, 1);
@@ -308,9 +306,11 @@ static int module_pairs(lua_State *L) {
   return 3;
 }
 
-static const luaL_Reg module_functions[] = {
-    {"is_array", module_is_array}, {"dtypes", module_dtypes}, {"memory", module_memory},
-    {"pairs", module_pairs},       {NULL, NULL}};
+static const luaL_Reg module_functions[] = {{"is_array", module_is_array},
+                                            {"dtypes", module_dtypes},
+                                            {"memory", module_memory},
+                                            {"pairs", module_pairs},
+                                            {NULL, NULL}};
 
 /* Registers funcs into the table at -4 with [mt, state, methods] as upvalues. */
 static void set_functions(lua_State *L, int module, const luaL_Reg *funcs) {
@@ -335,7 +335,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   push_state(L);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, DLB_STATE_KEY); /* for the C API (no upvalues) */
-  lua_createtable(L, 0, 32);                          /* Array methods */
+  lua_createtable(L, 0, 32);                         /* Array methods */
   dlbL_open_array(L);
   set_functions(L, module, dlbL_create_functions);
   set_functions(L, module, module_functions);

@@ -19,7 +19,7 @@
 #include <string.h>
 #include "internal.h"
 
-#define EXACT_LIMIT 9007199254740992.0 /* 2^53: every integer up to it is a double */
+#define EXACT_LIMIT 9007199254740992.0    /* 2^53: every integer up to it is a double */
 #define INT64_BOUND 9223372036854775808.0 /* 2^63 */
 
 #if DLB_LUA_IS_JIT

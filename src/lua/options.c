@@ -156,8 +156,7 @@ int dlbL_opt_choice(lua_State *L, int idx, const char *key, const char *const *n
       size_t len = 0;
       list[0] = 0;
       for (int i = 0; names[i] && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, i ? ", \"%s\"" : "\"%s\"",
-                                names[i]);
+        len += (size_t)snprintf(list + len, sizeof list - len, i ? ", \"%s\"" : "\"%s\"", names[i]);
       if (s)
         dlbL_raise(L, DLB_E_ARGUMENT, op, "option %s must be one of %s, got \"%.40s\"", key, list,
                    s);
@@ -231,8 +230,8 @@ static void wrong_entry(lua_State *L, const char *key, lua_Integer i, const char
 static void wrong_entry(lua_State *L, const char *key, lua_Integer i, const char *what,
                         const char *op) {
   char buf[32];
-  dlbL_raise(L, DLB_E_ARGUMENT, op, "option %s: entry %lld must be %s, got %s", key,
-             (long long)i, what, got(L, buf, sizeof buf));
+  dlbL_raise(L, DLB_E_ARGUMENT, op, "option %s: entry %lld must be %s, got %s", key, (long long)i,
+             what, got(L, buf, sizeof buf));
 }
 
 /* Too many entries in the list option key. */
@@ -259,8 +258,7 @@ int dlbL_opt_integers(lua_State *L, int idx, const char *key, int64_t *out, int 
   return (int)n;
 }
 
-int dlbL_opt_numbers(lua_State *L, int idx, const char *key, double *out, int max,
-                     const char *op) {
+int dlbL_opt_numbers(lua_State *L, int idx, const char *key, double *out, int max, const char *op) {
   lua_Integer n = opt_list(L, idx, key, op);
   if (n < 0) return -1;
   if (n > max) too_long(L, key, n, max, op);

@@ -109,8 +109,7 @@ void dlbL_pace_collector(lua_State *L, dlb_lua_state *state) {
     state->gc_seen = used;
     return;
   }
-  if (used - state->gc_seen >= STEP_GRAIN || used >= state->gc_threshold)
-    pace_slow(L, state, used);
+  if (used - state->gc_seen >= STEP_GRAIN || used >= state->gc_threshold) pace_slow(L, state, used);
 }
 
 void dlbL_pacing_init(dlb_lua_state *state) {
@@ -144,5 +143,6 @@ void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *w
                   "the host limits this state's memory (dlb_set_memory_limit): work on smaller "
                   "arrays, or in parts",
                   "%s of %zu bytes would pass the memory limit of %zu bytes (%zu in use)", what,
-                  nbytes, limit, atomic_load_explicit(&state->budget->in_use, memory_order_relaxed));
+                  nbytes, limit,
+                  atomic_load_explicit(&state->budget->in_use, memory_order_relaxed));
 }

@@ -48,8 +48,7 @@ static void wrap_value(lua_State *L) {
   lua_pop(L, 1);
   if (lua_type(L, -2) == LUA_TSTRING)
     lua_pushfstring(L, "%s.%s", lua_tostring(L, WHAT), lua_tostring(L, -2));
-  else
-    lua_pushfstring(L, "a table inside %s", lua_tostring(L, WHAT));
+  else lua_pushfstring(L, "a table inside %s", lua_tostring(L, WHAT));
   push_stand_in(L, -2, lua_gettop(L)); /* table, name, stand-in */
   lua_remove(L, -2);
   lua_pushvalue(L, -2);

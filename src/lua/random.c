@@ -25,14 +25,14 @@ typedef struct lua_rng {
   uint64_t tag;
   /* the dlb_pcg64, 16-byte aligned inside (a userdata is aligned to 8 only) */
   unsigned char storage[sizeof(dlb_pcg64) + 16];
-  int seeded;          /* made from a seed sequence: spawn works */
-  size_t n_entropy;    /* words of entropy in the user value */
-  size_t n_spawn;      /* then words of the spawn key */
-  uint64_t n_spawned;  /* children spawned so far */
+  int seeded;         /* made from a seed sequence: spawn works */
+  size_t n_entropy;   /* words of entropy in the user value */
+  size_t n_spawn;     /* then words of the spawn key */
+  uint64_t n_spawned; /* children spawned so far */
 } lua_rng;
 
-#define SEED_HINT                                                                                \
-  "a seed is an integer >= 0, a hex string \"0x...\" (any width: a 128-bit seed), or a list of " \
+#define SEED_HINT                                                                                  \
+  "a seed is an integer >= 0, a hex string \"0x...\" (any width: a 128-bit seed), or a list of "   \
   "them (NumPy's entropy sequence); nil draws fresh entropy from the system"
 
 /* The bit generator of r. */
@@ -100,8 +100,7 @@ static void add_seed_item(lua_State *L, luaL_Buffer *b, int idx, int pop, const 
     uint32_t w[2];
     size_t n;
     if (v < 0)
-      dlbL_raise_hint(L, DLB_E_VALUE, op, SEED_HINT, "a seed must be >= 0, got %lld",
-                      (long long)v);
+      dlbL_raise_hint(L, DLB_E_VALUE, op, SEED_HINT, "a seed must be >= 0, got %lld", (long long)v);
     if (pop) lua_pop(L, 1);
     n = dlb_seed_words_of((uint64_t)v, w);
     luaL_addlstring(b, (const char *)w, n * sizeof w[0]);
@@ -193,9 +192,9 @@ static void push_hex128(lua_State *L, dlb_u128 v) {
   lua_pushlstring(L, s, 34);
 }
 
-#define STATE_HINT                                                                          \
-  "a state is what rng:state() returns: {bit_generator = \"PCG64\", state = {state = "       \
-  "\"0x...\", inc = \"0x...\"}, has_uint32 = 0, uinteger = 0} (128-bit values as hex strings " \
+#define STATE_HINT                                                                                 \
+  "a state is what rng:state() returns: {bit_generator = \"PCG64\", state = {state = "             \
+  "\"0x...\", inc = \"0x...\"}, has_uint32 = 0, uinteger = 0} (128-bit values as hex strings "     \
   "or integers >= 0)"
 
 /* rng:state(): NumPy's bit_generator.state as a table. */
@@ -226,7 +225,8 @@ static int random_state(lua_State *L) {
 /* A 128-bit value of a state table: a hex string or an integer >= 0. */
 static dlb_u128 check_u128(lua_State *L, int idx, const char *what, const char *op) {
   dlb_u128 v = 0;
-  if (dlbL_isinteger(L, idx) && dlbL_tointeger(L, idx) >= 0) return (dlb_u128)dlbL_tointeger(L, idx);
+  if (dlbL_isinteger(L, idx) && dlbL_tointeger(L, idx) >= 0)
+    return (dlb_u128)dlbL_tointeger(L, idx);
   if (lua_type(L, idx) == LUA_TSTRING) {
     size_t len, k = 2;
     const char *s = lua_tolstring(L, idx, &len);
@@ -457,7 +457,6 @@ static double number_arg(lua_State *L, int idx, double def, const char *name, co
   return (double)lua_tonumber(L, idx);
 }
 
-
 /* rng:uniform(low, high, shape): low + (high - low) * random(). */
 static int random_uniform(lua_State *L) {
   const char *op = "Generator:uniform";
@@ -495,19 +494,45 @@ static int random_normal(lua_State *L) {
   return push_draw(L, r, &d, has_shape, ndim, shape, op);
 }
 
-
 /* The bounds of an integer dtype (int8..uint64, bool); 0 for others. */
 static int dtype_bounds(dlb_dtype dtype, int64_t *lo, int64_t *hi) {
   switch (dtype) {
-    case DLB_BOOL: *lo = 0; *hi = 1; return 1;
-    case DLB_INT8: *lo = INT8_MIN; *hi = INT8_MAX; return 1;
-    case DLB_INT16: *lo = INT16_MIN; *hi = INT16_MAX; return 1;
-    case DLB_INT32: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
-    case DLB_INT64: *lo = INT64_MIN; *hi = INT64_MAX; return 1;
-    case DLB_UINT8: *lo = 0; *hi = UINT8_MAX; return 1;
-    case DLB_UINT16: *lo = 0; *hi = UINT16_MAX; return 1;
-    case DLB_UINT32: *lo = 0; *hi = UINT32_MAX; return 1;
-    case DLB_UINT64: *lo = 0; *hi = INT64_MAX; return 1; /* Lua integers stop there */
+    case DLB_BOOL:
+      *lo = 0;
+      *hi = 1;
+      return 1;
+    case DLB_INT8:
+      *lo = INT8_MIN;
+      *hi = INT8_MAX;
+      return 1;
+    case DLB_INT16:
+      *lo = INT16_MIN;
+      *hi = INT16_MAX;
+      return 1;
+    case DLB_INT32:
+      *lo = INT32_MIN;
+      *hi = INT32_MAX;
+      return 1;
+    case DLB_INT64:
+      *lo = INT64_MIN;
+      *hi = INT64_MAX;
+      return 1;
+    case DLB_UINT8:
+      *lo = 0;
+      *hi = UINT8_MAX;
+      return 1;
+    case DLB_UINT16:
+      *lo = 0;
+      *hi = UINT16_MAX;
+      return 1;
+    case DLB_UINT32:
+      *lo = 0;
+      *hi = UINT32_MAX;
+      return 1;
+    case DLB_UINT64:
+      *lo = 0;
+      *hi = INT64_MAX;
+      return 1; /* Lua integers stop there */
     default: return 0;
   }
 }
@@ -564,7 +589,6 @@ static int random_integers(lua_State *L) {
 
 /* --- permutations --- */
 
-
 /* NumPy's shuffle of a (host, writable, ndim >= 1) by the generator r;
  * an interrupted shuffle leaves r as it was. */
 static void shuffle_array(lua_State *L, lua_rng *r, const dlb_array *a, const char *op) {
@@ -578,8 +602,10 @@ static void shuffle_array(lua_State *L, lua_rng *r, const dlb_array *a, const ch
 static dlb_array *check_shufflable(lua_State *L, int idx, const char *op) {
   dlb_array *a = dlbL_check_live(L, idx, op);
   if (a->ndim == 0)
-    dlbL_raise_hint(L, DLB_E_SHAPE, op, "shuffle and permutation reorder along dim 1: a 0-d "
-                                        "array has none", "cannot shuffle a 0-d array");
+    dlbL_raise_hint(L, DLB_E_SHAPE, op,
+                    "shuffle and permutation reorder along dim 1: a 0-d "
+                    "array has none",
+                    "cannot shuffle a 0-d array");
   if (a->readonly || a->buffer->readonly)
     dlbL_raise_hint(L, DLB_E_READ_ONLY, op, "shuffle a copy: local b = dl.array(a); rng:shuffle(b)",
                     "the array is read-only");
@@ -613,8 +639,8 @@ static int random_permutation(lua_State *L) {
   dlb_error err;
   dlbL_check_nargs(L, 2, op);
   if (lua_type(L, 2) != LUA_TNUMBER && !dlbL_to_array(L, 2))
-    dlbL_raise(L, DLB_E_ARGUMENT, op,
-               "argument #2: an integer or an array expected, got %s", luaL_typename(L, 2));
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #2: an integer or an array expected, got %s",
+               luaL_typename(L, 2));
   if (lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
     lua_Integer n = dlbL_tointegerx(L, 2, &isint);
@@ -634,8 +660,8 @@ static int random_permutation(lua_State *L) {
     a = dlbL_push_empty(L, op);
     dlbL_reserve(L, src->numel, dlb_array_itemsize(src));
     src = dlbL_check_live(L, 2, op); /* finalizers may have run */
-    if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, src->dtype, src->ndim, src->shape, 0,
-                           &err) != DLB_OK ||
+    if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, src->dtype, src->ndim, src->shape, 0, &err) !=
+            DLB_OK ||
         dlb_array_copy_into(a, src, &err) != DLB_OK)
       dlbL_raise_error(L, &err, op);
   }
@@ -651,11 +677,11 @@ static int random_tostring(lua_State *L) {
 }
 
 static const luaL_Reg rng_methods[] = {
-    {"random", random_random},         {"standard_normal", random_standard_normal},
-    {"normal", random_normal},         {"uniform", random_uniform},
-    {"integers", random_integers},     {"permutation", random_permutation},
-    {"shuffle", random_shuffle},       {"state", random_state},
-    {"spawn", random_spawn},           {NULL, NULL}};
+    {"random", random_random},     {"standard_normal", random_standard_normal},
+    {"normal", random_normal},     {"uniform", random_uniform},
+    {"integers", random_integers}, {"permutation", random_permutation},
+    {"shuffle", random_shuffle},   {"state", random_state},
+    {"spawn", random_spawn},       {NULL, NULL}};
 
 static const luaL_Reg random_functions[] = {
     {"default_rng", random_default_rng}, {"from_state", random_from_state}, {NULL, NULL}};

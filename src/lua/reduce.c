@@ -117,7 +117,7 @@ static int reduce(lua_State *L, dlb_reduce_op op, const char *name) {
 
 /* reduce_NAME serves dl.NAME(a, opts) and a:NAME(opts), for each row of
  * DLB_REDUCE_OPS. */
-#define REDUCTION(ID, name, ...) \
+#define REDUCTION(ID, name, ...)                                                                   \
   static int reduce_##name(lua_State *L) { return reduce(L, DLB_REDUCE_##ID, "dl." #name); }
 DLB_REDUCE_OPS(REDUCTION)
 #undef REDUCTION

@@ -25,7 +25,7 @@ typedef struct load_job {
   const char *op;
   dlb_load_source source;
   dlb_safetensors_header header;
-  dlb_array **made;  /* arrays filled so far */
+  dlb_array **made; /* arrays filled so far */
   size_t nmade;
   dlb_status status; /* of the core calls in the build */
   dlb_error err;
@@ -87,10 +87,8 @@ static dlb_status build_tables(lua_State *L, load_job *job, dlb_error *err) {
                     job->header.ntensors);
   int extra = dlbL_push_callee(L, build_unprotected); /* no allocation */
   dlbL_push_address(L, job);
-  if (lua_pcall(L, DLBL_ADDRESS_SLOTS + extra, 2, 0) != LUA_OK)
-    st = build_raised(L, err);
-  else if ((st = job->status) != DLB_OK)
-    *err = job->err;
+  if (lua_pcall(L, DLBL_ADDRESS_SLOTS + extra, 2, 0) != LUA_OK) st = build_raised(L, err);
+  else if ((st = job->status) != DLB_OK) *err = job->err;
   if (st != DLB_OK) {
     /* The arrays made so far are garbage now: let go of the memory at once. */
     for (size_t i = 0; i < job->nmade; i++) dlb_array_release(job->made[i]);
@@ -120,8 +118,7 @@ static dlb_status load_file(lua_State *L, dlb_lua_state *state, const char *path
   load_job job = {.op = op};
   dlb_load_options policy;
   dlbL_load_policy_options(L, state, opts, &policy);
-  return load_source(L, &job, dlb_load_open_file(&job.source, state->cpu, path, &policy, err),
-                     err);
+  return load_source(L, &job, dlb_load_open_file(&job.source, state->cpu, path, &policy, err), err);
 }
 
 /* The same for size bytes at bytes; viewable: those bytes as a buffer arrays
@@ -133,8 +130,8 @@ static dlb_status load_bytes(lua_State *L, dlb_lua_state *state, const void *byt
   dlb_load_options policy;
   dlbL_load_policy_options(L, state, opts, &policy);
   return load_source(
-      L, &job,
-      dlb_load_open_memory(&job.source, state->cpu, bytes, size, viewable, &policy, err), err);
+      L, &job, dlb_load_open_memory(&job.source, state->cpu, bytes, size, viewable, &policy, err),
+      err);
 }
 
 /* dl.load_safetensors(path, opts) -> tensors, metadata */
@@ -160,14 +157,17 @@ static int safetensors_fromsafetensors(lua_State *L) {
   const char *s;
   dlbL_check_nargs(L, 2, op);
   if (lua_type(L, 1) != LUA_TSTRING)
-    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "s is the bytes of a safetensors file, such as "
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                    "s is the bytes of a safetensors file, such as "
                     "dl.tosafetensors(tensors) or io.open(path, \"rb\"):read(\"a\")",
                     "s must be a string, got %s", luaL_typename(L, 1));
   s = lua_tolstring(L, 1, &len);
   dlbL_check_load_options(L, 2, &opts, op);
   if (opts.copy == DLB_COPY_NEVER)
-    dlbL_raise_hint(L, DLB_E_COPY_REQUIRED, op, "dl.load_safetensors(path) maps a file: its "
-                    "arrays are views of it", "the arrays of a string are always copies");
+    dlbL_raise_hint(L, DLB_E_COPY_REQUIRED, op,
+                    "dl.load_safetensors(path) maps a file: its "
+                    "arrays are views of it",
+                    "the arrays of a string are always copies");
   opts.copy = DLB_COPY_ALWAYS;
   /* s stays at index 1 (alive) while the arrays are copied out of it. */
   if (load_bytes(L, dlbL_state(L), s, len, NULL, &opts, op, &err) != DLB_OK)
@@ -202,8 +202,8 @@ DLB_API dlb_status dlb_load_safetensors(lua_State *L, const char *path, uint32_t
   return DLB_OK;
 }
 
-DLB_API dlb_status dlb_push_safetensors(lua_State *L, const void *data, size_t size,
-                                        uint32_t flags, void (*release)(void *ctx), void *ctx) {
+DLB_API dlb_status dlb_push_safetensors(lua_State *L, const void *data, size_t size, uint32_t flags,
+                                        void (*release)(void *ctx), void *ctx) {
   const char *op = "dlb_push_safetensors";
   dlbL_load_options opts;
   dlb_buffer *source = NULL;
@@ -237,8 +237,9 @@ DLB_API dlb_status dlb_push_safetensors(lua_State *L, const void *data, size_t s
 
 /* ---- saving ------------------------------------------------------------------- */
 
-#define SAVE_HINT "tensors is a table name -> array, e.g. {weight = w, bias = b}; metadata " \
-                  "(optional) a table of strings, e.g. {format = \"pt\"}"
+#define SAVE_HINT                                                                                  \
+  "tensors is a table name -> array, e.g. {weight = w, bias = b}; metadata "                       \
+  "(optional) a table of strings, e.g. {format = \"pt\"}"
 
 /* What a save writes: the tensors (sorted by the plan), their arrays (by the
  * tensors' index), the metadata and the layout. Lives in a Lua userdata. */
@@ -346,8 +347,7 @@ static save_plan *plan_save(lua_State *L, int tensors_idx, const char *op) {
   if (dlb_safetensors_plan(plan->tensors, n, plan->metadata, m, plan->order, &plan->header_size,
                            &plan->data_size, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  if (n >= INT_MAX)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "%zu tensors are too many for one file", n);
+  if (n >= INT_MAX) dlbL_raise(L, DLB_E_ARGUMENT, op, "%zu tensors are too many for one file", n);
   if (plan->header_size + plan->data_size > (uint64_t)PTRDIFF_MAX)
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "%llu bytes do not fit in memory",
                (unsigned long long)(plan->header_size + plan->data_size));
@@ -361,8 +361,8 @@ static int save_unprotected(lua_State *L) {
   save_plan *plan = plan_save(L, 2, op);
   dlb_error err;
   if (dlb_safetensors_save_file(path, plan->tensors, plan->n, plan->metadata, plan->nmetadata,
-                                plan->order, plan->header_size, plan->arrays,
-                                DLB_FILE_CHUNK_BYTES, &err) != DLB_OK)
+                                plan->order, plan->header_size, plan->arrays, DLB_FILE_CHUNK_BYTES,
+                                &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   return 0;
 }
@@ -411,9 +411,8 @@ static int safetensors_tosafetensors(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg dlbL_safetensors_functions[] = {
-    {"load_safetensors", safetensors_load_safetensors},
-    {"save_safetensors", safetensors_save_safetensors},
-    {"fromsafetensors", safetensors_fromsafetensors},
-    {"tosafetensors", safetensors_tosafetensors},
-    {NULL, NULL}};
+const luaL_Reg dlbL_safetensors_functions[] = {{"load_safetensors", safetensors_load_safetensors},
+                                               {"save_safetensors", safetensors_save_safetensors},
+                                               {"fromsafetensors", safetensors_fromsafetensors},
+                                               {"tosafetensors", safetensors_tosafetensors},
+                                               {NULL, NULL}};

@@ -129,7 +129,8 @@ static int scan_histogram(lua_State *L) {
   return 2;
 }
 
-#define SCAN_METHODS {"cumsum", scan_cumsum}, {"cumprod", scan_cumprod}
+#define SCAN_METHODS                                                                               \
+  {"cumsum", scan_cumsum}, { "cumprod", scan_cumprod }
 
 const luaL_Reg dlbL_scan_methods[] = {SCAN_METHODS, {NULL, NULL}};
 const luaL_Reg dlbL_scan_functions[] = {SCAN_METHODS,

@@ -185,8 +185,7 @@ static int select_put_along_dim(lua_State *L) {
 static dlb_array *push_argwhere(lua_State *L, const char *op) {
   dlb_array *result = dlbL_push_empty(L, op), *a = dlbL_check_live(L, 1, op);
   dlb_error err;
-  if (dlb_argwhere(a, 1, result, dlbL_state(L)->cpu, &err) != DLB_OK)
-    dlbL_raise_error(L, &err, op);
+  if (dlb_argwhere(a, 1, result, dlbL_state(L)->cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
   return result;
 }
 
@@ -224,7 +223,8 @@ static int select_nonzero(lua_State *L) {
   return n;
 }
 
-#define SELECT_METHODS {"take", select_take}, {"nonzero", select_nonzero}
+#define SELECT_METHODS                                                                             \
+  {"take", select_take}, { "nonzero", select_nonzero }
 
 const luaL_Reg dlbL_select_methods[] = {SELECT_METHODS, {NULL, NULL}};
 const luaL_Reg dlbL_select_functions[] = {SELECT_METHODS,

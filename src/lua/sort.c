@@ -138,9 +138,10 @@ static int sort_searchsorted(lua_State *L) {
   return 1;
 }
 
-#define SORT_METHODS                                                            \
-  {"sort", sort_sort}, {"argsort", sort_argsort}, {"topk", sort_topk},                \
-      {"searchsorted", sort_searchsorted}
+#define SORT_METHODS                                                                               \
+  {"sort", sort_sort}, {"argsort", sort_argsort}, {"topk", sort_topk}, {                           \
+    "searchsorted", sort_searchsorted                                                              \
+  }
 
 const luaL_Reg dlbL_sort_methods[] = {SORT_METHODS, {NULL, NULL}};
 const luaL_Reg dlbL_sort_functions[] = {SORT_METHODS, {"unique", sort_unique}, {NULL, NULL}};

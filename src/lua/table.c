@@ -13,12 +13,12 @@ typedef struct fill_state {
   const char *op;
   int ndim;
   int64_t shape[DLB_MAX_NDIM];
-  int has_dtype;     /* explicit dtype: store each element with dlb_scalar_store */
+  int has_dtype; /* explicit dtype: store each element with dlb_scalar_store */
   dlb_dtype dtype;
-  char *out;         /* next element to write */
-  char *start;       /* first element */
-  seen_kind seen;    /* inference: the 8-byte slots hold int64 until a float shows up */
-  int complex_seen;  /* inference must restart as complex128 */
+  char *out;        /* next element to write */
+  char *start;      /* first element */
+  seen_kind seen;   /* inference: the 8-byte slots hold int64 until a float shows up */
+  int complex_seen; /* inference must restart as complex128 */
 } fill_state;
 
 /* A table with a metatable is read as table.unpack reads it: #t through
@@ -33,8 +33,8 @@ static int has_metatable(lua_State *L, int idx) {
   return 1;
 }
 
-#define LENGTH_HINT                                                                       \
-  "a table's __len gives its number of elements, a non-negative integer n, and __index " \
+#define LENGTH_HINT                                                                                \
+  "a table's __len gives its number of elements, a non-negative integer n, and __index "           \
   "its elements t[1]..t[n]"
 
 /* #t of the table at idx (depth 0 = outermost) as an extent. */
@@ -51,8 +51,8 @@ static int64_t table_length(lua_State *L, int idx, int meta, int depth, const ch
                     (double)lua_tonumber(L, -1));
   if (!isint)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, LENGTH_HINT,
-                    "the length (__len) of a table at depth %d is a %s, not an integer",
-                    depth + 1, luaL_typename(L, -1));
+                    "the length (__len) of a table at depth %d is a %s, not an integer", depth + 1,
+                    luaL_typename(L, -1));
   if (n < 0)
     dlbL_raise_hint(L, DLB_E_SHAPE, op, LENGTH_HINT,
                     "the length (__len) of a table at depth %d is negative (%lld)", depth + 1,
@@ -66,8 +66,8 @@ static int table_get(lua_State *L, int idx, int64_t i, int meta) {
   return meta ? lua_geti(L, idx, (lua_Integer)i) : lua_rawgeti(L, idx, (lua_Integer)i);
 }
 
-#define DATA_HINT                                                                        \
-  "data is a number or nested lists such as {{1, 2}, {3, 4}}: tables with keys 1..n and no " \
+#define DATA_HINT                                                                                  \
+  "data is a number or nested lists such as {{1, 2}, {3, 4}}: tables with keys 1..n and no "       \
   "holes"
 
 /* A table whose keys are not exactly 1..n ({1, 2, x = 3}, holes) is no
@@ -116,7 +116,6 @@ static void ints_to_floats(fill_state *fs) {
   }
 }
 
-
 /* Stores the Lua value on top of the stack as the next element. */
 static void put_leaf(lua_State *L, fill_state *fs) {
   int t = lua_type(L, -1);
@@ -128,7 +127,8 @@ static void put_leaf(lua_State *L, fill_state *fs) {
       memcpy(fs->out, &d, 8);
     } else {
       dlbL_to_scalar(L, -1, &v, fs->op);
-      if (dlb_scalar_store(fs->dtype, fs->out, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, fs->op);
+      if (dlb_scalar_store(fs->dtype, fs->out, &v, &err) != DLB_OK)
+        dlbL_raise_error(L, &err, fs->op);
     }
     fs->out += dlb_dtype_get(fs->dtype)->itemsize;
     return;

@@ -15,7 +15,8 @@ typedef struct usage_line {
 
 #define OPTS_TABLE "{dtype = \"int32\", device = \"cpu\"}"
 #define OPTS "opts = " OPTS_TABLE
-#define NO_ARGUMENTS(op, call) {op, call " takes no arguments"}
+#define NO_ARGUMENTS(op, call)                                                                     \
+  { op, call " takes no arguments" }
 
 static const usage_line usage_lines[] = {
     /* creation (create.c) */
@@ -137,8 +138,9 @@ static const usage_line usage_lines[] = {
     {"dl.save_safetensors", "dl.save_safetensors(path, tensors, metadata): path a string such as "
                             "\"model.safetensors\", tensors a table name -> array, metadata "
                             "(optional) a table string -> string"},
-    {"dl.load_safetensors", "dl.load_safetensors(path, opts) -> tensors, metadata: path a string "
-                            "such as \"model.safetensors\"; opts = {copy = true, device = \"cpu\"}"},
+    {"dl.load_safetensors",
+     "dl.load_safetensors(path, opts) -> tensors, metadata: path a string "
+     "such as \"model.safetensors\"; opts = {copy = true, device = \"cpu\"}"},
     {"dl.tosafetensors", "dl.tosafetensors(tensors, metadata): tensors a table name -> array, "
                          "metadata (optional) a table string -> string; returns the file's bytes"},
     {"dl.fromsafetensors", "dl.fromsafetensors(s, opts) -> tensors, metadata: s the bytes of a "
@@ -171,7 +173,8 @@ static const usage_line usage_lines[] = {
     {"dl.convolve", "dl.convolve(a, v, opts): 1-D arrays; opts = {mode = \"full\", \"same\" or "
                     "\"valid\"}"},
     {"dl.isclose", "dl.isclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
-    {"dl.allclose", "dl.allclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
+    {"dl.allclose",
+     "dl.allclose(a, b, opts): opts = {rtol = 1e-5, atol = 1e-8, equal_nan = false}"},
     {"dl.array_equal", "dl.array_equal(a, b, opts): opts = {equal_nan = false}"},
     {"Array:flatten", "a:flatten() takes no arguments: a 1-D copy"},
     {"Array:ravel", "a:ravel() takes no arguments: 1-D, a view when possible"},
@@ -216,24 +219,23 @@ static const usage_line usage_lines[] = {
 #define METHOD_ARGS_1 "opts"
 #define METHOD_ARGS_2 "y, opts"
 #define METHOD_ARGS_3 "y, z, opts"
-#define ELEMENTWISE_LINE(ID, name, nin, cls, loops, lua, form)                              \
-  {"dl." #lua, "dl." #lua "(" OPERANDS_##nin ", opts) or x:" #lua "(" METHOD_ARGS_##nin \
-               "); opts = {out = array}"},
+#define ELEMENTWISE_LINE(ID, name, nin, cls, loops, lua, form)                                     \
+  {"dl." #lua, "dl." #lua "(" OPERANDS_##nin ", opts) or x:" #lua "(" METHOD_ARGS_##nin            \
+   "); opts = {out = array}"},
 /* Array's operators (compute.c): DLBL_OPERATORS. */
-#define OPERATOR_LINE(mm, ID, nin) \
+#define OPERATOR_LINE(mm, ID, nin)                                                                 \
   {"Array:__" #mm, "an operator takes arrays, numbers or booleans: a + 1, a * b, -a"},
 /* The reductions (reduce.c): DLB_REDUCE_OPS, with the options each takes. */
 #define DTYPE_OPTION_1 ", dtype = \"float64\""
 #define DTYPE_OPTION_0 ""
 #define DDOF_OPTION_1 ", ddof = 1"
 #define DDOF_OPTION_0 ""
-#define REDUCTION_LINE(ID, name, rule, identity, loops, dtype, ddof)                          \
-  {"dl." #name, "dl." #name "(a, opts) or a:" #name "(opts); opts is a dim or {dim =, "      \
+#define REDUCTION_LINE(ID, name, rule, identity, loops, dtype, ddof)                               \
+  {"dl." #name, "dl." #name "(a, opts) or a:" #name "(opts); opts is a dim or {dim =, "            \
                 "keepdims = true" DTYPE_OPTION_##dtype DDOF_OPTION_##ddof ", out = array}"},
 
-static const usage_line derived_lines[] = {DLB_ELEMENTWISE_OPS(ELEMENTWISE_LINE)
-                                               DLBL_OPERATORS(OPERATOR_LINE)
-                                                   DLB_REDUCE_OPS(REDUCTION_LINE)};
+static const usage_line derived_lines[] = {DLB_ELEMENTWISE_OPS(ELEMENTWISE_LINE) DLBL_OPERATORS(
+    OPERATOR_LINE) DLB_REDUCE_OPS(REDUCTION_LINE)};
 
 const char *dlbL_usage(const char *op) {
   for (size_t k = 0; k < sizeof usage_lines / sizeof usage_lines[0]; k++)

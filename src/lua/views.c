@@ -101,7 +101,7 @@ static int views_transpose(lua_State *L) {
   return 1;
 }
 
-#define PERMUTE_HINT \
+#define PERMUTE_HINT                                                                               \
   "one table naming every dimension once: a:permute{3, 1, 2} puts the last dimension first"
 
 /* a:permute{3, 1, 2}: dim k of the result is dim perm[k] of a. */
@@ -147,8 +147,7 @@ static int views_narrow(lua_State *L) {
   if (len == 0 && dlbL_isinteger(L, 3) && dlbL_tointeger(L, 3) > 0 &&
       dlbL_tointeger(L, 3) - 1 == extent)
     start = extent;
-  else
-    start = dlbL_check_index(L, 3, extent, "Array:narrow");
+  else start = dlbL_check_index(L, 3, extent, "Array:narrow");
   if (len > extent - start)
     dlbL_raise(L, DLB_E_INDEX, "Array:narrow", "narrow(%d, %lld, %lld) runs past extent %lld",
                dim + 1, (long long)start + 1, (long long)len, (long long)extent);
@@ -183,8 +182,8 @@ static int64_t slice_bound(lua_State *L, int idx, int64_t n, int64_t def, const 
   return p > 0 ? p - 1 : n + p; /* -1 -> n - 1; never overflows */
 }
 
-#define SLICE_STEP_HINT \
-  "the step is a non-zero integer: 2 takes every other element, -1 walks backwards " \
+#define SLICE_STEP_HINT                                                                            \
+  "the step is a non-zero integer: 2 takes every other element, -1 walks backwards "               \
   "(a:slice(1, nil, nil, -1) reverses)"
 
 /* a:slice(dim, first, last, step): first..last inclusive by step (1-based;
@@ -276,10 +275,16 @@ static int views_is_contiguous(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg dlbL_view_methods[] = {
-    {"view", views_view},       {"reshape", views_reshape},       {"transpose", views_transpose},
-    {"permute", views_permute}, {"narrow", views_narrow},         {"select", views_select},
-    {"slice", views_slice},     {"squeeze", views_squeeze},       {"unsqueeze", views_unsqueeze},
-    {"expand", views_expand},   {"contiguous", views_contiguous},
-    {"is_contiguous", views_is_contiguous},
-    {NULL, NULL}};
+const luaL_Reg dlbL_view_methods[] = {{"view", views_view},
+                                      {"reshape", views_reshape},
+                                      {"transpose", views_transpose},
+                                      {"permute", views_permute},
+                                      {"narrow", views_narrow},
+                                      {"select", views_select},
+                                      {"slice", views_slice},
+                                      {"squeeze", views_squeeze},
+                                      {"unsqueeze", views_unsqueeze},
+                                      {"expand", views_expand},
+                                      {"contiguous", views_contiguous},
+                                      {"is_contiguous", views_is_contiguous},
+                                      {NULL, NULL}};

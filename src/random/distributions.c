@@ -50,8 +50,8 @@ void dlb_uniform_fill(dlb_pcg64 *g, double lo, double range, double *out, int64_
 /* The rare part of the float64 ziggurat (NumPy's code after the first
  * test): the tail beyond r (idx 0) or the wedge test; *again is 1 when
  * the draw is rejected and the caller draws again. */
-__attribute__((noinline)) static double normal_slow(dlb_pcg64 *g, int idx, uint64_t rabs,
-                                                    double x, int *again) {
+__attribute__((noinline)) static double normal_slow(dlb_pcg64 *g, int idx, uint64_t rabs, double x,
+                                                    int *again) {
   *again = 0;
   if (idx == 0) {
     for (;;) {
@@ -94,8 +94,8 @@ void dlb_normal_fill(dlb_pcg64 *g, double loc, double scale, double *out, int64_
 }
 
 /* The rare part of the float32 ziggurat, as normal_slow. */
-__attribute__((noinline)) static float normal_slow_f(dlb_pcg64 *g, int idx, uint32_t rabs,
-                                                     float x, int *again) {
+__attribute__((noinline)) static float normal_slow_f(dlb_pcg64 *g, int idx, uint32_t rabs, float x,
+                                                     int *again) {
   *again = 0;
   if (idx == 0) {
     for (;;) {

@@ -26,8 +26,7 @@ void dlb_draw_fill(dlb_pcg64 *g, dlb_draw *d, void *p, int64_t n) {
         default:
           if (d->dtype == DLB_BOOL)
             dlb_bounded_bool_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
-          else
-            dlb_bounded8_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
+          else dlb_bounded8_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
       }
       break;
   }
@@ -79,18 +78,18 @@ static void swap_rows(const dlb_array *a, char *base, int64_t i, int64_t j, size
 
 /* The 1-d loop of shuffle, one element type at a time (the swap inlined):
  * i from n-1 down to stop (and 1); returns the next i. */
-#define SHUFFLE_1D(T)                                                               \
-  static int64_t shuffle_1d_##T(dlb_pcg64 *g, char *base, int64_t stride, int64_t n, \
-                                int64_t stop) {                                     \
-    int64_t i = n - 1;                                                              \
-    for (; i >= stop && i >= 1; i--) {                                              \
-      int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i);                    \
-      T *pi = (T *)(void *)(base + i * stride), *pj = (T *)(void *)(base + j * stride); \
-      T t = *pi;                                                                    \
-      *pi = *pj;                                                                    \
-      *pj = t;                                                                      \
-    }                                                                               \
-    return i;                                                                       \
+#define SHUFFLE_1D(T)                                                                              \
+  static int64_t shuffle_1d_##T(dlb_pcg64 *g, char *base, int64_t stride, int64_t n,               \
+                                int64_t stop) {                                                    \
+    int64_t i = n - 1;                                                                             \
+    for (; i >= stop && i >= 1; i--) {                                                             \
+      int64_t j = (int64_t)dlb_random_interval(g, (uint64_t)i);                                    \
+      T *pi = (T *)(void *)(base + i * stride), *pj = (T *)(void *)(base + j * stride);            \
+      T t = *pi;                                                                                   \
+      *pi = *pj;                                                                                   \
+      *pj = t;                                                                                     \
+    }                                                                                              \
+    return i;                                                                                      \
   }
 SHUFFLE_1D(uint8_t)
 SHUFFLE_1D(uint16_t)

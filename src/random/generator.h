@@ -19,10 +19,10 @@
 #include "pcg64.h"
 
 typedef enum dlb_draw_kind {
-  DLB_DRAW_RANDOM,   /* random(): float64 or float32 */
-  DLB_DRAW_NORMAL,   /* standard_normal() (float64 or float32), or normal(a, b) */
-  DLB_DRAW_UNIFORM,  /* uniform: a + b * random(), float64 */
-  DLB_DRAW_INTEGERS  /* integers on the closed range [off, off + rng]: an integer dtype or bool */
+  DLB_DRAW_RANDOM,  /* random(): float64 or float32 */
+  DLB_DRAW_NORMAL,  /* standard_normal() (float64 or float32), or normal(a, b) */
+  DLB_DRAW_UNIFORM, /* uniform: a + b * random(), float64 */
+  DLB_DRAW_INTEGERS /* integers on the closed range [off, off + rng]: an integer dtype or bool */
 } dlb_draw_kind;
 
 /* What one NumPy call draws. Zero-initialised, then kind, dtype and the

@@ -11,13 +11,13 @@
 __extension__ typedef unsigned __int128 dlb_u128;
 
 /* PCG's default 128-bit multiplier (NumPy's PCG_DEFAULT_MULTIPLIER_128). */
-#define DLB_PCG64_MULT \
+#define DLB_PCG64_MULT                                                                             \
   (((dlb_u128)UINT64_C(2549297995355413924) << 64) | UINT64_C(4865540595714422341))
 
 typedef struct dlb_pcg64 {
   dlb_u128 state;
-  dlb_u128 inc;        /* odd */
-  int has_uint32;      /* uinteger holds the high half of the last 64-bit output */
+  dlb_u128 inc;   /* odd */
+  int has_uint32; /* uinteger holds the high half of the last 64-bit output */
   uint32_t uinteger;
 } dlb_pcg64;
 

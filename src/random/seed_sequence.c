@@ -32,8 +32,8 @@ static uint32_t assembled(const uint32_t *entropy, size_t n_entropy, size_t n_ru
   return spawn[i - n_run];
 }
 
-void dlb_seed_pool(const uint32_t *entropy, size_t n_entropy, const uint32_t *spawn,
-                   size_t n_spawn, uint32_t pool[DLB_SEED_POOL_SIZE]) {
+void dlb_seed_pool(const uint32_t *entropy, size_t n_entropy, const uint32_t *spawn, size_t n_spawn,
+                   uint32_t pool[DLB_SEED_POOL_SIZE]) {
   uint32_t hash_const = INIT_A;
   size_t n_run = n_spawn > 0 && n_entropy < DLB_SEED_POOL_SIZE ? DLB_SEED_POOL_SIZE : n_entropy;
   size_t n = n_run + n_spawn;
@@ -69,10 +69,8 @@ void dlb_seed_generate64(const uint32_t pool[DLB_SEED_POOL_SIZE], uint64_t *out,
     hash_const *= MULT_B;
     v *= hash_const;
     v ^= v >> XSHIFT;
-    if (i % 2 == 0)
-      out[i / 2] = v;
-    else
-      out[i / 2] |= (uint64_t)v << 32;
+    if (i % 2 == 0) out[i / 2] = v;
+    else out[i / 2] |= (uint64_t)v << 32;
   }
 }
 

@@ -15,8 +15,8 @@
  * 0, the words of each element of a sequence one after the other), spawn
  * the words of the spawn key. As NumPy (since 1.19), an entropy shorter than
  * the pool is padded with zero words when there is a spawn key. */
-void dlb_seed_pool(const uint32_t *entropy, size_t n_entropy, const uint32_t *spawn,
-                   size_t n_spawn, uint32_t pool[DLB_SEED_POOL_SIZE]);
+void dlb_seed_pool(const uint32_t *entropy, size_t n_entropy, const uint32_t *spawn, size_t n_spawn,
+                   uint32_t pool[DLB_SEED_POOL_SIZE]);
 
 /* generate_state(n_words, uint32): n_words words from the pool. */
 void dlb_seed_generate(const uint32_t pool[DLB_SEED_POOL_SIZE], uint32_t *out, size_t n_words);

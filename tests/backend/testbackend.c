@@ -47,10 +47,10 @@ typedef struct engine {
   int devices;
   void *blocks[MAX_BLOCKS]; /* handle k+1 is blocks[k]; NULL: free slot */
   long calls, allocations, live, to_host, from_host, within;
-  long fail_at;             /* the call number that fails; 0: none */
+  long fail_at; /* the call number that fails; 0: none */
   dlb_status fail_code;
   int64_t fail_status, last_status;
-  struct engine *next;      /* every engine ever registered, for tb.stats */
+  struct engine *next; /* every engine ever registered, for tb.stats */
 } engine;
 
 static engine *engines;
@@ -79,7 +79,8 @@ static void *block_of(engine *e, const void *handle) {
 
 static int engine_device_count(void *ctx) { return ((engine *)ctx)->devices; }
 
-static dlb_status engine_allocate(void *ctx, int device_id, size_t nbytes, int zeroed, void **handle) {
+static dlb_status engine_allocate(void *ctx, int device_id, size_t nbytes, int zeroed,
+                                  void **handle) {
   engine *e = ctx;
   dlb_status st = count_call(e);
   void *p;
@@ -174,7 +175,8 @@ static engine *find(lua_State *L, int idx) {
   const char *name = luaL_checkstring(L, idx);
   engine *e;
   pthread_mutex_lock(&engines_lock);
-  for (e = engines; e && strcmp(e->name, name) != 0; e = e->next) {}
+  for (e = engines; e && strcmp(e->name, name) != 0; e = e->next) {
+  }
   pthread_mutex_unlock(&engines_lock);
   if (!e) luaL_error(L, "testbackend: no engine named '%s'", name);
   return e;
@@ -310,7 +312,8 @@ static dlb_queued *find_queued(lua_State *L, int idx) {
   const char *name = luaL_checkstring(L, idx);
   queued_entry *e;
   pthread_mutex_lock(&engines_lock);
-  for (e = queued_list; e && strcmp(e->name, name) != 0; e = e->next) {}
+  for (e = queued_list; e && strcmp(e->name, name) != 0; e = e->next) {
+  }
   pthread_mutex_unlock(&engines_lock);
   if (!e) luaL_error(L, "testbackend: no queued backend named '%s'", name);
   return e->q;
@@ -320,10 +323,14 @@ static unsigned parse_omit(const char *s) {
   static const struct {
     const char *word;
     unsigned bit;
-  } words[] = {{"copy_strided", DLB_QUEUED_NO_COPY_STRIDED}, {"elementwise", DLB_QUEUED_NO_ELEMENTWISE},
-               {"reduce", DLB_QUEUED_NO_REDUCE},             {"matmul", DLB_QUEUED_NO_MATMUL},
-               {"cast", DLB_QUEUED_NO_CAST},                 {"fill", DLB_QUEUED_NO_FILL},
-               {"adopt", DLB_QUEUED_NO_ADOPT},               {"export", DLB_QUEUED_NO_EXPORT}};
+  } words[] = {{"copy_strided", DLB_QUEUED_NO_COPY_STRIDED},
+               {"elementwise", DLB_QUEUED_NO_ELEMENTWISE},
+               {"reduce", DLB_QUEUED_NO_REDUCE},
+               {"matmul", DLB_QUEUED_NO_MATMUL},
+               {"cast", DLB_QUEUED_NO_CAST},
+               {"fill", DLB_QUEUED_NO_FILL},
+               {"adopt", DLB_QUEUED_NO_ADOPT},
+               {"export", DLB_QUEUED_NO_EXPORT}};
   unsigned bits = 0;
   for (size_t k = 0; s && k < sizeof words / sizeof words[0]; k++)
     if (strstr(s, words[k].word)) bits |= words[k].bit;
@@ -379,33 +386,64 @@ static int tb_queued_stats(lua_State *L) {
   dlb_queued_stats s;
   dlb_queued_stats_get(find_queued(L, 1), &s);
   lua_createtable(L, 0, 40);
-#define F(f)                 \
-  lua_pushinteger(L, s.f); \
+#define F(f)                                                                                       \
+  lua_pushinteger(L, s.f);                                                                         \
   lua_setfield(L, -2, #f)
-  F(allocate); F(deallocate); F(freed); F(live); F(to_host); F(from_host); F(within);
-  F(export_pointer); F(copy_strided); F(strided_host); F(strided_queued); F(queue);
-  F(event_record); F(event_wait); F(event_synchronize); F(event_release); F(stream_wait);
-  F(adopt); F(adopt_refused); F(forget); F(elementwise); F(reduce); F(matmul); F(cast); F(fill);
-  F(ran_on_worker); F(ops_run); F(waits_run); F(poisoned); F(host_blocks); F(kernel_failures);
-  F(violations); F(races); F(events_live);
+  F(allocate);
+  F(deallocate);
+  F(freed);
+  F(live);
+  F(to_host);
+  F(from_host);
+  F(within);
+  F(export_pointer);
+  F(copy_strided);
+  F(strided_host);
+  F(strided_queued);
+  F(queue);
+  F(event_record);
+  F(event_wait);
+  F(event_synchronize);
+  F(event_release);
+  F(stream_wait);
+  F(adopt);
+  F(adopt_refused);
+  F(forget);
+  F(elementwise);
+  F(reduce);
+  F(matmul);
+  F(cast);
+  F(fill);
+  F(ran_on_worker);
+  F(ops_run);
+  F(waits_run);
+  F(poisoned);
+  F(host_blocks);
+  F(kernel_failures);
+  F(violations);
+  F(races);
+  F(events_live);
 #undef F
   return 1;
 }
 
 static int tb_pause(lua_State *L) {
   dlb_queued *q = find_queued(L, 1);
-  dlb_queued_pause(q, dlb_queued_device_queue(q, (int)luaL_checkinteger(L, 2)), lua_toboolean(L, 3));
+  dlb_queued_pause(q, dlb_queued_device_queue(q, (int)luaL_checkinteger(L, 2)),
+                   lua_toboolean(L, 3));
   return 0;
 }
 
 static int tb_device_queue(lua_State *L) {
   dlb_queued *q = find_queued(L, 1);
-  lua_pushinteger(L, (lua_Integer)(intptr_t)dlb_queued_device_queue(q, (int)luaL_checkinteger(L, 2)));
+  lua_pushinteger(L,
+                  (lua_Integer)(intptr_t)dlb_queued_device_queue(q, (int)luaL_checkinteger(L, 2)));
   return 1;
 }
 
 static int tb_consumer(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)dlb_queued_consumer(find_queued(L, 1), (int)luaL_checkinteger(L, 2)));
+  lua_pushinteger(
+      L, (lua_Integer)dlb_queued_consumer(find_queued(L, 1), (int)luaL_checkinteger(L, 2)));
   return 1;
 }
 

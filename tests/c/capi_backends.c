@@ -84,7 +84,8 @@ static void test_outlives_lua_close(void) {
   DLManagedTensorVersioned *t;
   allocations = deallocations = releases = 0;
   CHECK_EQ_INT(dlb_register_backend(L, &ops, NULL), DLB_OK);
-  CHECK_EQ_INT(luaL_dostring(L, "a = dl.arange(6, {device = 'engine:1', dtype = 'float64'})"), LUA_OK);
+  CHECK_EQ_INT(luaL_dostring(L, "a = dl.arange(6, {device = 'engine:1', dtype = 'float64'})"),
+               LUA_OK);
   lua_getglobal(L, "a");
   CHECK_EQ_INT(dlb_export_versioned(L, -1, NULL, &t), DLB_OK);
   lua_pop(L, 1);

@@ -40,26 +40,28 @@ static void test_limit(void) {
   long long kept;
   CHECK_EQ_INT(dlb_set_memory_limit(L, 64 * MiB), DLB_OK);
   CHECK_EQ_INT(run_int(L, "return dl.memory().limit"), 64 * MiB);
-  kept = run_int(L,
-                 "T = {}\n"
-                 "for i = 1, 100 do\n"
-                 "  local ok, a = pcall(dl.zeros, {1024 * 1024}, {dtype = 'uint8'})\n"
-                 "  if not ok then ERR = a break end\n"
-                 "  T[i] = a\n"
-                 "end\n"
-                 "return #T");
+  kept = run_int(L, "T = {}\n"
+                    "for i = 1, 100 do\n"
+                    "  local ok, a = pcall(dl.zeros, {1024 * 1024}, {dtype = 'uint8'})\n"
+                    "  if not ok then ERR = a break end\n"
+                    "  T[i] = a\n"
+                    "end\n"
+                    "return #T");
   CHECK(kept >= 60 && kept <= 64);
   CHECK_EQ_INT(run_int(L, "return ERR.code == 'OUT_OF_MEMORY' and 1 or 0"), 1);
   CHECK_EQ_INT(run_int(L, "return ERR.message:find('64 MiB', 1, true) and 1 or "
-                          "ERR.message:find('67108864', 1, true) and 1 or 0"), 1);
+                          "ERR.message:find('67108864', 1, true) and 1 or 0"),
+               1);
   CHECK_EQ_INT(run_int(L, "return ERR.hint:find('dlb_set_memory_limit', 1, true) and 1 or 0"), 1);
   /* The state stays usable: reads, views, small arrays within the limit. */
   CHECK_EQ_INT(run_int(L, "return T[1][1] + T[2]:narrow(1, 1, 10).size"), 10);
   /* Dropping the table makes room: no collectgarbage by the script. */
-  CHECK_EQ_INT(run_int(L, "T = nil\n"
-                          "local n = 0\n"
-                          "for i = 1, 200 do n = n + dl.zeros({1024 * 1024}, {dtype = 'uint8'}).size end\n"
-                          "return math.floor(n / (1024 * 1024))"), 200);
+  CHECK_EQ_INT(
+      run_int(L, "T = nil\n"
+                 "local n = 0\n"
+                 "for i = 1, 200 do n = n + dl.zeros({1024 * 1024}, {dtype = 'uint8'}).size end\n"
+                 "return math.floor(n / (1024 * 1024))"),
+      200);
   CHECK(run_int(L, "return dl.memory().in_use") <= 64 * MiB);
   CHECK(run_int(L, "return dl.memory().peak") <= 64 * MiB);
   /* Removing the limit. */
@@ -81,14 +83,16 @@ static void test_refund_on_another_thread(void) {
   pthread_t thread;
   long long before = run_int(L, "collectgarbage() return dl.memory().in_use");
   CHECK_EQ_INT(dlb_set_memory_limit(L, 16 * MiB), DLB_OK);
-  CHECK_EQ_INT(luaL_dostring(L, "A = dl.zeros({8 * 1024 * 1024}, {dtype = 'uint8'}) return A"), LUA_OK);
+  CHECK_EQ_INT(luaL_dostring(L, "A = dl.zeros({8 * 1024 * 1024}, {dtype = 'uint8'}) return A"),
+               LUA_OK);
   CHECK_EQ_INT(dlb_export_versioned(L, -1, NULL, &t), DLB_OK);
   lua_settop(L, 0);
   /* The consumer holds the buffer after the script let go of it. */
   CHECK_EQ_INT(run_int(L, "A:delete() A = nil collectgarbage() return dl.memory().in_use"),
                before + 8 * MiB);
-  CHECK_EQ_INT(run_int(L, "return pcall(dl.zeros, {9 * 1024 * 1024}, {dtype = 'uint8'}) and 1 or 0"),
-               0); /* 8 + 9 MiB would pass 16 */
+  CHECK_EQ_INT(
+      run_int(L, "return pcall(dl.zeros, {9 * 1024 * 1024}, {dtype = 'uint8'}) and 1 or 0"),
+      0); /* 8 + 9 MiB would pass 16 */
   CHECK(t != NULL);
   if (t) {
     CHECK_EQ_INT(pthread_create(&thread, NULL, delete_on_thread, t), 0);
@@ -96,8 +100,9 @@ static void test_refund_on_another_thread(void) {
   }
   CHECK_EQ_INT(run_int(L, "return dl.memory().in_use"), before);
   CHECK_EQ_INT(run_int(L, "return dl.memory().backends.cpu.in_use"), before);
-  CHECK_EQ_INT(run_int(L, "return math.floor(#dl.zeros({9 * 1024 * 1024}, {dtype = 'uint8'}) / 1024)"),
-               9 * 1024);
+  CHECK_EQ_INT(
+      run_int(L, "return math.floor(#dl.zeros({9 * 1024 * 1024}, {dtype = 'uint8'}) / 1024)"),
+      9 * 1024);
   lua_close(L);
 }
 
@@ -140,9 +145,11 @@ static void test_imports(void) {
   CHECK_EQ_INT(dlb_set_memory_limit(L, 20 * MiB), DLB_OK);
   CHECK_EQ_INT(run_int(L, "KEEP = {produce(), produce()}\n"
                           "local ok, e = pcall(produce)\n"
-                          "return not ok and e.code == 'OUT_OF_MEMORY' and 1 or 0"), 1);
+                          "return not ok and e.code == 'OUT_OF_MEMORY' and 1 or 0"),
+               1);
   CHECK_EQ_INT(atomic_load(&tensors_alive), 2);
-  CHECK_EQ_INT(run_int(L, "KEEP = nil local a = produce() return math.floor(a.size / (1024 * 1024))"), 8);
+  CHECK_EQ_INT(
+      run_int(L, "KEEP = nil local a = produce() return math.floor(a.size / (1024 * 1024))"), 8);
   lua_close(L);
   CHECK_EQ_INT(atomic_load(&tensors_alive), 0);
 }

@@ -93,7 +93,8 @@ static const char *in_finalizer =
     "end)\n";
 
 __attribute__((unused)) /* (5.1-5.3: see main) */
-static void test_objects_made_in_finalizers(void) {
+static void
+test_objects_made_in_finalizers(void) {
   made = deleted = 0;
   atomic_store(&opaque_live, 0);
   atomic_store(&opaque_released, 0);
@@ -107,7 +108,8 @@ static void test_objects_made_in_finalizers(void) {
 /* A finalizer made before require "dlbridge" runs after dlbridge's state
  * closed: new objects are refused with a coded error, old ones are deleted. */
 __attribute__((unused)) /* (5.1-5.3: see main) */
-static void test_finalizers_after_close(void) {
+static void
+test_finalizers_after_close(void) {
   /* The early table must be older than dlbridge's state: make it first. */
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
@@ -117,20 +119,20 @@ static void test_finalizers_after_close(void) {
   lua_register(L, "record", record);
   made = deleted = 0;
   late_count = 0;
-  if (luaL_dostring(L,
-                    "local function on_gc(f) -- f finalizes it (5.1, LuaJIT: userdata only)\n"
-                    "  if newproxy then local u = newproxy(true); getmetatable(u).__gc = f; return u end\n"
-                    "  return setmetatable({}, {__gc = f})\n"
-                    "end\n"
-                    "EARLY = on_gc(function()\n"
-                    "  local ok, e = pcall(function() return DL.zeros{4} end)\n"
-                    "  record(not ok and e.code)\n"
-                    "  ok, e = pcall(function() return OLD:view{-1} end); record(not ok and e.code)\n"
-                    "  ok, e = pcall(host_capsule); record(not ok and e.code)\n"
-                    "  ok, e = pcall(host_array); record(not ok and e.code)\n"
-                    "end)\n"
-                    "DL = require 'dlbridge'\n"
-                    "OLD = DL.zeros{10, 10}\n") != LUA_OK) {
+  if (luaL_dostring(
+          L, "local function on_gc(f) -- f finalizes it (5.1, LuaJIT: userdata only)\n"
+             "  if newproxy then local u = newproxy(true); getmetatable(u).__gc = f; return u end\n"
+             "  return setmetatable({}, {__gc = f})\n"
+             "end\n"
+             "EARLY = on_gc(function()\n"
+             "  local ok, e = pcall(function() return DL.zeros{4} end)\n"
+             "  record(not ok and e.code)\n"
+             "  ok, e = pcall(function() return OLD:view{-1} end); record(not ok and e.code)\n"
+             "  ok, e = pcall(host_capsule); record(not ok and e.code)\n"
+             "  ok, e = pcall(host_array); record(not ok and e.code)\n"
+             "end)\n"
+             "DL = require 'dlbridge'\n"
+             "OLD = DL.zeros{10, 10}\n") != LUA_OK) {
     fprintf(stderr, "script: %s\n", lua_tostring(L, -1));
     CHECK(0);
   }

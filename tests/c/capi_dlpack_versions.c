@@ -49,8 +49,8 @@ static void count_delete(DLManagedTensorVersioned *self) {
 /* A tensor of version major.minor of which only the stable prefix is readable. */
 static DLManagedTensorVersioned *guarded(uint32_t major, uint32_t minor) {
   long page = sysconf(_SC_PAGESIZE);
-  char *m = mmap(NULL, (size_t)(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                 0);
+  char *m =
+      mmap(NULL, (size_t)(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   DLManagedTensorVersioned *v;
   if (m == MAP_FAILED || mprotect(m + page, (size_t)page, PROT_NONE) != 0) {
     perror("mmap");
@@ -70,14 +70,14 @@ static const char *code_of(lua_State *L, const char *chunk) {
   static char buf[128];
   char wrapped[1024];
   int top = lua_gettop(L);
-  snprintf(wrapped, sizeof wrapped,
-           "local ok, e = pcall(function() %s end) "
-           "return ok and '' or dl.is_error(e) and e.code or 'not a dlbridge.Error: ' .. tostring(e)",
-           chunk);
+  snprintf(
+      wrapped, sizeof wrapped,
+      "local ok, e = pcall(function() %s end) "
+      "return ok and '' or dl.is_error(e) and e.code or 'not a dlbridge.Error: ' .. tostring(e)",
+      chunk);
   if (luaL_dostring(L, wrapped) != LUA_OK)
     snprintf(buf, sizeof buf, "lua error: %s", lua_tostring(L, -1));
-  else
-    snprintf(buf, sizeof buf, "%s", lua_tostring(L, -1));
+  else snprintf(buf, sizeof buf, "%s", lua_tostring(L, -1));
   lua_settop(L, top);
   return buf;
 }
@@ -133,7 +133,8 @@ static void capsule_then_from_dlpack(void) {
 /* With options too: copy and device are looked at after the version. */
 static void capsule_then_from_dlpack_with_options(void) {
   static const char *const chunks[] = {
-      "dl.from_dlpack(cap, {copy = true})", "dl.from_dlpack(cap, {copy = false})",
+      "dl.from_dlpack(cap, {copy = true})",
+      "dl.from_dlpack(cap, {copy = false})",
       "dl.from_dlpack(cap, {device = 'cpu'})",
       "dl.from_dlpack({__dlpack = function() return cap end}, {copy = true})",
       "dl.from_dlpack({__dlpack = function() return cap end}, {copy = false, device = 'cpu'})",

@@ -306,17 +306,18 @@ static void test_push(void) {
       int ndim;
       const char *code;
     } cases[] = {
-        {1, kDLCPU, 40, "SHAPE"},           {0, kDLCPU, -1, "DLPACK_INVALID"},
-        {1, kDLCUDA, 2, "DEVICE_UNAVAILABLE"}, {0, kDLROCM, 2, "DEVICE_UNAVAILABLE"},
-        {1, kDLVulkan, 2, "DEVICE_UNAVAILABLE"},  {0, kDLMetal, 2, "DEVICE_UNAVAILABLE"},
+        {1, kDLCPU, 40, "SHAPE"},
+        {0, kDLCPU, -1, "DLPACK_INVALID"},
+        {1, kDLCUDA, 2, "DEVICE_UNAVAILABLE"},
+        {0, kDLROCM, 2, "DEVICE_UNAVAILABLE"},
+        {1, kDLVulkan, 2, "DEVICE_UNAVAILABLE"},
+        {0, kDLMetal, 2, "DEVICE_UNAVAILABLE"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
       producer *p = make_producer(cases[i].versioned, data, cases[i].device);
       dlb_status st;
-      if (cases[i].versioned)
-        p->t.v.dl_tensor.ndim = cases[i].ndim;
-      else
-        p->t.l.dl_tensor.ndim = cases[i].ndim;
+      if (cases[i].versioned) p->t.v.dl_tensor.ndim = cases[i].ndim;
+      else p->t.l.dl_tensor.ndim = cases[i].ndim;
       top = lua_gettop(L);
       before = atomic_load(&deleted);
       st = cases[i].versioned ? dlb_push_versioned(L, &p->t.v) : dlb_push_legacy(L, &p->t.l);
@@ -379,7 +380,8 @@ static int host_export_sum(lua_State *L) {
   int64_t sum = 0;
   if (dlb_export_versioned(L, 1, NULL, &v) != DLB_OK) return lua_error(L);
   for (int64_t i = 0; i < v->dl_tensor.shape[0]; i++)
-    sum += ((int64_t *)((char *)v->dl_tensor.data + v->dl_tensor.byte_offset))[i * v->dl_tensor.strides[0]];
+    sum += ((int64_t *)((char *)v->dl_tensor.data +
+                        v->dl_tensor.byte_offset))[i * v->dl_tensor.strides[0]];
   v->deleter(v);
   lua_pushinteger(L, (lua_Integer)sum);
   return 1;
@@ -387,7 +389,8 @@ static int host_export_sum(lua_State *L) {
 
 static int host_fail(lua_State *L) {
   int n = (int)luaL_checkinteger(L, 1);
-  if (n == 1) dlb_raise(L, DLB_E_VALUE, "host.fail", "pass a smaller number", "value %d is too big", 42);
+  if (n == 1)
+    dlb_raise(L, DLB_E_VALUE, "host.fail", "pass a smaller number", "value %d is too big", 42);
   if (n == 2) dlb_raise(L, DLB_E_SHAPE, "host.fail", NULL, "no hint given");
   dlb_raise(L, DLB_E_BACKEND_FAILURE, NULL, NULL, "%s", "no op given");
 }
@@ -406,27 +409,33 @@ static void test_host_functions(void) {
   CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_fail, 1) "
                       "return (not ok and dl.is_error(e) and getmetatable(e) ~= nil) and 1 or 0"),
                1);
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_fail, 1) return e.code == 'VALUE' and e.op == 'host.fail' "
-                      "and e.hint == 'pass a smaller number' and e.message == 'value 42 is too big' "
-                      "and e:is('VALUE') and e.code == dl.E.VALUE"),
-               1);
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_fail, 1) "
-                      "return tostring(e):find('dlbridge: VALUE: value 42 is too big', 1, true) ~= nil"),
-               1);
+  CHECK_EQ_INT(
+      RUN(L, "local ok, e = pcall(host_fail, 1) return e.code == 'VALUE' and e.op == 'host.fail' "
+             "and e.hint == 'pass a smaller number' and e.message == 'value 42 is too big' "
+             "and e:is('VALUE') and e.code == dl.E.VALUE"),
+      1);
+  CHECK_EQ_INT(
+      RUN(L, "local ok, e = pcall(host_fail, 1) "
+             "return tostring(e):find('dlbridge: VALUE: value 42 is too big', 1, true) ~= nil"),
+      1);
   /* NULL hint: the code's default hint; NULL op: "host". */
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_fail, 2) return e.code == 'SHAPE' and e.op == 'host.fail' "
-                      "and type(e.hint) == 'string' and #e.hint > 0 and e.message == 'no hint given'"),
-               1);
+  CHECK_EQ_INT(
+      RUN(L, "local ok, e = pcall(host_fail, 2) return e.code == 'SHAPE' and e.op == 'host.fail' "
+             "and type(e.hint) == 'string' and #e.hint > 0 and e.message == 'no hint given'"),
+      1);
   CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_fail, 3) return e.code == 'BACKEND_FAILURE' "
                       "and e.op == 'host' and e.message == 'no op given'"),
                1);
   /* dl.try turns it into nil, err like any dlbridge error. */
-  CHECK_EQ_INT(RUN(L, "local r, e = dl.try(host_fail, 1) return r == nil and e.code == 'VALUE'"), 1);
+  CHECK_EQ_INT(RUN(L, "local r, e = dl.try(host_fail, 1) return r == nil and e.code == 'VALUE'"),
+               1);
   /* A failed push raised from a host function: the pushed error as is. */
   before = atomic_load(&deleted);
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_import_bad) return (not ok) and e.code == 'DEVICE_UNAVAILABLE' "
-                      "and e.op == 'dlb_push_versioned'"),
-               1);
+  CHECK_EQ_INT(
+      RUN(L,
+          "local ok, e = pcall(host_import_bad) return (not ok) and e.code == 'DEVICE_UNAVAILABLE' "
+          "and e.op == 'dlb_push_versioned'"),
+      1);
   CHECK_EQ_INT(atomic_load(&deleted) - before, 1);
   /* A good push from a host function. */
   before = atomic_load(&deleted);
@@ -436,9 +445,10 @@ static void test_host_functions(void) {
   /* Export from a host function (the state comes from the registry). */
   CHECK_EQ_INT(RUN(L, "return host_export_sum(dl.array{1, 2, 3, 4})"), 10);
   CHECK_EQ_INT(RUN(L, "return host_export_sum(dl.array{1, 2, 3, 4, 5, 6}:slice(1, 6, 1, -2))"), 12);
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(host_export_sum, 'x') return (not ok) and e.code == 'ARGUMENT' "
-                      "and e.op == 'dlb_export_versioned'"),
-               1);
+  CHECK_EQ_INT(
+      RUN(L, "local ok, e = pcall(host_export_sum, 'x') return (not ok) and e.code == 'ARGUMENT' "
+             "and e.op == 'dlb_export_versioned'"),
+      1);
   lua_close(L);
 }
 
@@ -454,19 +464,15 @@ static void test_capsules(void) {
   for (int vers = 0; vers <= 1; vers++) {
     producer *p = make_producer(vers, data, kDLCPU);
     before = atomic_load(&deleted);
-    if (vers)
-      dlb_push_capsule_versioned(L, &p->t.v);
-    else
-      dlb_push_capsule_legacy(L, &p->t.l);
+    if (vers) dlb_push_capsule_versioned(L, &p->t.v);
+    else dlb_push_capsule_legacy(L, &p->t.l);
     CHECK_EQ_INT(lua_gettop(L), 1);
     lua_setglobal(L, "cap");
     CHECK_EQ_INT(RUN(L, "return cap.versioned"), vers);
     CHECK_EQ_INT(RUN(L, "return cap.consumed"), 0);
     CHECK_EQ_INT(RUN(L, "return cap.device[1] * 10 + cap.device[2]"), 10);
-    if (vers)
-      CHECK_EQ_INT(RUN(L, "return cap.version[1] * 10 + cap.version[2]"), 13);
-    else
-      CHECK_EQ_INT(RUN(L, "return cap.version == nil"), 1);
+    if (vers) CHECK_EQ_INT(RUN(L, "return cap.version[1] * 10 + cap.version[2]"), 13);
+    else CHECK_EQ_INT(RUN(L, "return cap.version == nil"), 1);
     CHECK_EQ_INT(RUN(L, "b = dl.from_dlpack(cap) return b:get(2, 1)"), 3);
     CHECK_EQ_INT(RUN(L, "return cap.consumed"), 1);
     CHECK_EQ_INT(atomic_load(&deleted), before);
@@ -492,11 +498,13 @@ static void test_capsules(void) {
     dlb_push_capsule_versioned(L, &p->t.v);
     lua_setglobal(L, "cap");
     CHECK_EQ_INT(RUN(L, "local ok, e = pcall(dl.from_dlpack, cap) "
-                        "return (not ok and e.code == 'DEVICE_UNAVAILABLE' and e.op == 'dl.from_dlpack') and 1 or 0"),
+                        "return (not ok and e.code == 'DEVICE_UNAVAILABLE' and e.op == "
+                        "'dl.from_dlpack') and 1 or 0"),
                  1);
     CHECK_EQ_INT(atomic_load(&deleted) - before, 1);
     CHECK_EQ_INT(RUN(L, "return cap.consumed"), 1);
-    CHECK_EQ_INT(RUN(L, "local ok, e = pcall(dl.from_dlpack, cap) return e.code == 'CAPSULE_CONSUMED'"), 1);
+    CHECK_EQ_INT(
+        RUN(L, "local ok, e = pcall(dl.from_dlpack, cap) return e.code == 'CAPSULE_CONSUMED'"), 1);
     CHECK_EQ_INT(RUN(L, "cap = nil collectgarbage() collectgarbage() return 1"), 1);
     CHECK_EQ_INT(atomic_load(&deleted) - before, 1);
   }
@@ -531,14 +539,16 @@ static void test_capsules(void) {
     CHECK(again == (void *)&top);
   }
   /* Lua cannot consume it either now. */
-  CHECK_EQ_INT(RUN(L, "local ok, e = pcall(dl.from_dlpack, taken) return e.code == 'CAPSULE_CONSUMED'"), 1);
+  CHECK_EQ_INT(
+      RUN(L, "local ok, e = pcall(dl.from_dlpack, taken) return e.code == 'CAPSULE_CONSUMED'"), 1);
   if (tensor) {
     DLManagedTensorVersioned *v = tensor;
     CHECK_EQ_INT(v->version.major, 1);
     CHECK_EQ_INT(v->dl_tensor.dtype.bits, 64);
     CHECK_EQ_INT(((int64_t *)v->dl_tensor.data)[2], 7);
     /* the memory outlives the array and the capsule */
-    CHECK_EQ_INT(RUN(L, "src:delete() src = nil taken = nil collectgarbage() collectgarbage() return 1"), 1);
+    CHECK_EQ_INT(
+        RUN(L, "src:delete() src = nil taken = nil collectgarbage() collectgarbage() return 1"), 1);
     lua_settop(L, 0);
     CHECK_EQ_INT(RUN(L, "collectgarbage() return 1"), 1);
     CHECK_EQ_INT(((int64_t *)v->dl_tensor.data)[1], 6);
@@ -639,10 +649,8 @@ static void *delete_tensors(void *arg) {
                                       : &((DLManagedTensor *)tensors[i])->dl_tensor;
     const double *d = (const double *)((const char *)t->data + t->byte_offset);
     sum += (long)d[0] + (long)d[(t->shape[0] - 1) * t->strides[0]];
-    if (tensor_versioned[i])
-      ((DLManagedTensorVersioned *)tensors[i])->deleter(tensors[i]);
-    else
-      ((DLManagedTensor *)tensors[i])->deleter(tensors[i]);
+    if (tensor_versioned[i]) ((DLManagedTensorVersioned *)tensors[i])->deleter(tensors[i]);
+    else ((DLManagedTensor *)tensors[i])->deleter(tensors[i]);
   }
   atomic_store(&checksum, sum);
   return NULL;
@@ -659,15 +667,14 @@ static long export_many(lua_State *L) {
     dlb_export_options_init(&o);
     o.copy = i % 3 == 0 ? 1 : -1;
     snprintf(code, sizeof code,
-             "local a = dl.zeros{%d} a[1] = %d a[-1] = %d if %d %% 2 == 0 then return a:slice(1, 1, -1, 1) end "
+             "local a = dl.zeros{%d} a[1] = %d a[-1] = %d if %d %% 2 == 0 then return a:slice(1, "
+             "1, -1, 1) end "
              "return a",
              16 + i, i, 1000 + i, i);
     PUSH(L, code);
     tensor_versioned[i] = i % 2;
-    if (i % 2)
-      st = dlb_export_versioned(L, -1, &o, (DLManagedTensorVersioned **)&tensors[i]);
-    else
-      st = dlb_export_legacy(L, -1, &o, (DLManagedTensor **)&tensors[i]);
+    if (i % 2) st = dlb_export_versioned(L, -1, &o, (DLManagedTensorVersioned **)&tensors[i]);
+    else st = dlb_export_legacy(L, -1, &o, (DLManagedTensor **)&tensors[i]);
     CHECK_EQ_INT(st, DLB_OK);
     if (st != DLB_OK) {
       fprintf(stderr, "export %d failed\n", i);

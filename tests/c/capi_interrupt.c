@@ -95,8 +95,7 @@ static void test_interrupt_stops_each_kind_of_loop(lua_State *L) {
   check_interrupted(L, "argmax",
                     "local a = dl.zeros({1}, {dtype = 'int8'}):expand(2^63 - 1024); start(); "
                     "a:argmax()");
-  check_interrupted(L, "dot",
-                    "local a = dl.ones(1):expand(1e12); start(); dl.dot(a, a)");
+  check_interrupted(L, "dot", "local a = dl.ones(1):expand(1e12); start(); dl.dot(a, a)");
   check_interrupted(L, "matmul (loops)",
                     "local a = dl.ones({1, 1}, {dtype = 'int64'}):expand{4000, 4000}\n"
                     "start(); dl.matmul(a, a)");
@@ -151,8 +150,7 @@ static void test_interrupt_is_sticky(lua_State *L) {
   CHECK_EQ_INT(RUN(L, "return select(2, pcall(dl.zeros(10).sum, dl.zeros(10))).code == "
                       "'INTERRUPTED'"),
                1);
-  CHECK_EQ_INT(RUN(L, "return select(2, pcall(dl.add, dl.zeros(10), 1)).code == 'INTERRUPTED'"),
-               1);
+  CHECK_EQ_INT(RUN(L, "return select(2, pcall(dl.add, dl.zeros(10), 1)).code == 'INTERRUPTED'"), 1);
   CHECK_EQ_INT(RUN(L, "local a = dl.zeros(3); a[1] = 5; return a[1] == 5"), 1); /* element access */
   dlb_interrupt_clear(target);
   CHECK_EQ_INT(RUN(L, "return dl.zeros(10):sum() == 0"), 1);
@@ -188,7 +186,7 @@ static void test_work_limit(lua_State *L) {
   CHECK_EQ_INT(RUN(L, "local a = dl.ones(1):expand(1e7); "
                       "return select(2, pcall(dl.dot, a, a)).code == 'INTERRUPTED'"),
                1);
-  CHECK_EQ_INT(RUN(L, "local a = dl.ones{200, 200}; "  /* 8e6 multiply-adds */
+  CHECK_EQ_INT(RUN(L, "local a = dl.ones{200, 200}; " /* 8e6 multiply-adds */
                       "return select(2, pcall(dl.matmul, a, a)).code == 'INTERRUPTED'"),
                1);
   CHECK_EQ_INT(RUN(L, "return dl.ones{100, 100}:matmul(dl.ones{100, 100})[1][1] == 100"), 1);

@@ -38,14 +38,13 @@ static int craft(lua_State *L) {
   return 1;
 }
 
-static const char fill[] =
-    "local n = 0\n"
-    "while true do\n"
-    "  local ok, e = pcall(craft, n + 1)\n"
-    "  if not ok then return n, tostring(e) end\n"
-    "  n = n + 1\n"
-    "  if n > 1000 then return n, 'never full' end\n"
-    "end\n";
+static const char fill[] = "local n = 0\n"
+                           "while true do\n"
+                           "  local ok, e = pcall(craft, n + 1)\n"
+                           "  if not ok then return n, tostring(e) end\n"
+                           "  n = n + 1\n"
+                           "  if n > 1000 then return n, 'never full' end\n"
+                           "end\n";
 
 /* Opening dlbridge, then every route that hands a C address to a protected
  * call: made objects, error objects, strings, shapes, tostring, the DLPack
@@ -108,7 +107,5 @@ int main(void) {
   return check_done("capi_light_userdata");
 }
 #else
-int main(void) {
-  return 77; /* light userdata never allocates on this Lua */
-}
+int main(void) { return 77; /* light userdata never allocates on this Lua */ }
 #endif

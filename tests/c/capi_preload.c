@@ -33,10 +33,12 @@ int main(void) {
                       "return (a == nil and e.code == 'SHAPE') and 1 or 0"),
                1);
   /* One module per state: dlbridge and dlbridge.core are the same table. */
-  CHECK_EQ_INT(run(L, "return rawequal(require 'dlbridge', require 'dlbridge.core') and 1 or 0"), 1);
+  CHECK_EQ_INT(run(L, "return rawequal(require 'dlbridge', require 'dlbridge.core') and 1 or 0"),
+               1);
   /* Errors raised through the C module keep their code. */
-  CHECK_EQ_INT(run(L, "local dl = require 'dlbridge' local ok, e = pcall(dl.ones, {1}, {dtype = 'x'}) "
-                      "return e.code == 'DTYPE' and 1 or 0"),
+  CHECK_EQ_INT(run(L,
+                   "local dl = require 'dlbridge' local ok, e = pcall(dl.ones, {1}, {dtype = 'x'}) "
+                   "return e.code == 'DTYPE' and 1 or 0"),
                1);
   CHECK_EQ_INT(strcmp(dlb_status_name(DLB_E_BACKEND_INCOMPATIBLE), "BACKEND_INCOMPATIBLE"), 0);
   CHECK_EQ_INT(strcmp(dlb_status_name((dlb_status)999), "UNKNOWN"), 0);

@@ -199,10 +199,9 @@ static void test_interrupt_midway(lua_State *L, dlb_interrupter *target) {
  * A refused spawn spawned nothing: the next one numbers its children from
  * where the generator was. */
 static void test_spawn_bounds(lua_State *L, dlb_interrupter *target) {
-  static const char *next_child_same =
-      "local a = RNG:spawn(1)[1]:random(4)\n"
-      "local b = dl.random.default_rng(11):spawn(1)[1]:random(4)\n"
-      "return a:tobytes() == b:tobytes()";
+  static const char *next_child_same = "local a = RNG:spawn(1)[1]:random(4)\n"
+                                       "local b = dl.random.default_rng(11):spawn(1)[1]:random(4)\n"
+                                       "return a:tobytes() == b:tobytes()";
   CHECK_EQ_INT(RUN(L, "RNG = dl.random.default_rng(11) return 1"), 1);
   CHECK_EQ_INT(dlb_set_work_limit(L, 1000), DLB_OK);
   CHECK_EQ_INT(RUN(L, "return refused('INTERRUPTED', RNG, 'spawn', 1001)"), 0);

@@ -107,11 +107,13 @@ static void test_load_file(void) {
   CHECK_EQ_INT(lua_gettop(L), 2);
   keep_results(L);
   CHECK_EQ_INT(RUN(L, "local w = tensors.w return w.dtype == 'float32' and w.shape[1] == 2 and "
-                      "w.shape[2] == 3 and w:get(2, 3) == 5 and w.readonly"), 1);
+                      "w.shape[2] == 3 and w:get(2, 3) == 5 and w.readonly"),
+               1);
   CHECK_EQ_INT(RUN(L, "return tensors.mask.dtype == 'bool' and tensors.mask:get(2) == false"), 1);
   CHECK_EQ_INT(RUN(L, "return metadata.format == 'pt'"), 1);
   CHECK_EQ_INT(RUN(L, "local ok, e = pcall(tensors.w.set, tensors.w, 1, 1, 9) "
-                      "return e.code == 'READ_ONLY'"), 1);
+                      "return e.code == 'READ_ONLY'"),
+               1);
   CHECK_EQ_INT(mappings_of(path), 1);
   /* the last array gone: unmapped */
   CHECK_EQ_INT(RUN(L, "tensors = nil collectgarbage() collectgarbage() return 1"), 1);
@@ -130,7 +132,8 @@ static void test_load_file_copy(void) {
   CHECK_EQ_INT(mappings_of(path), 0); /* copied out and unmapped before returning */
   keep_results(L);
   CHECK_EQ_INT(RUN(L, "local w = tensors.w w:set(1, 1, 42) return not w.readonly and "
-                      "w:get(1, 1) == 42 and w:get(2, 1) == 3"), 1);
+                      "w:get(1, 1) == 42 and w:get(2, 1) == 3"),
+               1);
   lua_close(L);
   unlink(path);
   free(bytes);
@@ -149,7 +152,7 @@ static void test_mapping_outlives_close(void) {
   CHECK_EQ_INT(dlb_export_versioned(L, -1, NULL, &t), DLB_OK);
   lua_getfield(L, 1, "mask");
   CHECK_EQ_INT(dlb_export_versioned(L, -1, NULL, &t2), DLB_OK);
-  CHECK(t && (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY)); /* exported read-only */
+  CHECK(t && (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY));  /* exported read-only */
   CHECK(t && !(t->flags & DLPACK_FLAG_BITMASK_IS_COPIED)); /* the file's own bytes */
   lua_close(L);
   CHECK_EQ_INT(mappings_of(path), 1);
@@ -216,7 +219,8 @@ static void test_push_copy(void) {
   CHECK_EQ_INT(atomic_load(&released), 1); /* copied: released before returning */
   keep_results(L);
   CHECK_EQ_INT(RUN(L, "return not tensors.w.readonly and tensors.w:get(1, 2) == 1 and "
-                      "tensors.mask:get(3) == true and metadata.format == 'pt'"), 1);
+                      "tensors.mask:get(3) == true and metadata.format == 'pt'"),
+               1);
   lua_close(L);
   CHECK_EQ_INT(atomic_load(&released), 1);
   free(bytes);
@@ -234,7 +238,8 @@ static void test_push_misaligned(void) {
   CHECK_EQ_INT(dlb_push_safetensors(L, data, size, 0, count_release, block), DLB_OK);
   keep_results(L);
   CHECK_EQ_INT(RUN(L, "local w = tensors.w return w.readonly and w:get(2, 2) == 4 and "
-                      "w:sum() == 15"), 1);
+                      "w:sum() == 15"),
+               1);
   /* mask (1-byte elements) is a view still: the memory stays until it goes */
   CHECK_EQ_INT(atomic_load(&released), 0);
   CHECK_EQ_INT(RUN(L, "tensors.mask = nil collectgarbage() collectgarbage() return 1"), 1);
@@ -310,7 +315,8 @@ static void test_failure_after_a_view(void) {
   CHECK_EQ_INT(dlb_push_safetensors(L, data, size, 0, NULL, NULL), DLB_OK);
   keep_results(L);
   CHECK_EQ_INT(RUN(L, "return tensors.a:get(2) == 7 and tensors.b:get(1) == true and "
-                      "tensors.b:get(2) == true and tensors.b:astype('uint8'):sum() == 2"), 1);
+                      "tensors.b:get(2) == true and tensors.b:astype('uint8'):sum() == 2"),
+               1);
   CHECK_EQ_INT(RUN(L, "tensors = nil collectgarbage() return 1"), 1);
   CHECK_EQ_INT(dlb_set_memory_limit(L, size + 1), DLB_OK);
   atomic_store(&released, 0);
@@ -383,8 +389,10 @@ static void test_not_subject_to_allow_files(void) {
   CHECK_EQ_INT(dlb_allow_files(L, 0), DLB_OK);
   CHECK_EQ_INT(dlb_load_safetensors(L, path, 0), DLB_OK);
   lua_settop(L, 0);
-  snprintf(code, sizeof code, "local ok, e = pcall(dl.load_safetensors, '%s') "
-           "return e.code == 'UNSUPPORTED'", path);
+  snprintf(code, sizeof code,
+           "local ok, e = pcall(dl.load_safetensors, '%s') "
+           "return e.code == 'UNSUPPORTED'",
+           path);
   CHECK_EQ_INT(RUN(L, code), 1);
   lua_close(L);
   unlink(path);
@@ -402,12 +410,15 @@ static void test_mapping_off(void) {
   lua_State *L = new_state();
   snprintf(npy, sizeof npy, "%s", write_temp("", 0));
   snprintf(st, sizeof st, "%s", write_temp("", 0));
-  snprintf(code, sizeof code, "big = dl.arange(2^20, {dtype = 'int32'}) "
+  snprintf(code, sizeof code,
+           "big = dl.arange(2^20, {dtype = 'int32'}) "
            "dl.save('%s', big) dl.save_safetensors('%s', {w = big, m = dl.array{true, false}}) "
-           "return 1", npy, st);
+           "return 1",
+           npy, st);
   CHECK_EQ_INT(RUN(L, code), 1);
   CHECK_EQ_INT(dlb_allow_mapping(L, 0), DLB_OK);
-  snprintf(code, sizeof code, "a = dl.load('%s') t = dl.load_safetensors('%s') "
+  snprintf(code, sizeof code,
+           "a = dl.load('%s') t = dl.load_safetensors('%s') "
            "c = dl.load('%s', {copy = true}) "
            "local ok, e = pcall(dl.load_safetensors, '%s', {copy = false}) "
            "return a.readonly and t.w.readonly and t.m.readonly and not c.readonly and "
@@ -423,7 +434,8 @@ static void test_mapping_off(void) {
   CHECK_EQ_INT(truncate(st, 0), 0);
   CHECK_EQ_INT(RUN(L, "local n = 2^20 * (2^20 - 1) / 2 "
                       "return a:sum() == n and t.w:sum() == n and tensors.w:sum() == n and "
-                      "t.m:get(1) == true and a:eq(big):all() and 1 or 0"), 1);
+                      "t.m:get(1) == true and a:eq(big):all() and 1 or 0"),
+               1);
   /* mapping on again: loads map */
   CHECK_EQ_INT(RUN(L, "big = nil a, t, c, tensors, metadata = nil collectgarbage() return 1"), 1);
   CHECK_EQ_INT(dlb_allow_mapping(L, 1), DLB_OK);

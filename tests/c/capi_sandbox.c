@@ -45,8 +45,8 @@ static int host_external(lua_State *L) {
 /* A fresh counted host tensor of 4 int64. */
 static DLManagedTensorVersioned *counted_tensor(void) {
   producer *p = calloc(1, sizeof *p);
-  producer_init(p, 1, count_delete, NULL, tensor_data, kDLCPU, dt(kDLInt, 64, 1), 1, shape4,
-                NULL, 0);
+  producer_init(p, 1, count_delete, NULL, tensor_data, kDLCPU, dt(kDLInt, 64, 1), 1, shape4, NULL,
+                0);
   return &p->t.v;
 }
 
@@ -130,12 +130,12 @@ static void test_reload_keeps_host_settings(void) {
   run_script(L, "old = require 'dlbridge'; held = old.zeros{100000}"); /* 800 KB of the 1 MiB */
   run_script(L, reload);
   run_script(L, "assert(dl ~= old)\n"
-         "local ok, err = pcall(dl.zeros, {100000})   -- 800 KB more: over the limit\n"
-         "assert(not ok and err.code == 'OUT_OF_MEMORY', tostring(err))\n"
-         "assert(dl.memory().limit == 2^20)\n"
-         "ok, err = pcall(dl.load, 'x.npy')\n"
-         "assert(not ok and err.code == 'UNSUPPORTED', tostring(err))\n"
-         "assert(dl.zeros({2}, {device = 'engine'}).device == 'engine:0')\n");
+                "local ok, err = pcall(dl.zeros, {100000})   -- 800 KB more: over the limit\n"
+                "assert(not ok and err.code == 'OUT_OF_MEMORY', tostring(err))\n"
+                "assert(dl.memory().limit == 2^20)\n"
+                "ok, err = pcall(dl.load, 'x.npy')\n"
+                "assert(not ok and err.code == 'UNSUPPORTED', tostring(err))\n"
+                "assert(dl.zeros({2}, {device = 'engine'}).device == 'engine:0')\n");
   /* Orphaned and collected with the collector driven from Lua: still held. */
   run_script(L, reload);
   run_script(L, "assert(dl.memory().limit == 2^20)");
@@ -158,10 +158,9 @@ static void test_new_state_starts_afresh(void) {
 /* dlb_allow_pointers(L, 0): a:ptr() (LuaJIT's FFI pointer) raises
  * UNSUPPORTED naming the host's switch, on every Lua; a reload keeps it. */
 static void test_pointers_can_be_turned_off(void) {
-  static const char *check =
-      "local ok, err = pcall(function() return dl.zeros{3}:ptr() end)\n"
-      "assert(not ok and err.code == 'UNSUPPORTED', tostring(err))\n"
-      "assert(err.message:find('raw pointers', 1, true), tostring(err))\n";
+  static const char *check = "local ok, err = pcall(function() return dl.zeros{3}:ptr() end)\n"
+                             "assert(not ok and err.code == 'UNSUPPORTED', tostring(err))\n"
+                             "assert(err.message:find('raw pointers', 1, true), tostring(err))\n";
   lua_State *L = sandbox_state();
   CHECK_EQ_INT(dlb_allow_pointers(L, 0), DLB_OK);
   run_script(L, "dl = require 'dlbridge'");

@@ -126,9 +126,9 @@ static void test_work_limit(lua_State *L) {
 static void test_interrupt(lua_State *L) {
   dlb_interrupt(target);
   CHECK_EQ_INT(fails_with(L, "INTERRUPTED", "", "dl.histogram({1, 2, 3}, {bins = 1e6})"), 1);
-  CHECK_EQ_INT(fails_with(L, "INTERRUPTED", "",
-                          "dl.histogram({1, 2, 3}, {bins = dl.zeros(1):expand(1e6)})"),
-               1);
+  CHECK_EQ_INT(
+      fails_with(L, "INTERRUPTED", "", "dl.histogram({1, 2, 3}, {bins = dl.zeros(1):expand(1e6)})"),
+      1);
   dlb_interrupt_clear(target);
   CHECK_EQ_INT(RUN(L, "return dl.histogram({1, 2, 3}, {bins = 1e6}):sum() == 3"), 1);
 }

@@ -216,13 +216,13 @@ static void test_external_refused(void) {
     uint32_t flags;
     const char *code;
   } cases[] = {
-      {f32, 2, shape, host, 0x80, "ARGUMENT"},         /* unknown flag */
-      {f32, 33, shape, host, 0, "SHAPE"},              /* too many dims */
+      {f32, 2, shape, host, 0x80, "ARGUMENT"}, /* unknown flag */
+      {f32, 33, shape, host, 0, "SHAPE"},      /* too many dims */
       {f32, -1, shape, host, 0, "SHAPE"},
-      {f32, 2, NULL, host, 0, "ARGUMENT"},             /* no shape */
-      {f32, 2, negative, host, 0, "DLPACK_INVALID"},   /* a negative extent */
+      {f32, 2, NULL, host, 0, "ARGUMENT"},           /* no shape */
+      {f32, 2, negative, host, 0, "DLPACK_INVALID"}, /* a negative extent */
       {no_such_type, 2, shape, host, 0, "DTYPE"},
-      {f32, 2, shape, cuda, 0, "DEVICE_UNAVAILABLE"},  /* no cuda backend here */
+      {f32, 2, shape, cuda, 0, "DEVICE_UNAVAILABLE"}, /* no cuda backend here */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     engine_block *b = new_block();

@@ -10,35 +10,35 @@
 static int check_failures;
 static int check_count;
 
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    check_count++;                                                           \
-    if (!(cond)) {                                                           \
-      check_failures++;                                                      \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                        \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    check_count++;                                                                                 \
+    if (!(cond)) {                                                                                 \
+      check_failures++;                                                                            \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_EQ_INT(a, b)                                                          \
-  do {                                                                              \
-    long long check_a_ = (long long)(a), check_b_ = (long long)(b);                 \
-    check_count++;                                                                  \
-    if (check_a_ != check_b_) {                                                     \
-      check_failures++;                                                             \
-      fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, \
-              #a, #b, check_a_, check_b_);                                          \
-    }                                                                               \
+#define CHECK_EQ_INT(a, b)                                                                         \
+  do {                                                                                             \
+    long long check_a_ = (long long)(a), check_b_ = (long long)(b);                                \
+    check_count++;                                                                                 \
+    if (check_a_ != check_b_) {                                                                    \
+      check_failures++;                                                                            \
+      fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b,        \
+              check_a_, check_b_);                                                                 \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_EQ_STR(a, b)                                                       \
-  do {                                                                           \
-    const char *check_a_ = (a), *check_b_ = (b);                                 \
-    check_count++;                                                               \
-    if (strcmp(check_a_, check_b_) != 0) {                                       \
-      check_failures++;                                                          \
-      fprintf(stderr, "%s:%d: %s == %s failed:\n  got      \"%s\"\n  expected \"%s\"\n", \
-              __FILE__, __LINE__, #a, #b, check_a_, check_b_);                   \
-    }                                                                            \
+#define CHECK_EQ_STR(a, b)                                                                         \
+  do {                                                                                             \
+    const char *check_a_ = (a), *check_b_ = (b);                                                   \
+    check_count++;                                                                                 \
+    if (strcmp(check_a_, check_b_) != 0) {                                                         \
+      check_failures++;                                                                            \
+      fprintf(stderr, "%s:%d: %s == %s failed:\n  got      \"%s\"\n  expected \"%s\"\n", __FILE__, \
+              __LINE__, #a, #b, check_a_, check_b_);                                               \
+    }                                                                                              \
   } while (0)
 
 /* Prints the tally and returns the process exit status. */

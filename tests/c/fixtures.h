@@ -226,10 +226,8 @@ static inline long long run(lua_State *L, const char *code, int line) {
     lua_settop(L, top);
     return -1;
   }
-  if (lua_isboolean(L, top + 1))
-    v = lua_toboolean(L, top + 1);
-  else
-    v = (long long)lua_tointeger(L, top + 1);
+  if (lua_isboolean(L, top + 1)) v = lua_toboolean(L, top + 1);
+  else v = (long long)lua_tointeger(L, top + 1);
   lua_settop(L, top);
   return v;
 }
@@ -260,7 +258,8 @@ static inline const char *field(lua_State *L, int idx, const char *k) {
 
 /* The value at the top is a dlbridge.Error with this code and op; pops it. */
 #define CHECK_ERROR_TOP(L, top0, code, op) check_error_top((L), (top0), (code), (op), __LINE__)
-static inline void check_error_top(lua_State *L, int top0, const char *code, const char *op, int line) {
+static inline void check_error_top(lua_State *L, int top0, const char *code, const char *op,
+                                   int line) {
   int before = check_failures;
   CHECK_EQ_INT(lua_gettop(L), top0 + 1);
   CHECK_EQ_INT(lua_type(L, -1), LUA_TTABLE);
@@ -290,9 +289,13 @@ static inline dlb_scalar s_bool(int b) { return (dlb_scalar){.kind = DLB_SCALAR_
 /* An int scalar. */
 static inline dlb_scalar s_int(int64_t i) { return (dlb_scalar){.kind = DLB_SCALAR_INT, .v.i = i}; }
 /* A uint scalar. */
-static inline dlb_scalar s_uint(uint64_t u) { return (dlb_scalar){.kind = DLB_SCALAR_UINT, .v.u = u}; }
+static inline dlb_scalar s_uint(uint64_t u) {
+  return (dlb_scalar){.kind = DLB_SCALAR_UINT, .v.u = u};
+}
 /* A float scalar. */
-static inline dlb_scalar s_float(double f) { return (dlb_scalar){.kind = DLB_SCALAR_FLOAT, .v.f = f}; }
+static inline dlb_scalar s_float(double f) {
+  return (dlb_scalar){.kind = DLB_SCALAR_FLOAT, .v.f = f};
+}
 /* A complex scalar. */
 static inline dlb_scalar s_complex(double re, double im) {
   return (dlb_scalar){.kind = DLB_SCALAR_COMPLEX, .v.c = {re, im}};
@@ -301,11 +304,11 @@ static inline dlb_scalar s_complex(double re, double im) {
 /* s as an integer (floats truncated, complex: the real part). */
 static inline int64_t scalar_int(const dlb_scalar *s) {
   switch (s->kind) {
-  case DLB_SCALAR_BOOL: return s->v.b;
-  case DLB_SCALAR_INT: return s->v.i;
-  case DLB_SCALAR_UINT: return (int64_t)s->v.u;
-  case DLB_SCALAR_FLOAT: return (int64_t)s->v.f;
-  default: return (int64_t)s->v.c.re;
+    case DLB_SCALAR_BOOL: return s->v.b;
+    case DLB_SCALAR_INT: return s->v.i;
+    case DLB_SCALAR_UINT: return (int64_t)s->v.u;
+    case DLB_SCALAR_FLOAT: return (int64_t)s->v.f;
+    default: return (int64_t)s->v.c.re;
   }
 }
 

@@ -65,7 +65,8 @@ static dlb_array make(dlb_dtype dtype, int ndim, const int64_t *shape, layout la
       break;
     case REVERSED:
       for (int d = 0; d < ndim; d++)
-        if (shape[d] > 0) CHECK_EQ_INT(dlb_view_slice(&v, d, shape[d] - 1, shape[d], -1, &err), DLB_OK);
+        if (shape[d] > 0)
+          CHECK_EQ_INT(dlb_view_slice(&v, d, shape[d] - 1, shape[d], -1, &err), DLB_OK);
       break;
     case EXPANDED: CHECK_EQ_INT(dlb_view_expand(&v, ndim, shape, &err), DLB_OK); break;
     default: break;

@@ -24,9 +24,9 @@ static const char *kind_names[] = {"few", "wide", "ascending", "equal", "zeros"}
  * shorter than 64 or 128 walked), each with its neighbours. */
 static int64_t boundary(int64_t size, int64_t n) {
   const int64_t block = 4096 / size, lanes = 128 / size;
-  const int64_t at[] = {0,         1,         63,        64,         65,        127,
-                        128,       129,       lanes - 1, lanes,      lanes + 1, block - 1,
-                        block,     block + 1, 2 * block, 2 * block - 1, n - 2,  n - 1};
+  const int64_t at[] = {
+      0,     1,         63,        64,    65,        127,       128,           129,   lanes - 1,
+      lanes, lanes + 1, block - 1, block, block + 1, 2 * block, 2 * block - 1, n - 2, n - 1};
   int64_t i = at[rnd((int64_t)(sizeof at / sizeof at[0]))];
   return i < 0 || i >= n ? rnd(n) : i;
 }
@@ -37,71 +37,71 @@ static int64_t boundary(int64_t size, int64_t n) {
  * of one run (test_NAME) of n elements `step` elements apart (negative:
  * the run goes backwards through memory).
  */
-#define TYPE_TESTS(NAME, T, DT, LO, HI, FLOATING)                                                \
-  static int64_t reference_##NAME(int is_max, const T *x, int64_t n, int64_t step) {            \
-    T best = x[0];                                                                               \
-    int64_t at = 0;                                                                              \
-    if (best != best) return 0;                                                                  \
-    for (int64_t i = 1; i < n; i++) {                                                            \
-      T v = x[i * step];                                                                         \
-      if (v != v) return i;                                                                      \
-      if (is_max ? v > best : v < best) {                                                        \
-        best = v;                                                                                \
-        at = i;                                                                                  \
-      }                                                                                          \
-    }                                                                                            \
-    return at;                                                                                   \
-  }                                                                                              \
-  static T value_##NAME(kind k, int64_t i, int64_t n) {                                          \
-    switch (k) {                                                                                 \
-      case FEW: return (T)(rnd(5) + (LO < 0 ? -2 : 0));                                          \
-      case ASCENDING: /* ties for long runs of integers */                                       \
-        return FLOATING ? (T)(i - n / 2) / 8 : (T)((double)i / (double)n * 200 - (LO < 0) * 100); \
-      case EQUAL: return (T)3;                                                                   \
-      case ZEROS: return FLOATING && rnd(2) ? (T)-0.0 : (T)0;                                    \
-      default:                                                                                   \
-        switch (rnd(16)) {                                                                       \
-          case 0: return LO;                                                                     \
-          case 1: return HI;                                                                     \
-          default: {                                                                             \
-            uint64_t bits = rng();                                                               \
-            T v;                                                                                 \
-            if (FLOATING) return (T)((double)(int64_t)bits * 0x1p-40);                           \
-            memcpy(&v, &bits, sizeof v);                                                         \
-            return v;                                                                            \
-          }                                                                                      \
-        }                                                                                        \
-    }                                                                                            \
-  }                                                                                              \
-  static void test_##NAME(int64_t n, int64_t step, kind k, int nans, int ties) {                 \
-    const int64_t gap = step < 0 ? -step : step, size = (int64_t)sizeof(T);                      \
-    T *v = malloc((size_t)n * sizeof(T)), *mem = malloc((size_t)(n * gap) * sizeof(T));          \
-    T *x = step < 0 ? mem + (n - 1) * gap : mem;                                                 \
-    if (n < 1 || !v || !mem) { /* the reference reads x[0] */                                    \
-      CHECK(n >= 1 && v != NULL && mem != NULL);                                                 \
-      free(v);                                                                                   \
-      free(mem);                                                                                 \
-      return;                                                                                    \
-    }                                                                                            \
-    for (int64_t i = 0; i < n; i++) v[i] = value_##NAME(k, i, n);                                \
-    for (int t = 0; ties && t < 2; t++) { /* the extremes, twice each, on boundaries */          \
-      v[boundary(size, n)] = FLOATING ? (T)INFINITY : HI;                                        \
-      v[boundary(size, n)] = FLOATING ? (T)-INFINITY : LO;                                       \
-    }                                                                                            \
-    for (int t = 0; FLOATING && t < nans; t++) v[boundary(size, n)] = (T)NAN;                    \
-    for (int is_max = 0; is_max < 2; is_max++) {                                                 \
-      int64_t got, want = reference_##NAME(is_max, v, n, 1);                                     \
-      for (int64_t i = 0; i < n * gap; i++) mem[i] = FLOATING ? (T)NAN : is_max ? HI : LO;       \
-      for (int64_t i = 0; i < n; i++) x[i * step] = v[i];                                        \
-      got = dlb_reduce_arg_search(is_max, DT, (const char *)x, n, step * size);                  \
-      if (got != want)                                                                           \
-        fprintf(stderr, "%s %s: n %lld, step %lld, %s, %d NaN, ties %d\n", #NAME,              \
-                is_max ? "argmax" : "argmin", (long long)n, (long long)step, kind_names[k],     \
-                nans, ties);                                                                     \
-      CHECK_EQ_INT(got, want);                                                                   \
-    }                                                                                            \
-    free(v);                                                                                     \
-    free(mem);                                                                                   \
+#define TYPE_TESTS(NAME, T, DT, LO, HI, FLOATING)                                                  \
+  static int64_t reference_##NAME(int is_max, const T *x, int64_t n, int64_t step) {               \
+    T best = x[0];                                                                                 \
+    int64_t at = 0;                                                                                \
+    if (best != best) return 0;                                                                    \
+    for (int64_t i = 1; i < n; i++) {                                                              \
+      T v = x[i * step];                                                                           \
+      if (v != v) return i;                                                                        \
+      if (is_max ? v > best : v < best) {                                                          \
+        best = v;                                                                                  \
+        at = i;                                                                                    \
+      }                                                                                            \
+    }                                                                                              \
+    return at;                                                                                     \
+  }                                                                                                \
+  static T value_##NAME(kind k, int64_t i, int64_t n) {                                            \
+    switch (k) {                                                                                   \
+      case FEW: return (T)(rnd(5) + (LO < 0 ? -2 : 0));                                            \
+      case ASCENDING: /* ties for long runs of integers */                                         \
+        return FLOATING ? (T)(i - n / 2) / 8 : (T)((double)i / (double)n * 200 - (LO < 0) * 100);  \
+      case EQUAL: return (T)3;                                                                     \
+      case ZEROS: return FLOATING && rnd(2) ? (T)-0.0 : (T)0;                                      \
+      default:                                                                                     \
+        switch (rnd(16)) {                                                                         \
+          case 0: return LO;                                                                       \
+          case 1: return HI;                                                                       \
+          default: {                                                                               \
+            uint64_t bits = rng();                                                                 \
+            T v;                                                                                   \
+            if (FLOATING) return (T)((double)(int64_t)bits * 0x1p-40);                             \
+            memcpy(&v, &bits, sizeof v);                                                           \
+            return v;                                                                              \
+          }                                                                                        \
+        }                                                                                          \
+    }                                                                                              \
+  }                                                                                                \
+  static void test_##NAME(int64_t n, int64_t step, kind k, int nans, int ties) {                   \
+    const int64_t gap = step < 0 ? -step : step, size = (int64_t)sizeof(T);                        \
+    T *v = malloc((size_t)n * sizeof(T)), *mem = malloc((size_t)(n * gap) * sizeof(T));            \
+    T *x = step < 0 ? mem + (n - 1) * gap : mem;                                                   \
+    if (n < 1 || !v || !mem) { /* the reference reads x[0] */                                      \
+      CHECK(n >= 1 && v != NULL && mem != NULL);                                                   \
+      free(v);                                                                                     \
+      free(mem);                                                                                   \
+      return;                                                                                      \
+    }                                                                                              \
+    for (int64_t i = 0; i < n; i++) v[i] = value_##NAME(k, i, n);                                  \
+    for (int t = 0; ties && t < 2; t++) { /* the extremes, twice each, on boundaries */            \
+      v[boundary(size, n)] = FLOATING ? (T)INFINITY : HI;                                          \
+      v[boundary(size, n)] = FLOATING ? (T)-INFINITY : LO;                                         \
+    }                                                                                              \
+    for (int t = 0; FLOATING && t < nans; t++) v[boundary(size, n)] = (T)NAN;                      \
+    for (int is_max = 0; is_max < 2; is_max++) {                                                   \
+      int64_t got, want = reference_##NAME(is_max, v, n, 1);                                       \
+      for (int64_t i = 0; i < n * gap; i++) mem[i] = FLOATING ? (T)NAN : is_max ? HI : LO;         \
+      for (int64_t i = 0; i < n; i++) x[i * step] = v[i];                                          \
+      got = dlb_reduce_arg_search(is_max, DT, (const char *)x, n, step * size);                    \
+      if (got != want)                                                                             \
+        fprintf(stderr, "%s %s: n %lld, step %lld, %s, %d NaN, ties %d\n", #NAME,                  \
+                is_max ? "argmax" : "argmin", (long long)n, (long long)step, kind_names[k], nans,  \
+                ties);                                                                             \
+      CHECK_EQ_INT(got, want);                                                                     \
+    }                                                                                              \
+    free(v);                                                                                       \
+    free(mem);                                                                                     \
   }
 
 TYPE_TESTS(int8, int8_t, DLB_INT8, INT8_MIN, INT8_MAX, 0)
@@ -117,9 +117,8 @@ TYPE_TESTS(float64, double, DLB_FLOAT64, -DBL_MAX, DBL_MAX, 1)
 #undef TYPE_TESTS
 
 typedef void (*run_test)(int64_t n, int64_t step, kind k, int nans, int ties);
-static const run_test runs[] = {test_int8,   test_int16,  test_int32,  test_int64,
-                                test_uint8,  test_uint16, test_uint32, test_uint64,
-                                test_float32, test_float64};
+static const run_test runs[] = {test_int8,   test_int16,  test_int32,  test_int64,   test_uint8,
+                                test_uint16, test_uint32, test_uint64, test_float32, test_float64};
 #define RUNS ((int)(sizeof runs / sizeof runs[0]))
 
 /* One run of each dtype for every kind, with and without NaN and ties. */
@@ -141,8 +140,8 @@ static void test_short_runs(void) {
 /* Runs crossing blocks of every element size (4096 one-byte elements a
  * block, 512 eight-byte ones). */
 static void test_long_runs(void) {
-  static const int64_t lengths[] = {511, 512, 513, 1023, 1024, 1025, 2049, 4095, 4096,
-                                    4097, 8191, 8192, 8193, 12289, 20000, 100003};
+  static const int64_t lengths[] = {511,  512,  513,  1023, 1024, 1025,  2049,  4095,
+                                    4096, 4097, 8191, 8192, 8193, 12289, 20000, 100003};
   static const int64_t steps[] = {1, 2, -1, 5};
   for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
     for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) each_case(lengths[i], steps[s]);
@@ -181,7 +180,8 @@ static void test_row_updates(void) {
   for (int is_max = 0; is_max < 2; is_max++) {
     dlb_loop update = dlb_reduce_arg_update_loop(is_max, DLB_FLOAT64);
     for (int k = 0; k < ROWS; k++)
-      for (int j = 0; j < W; j++) x[k][j] = rnd(13) == 0 ? NAN : rnd(9) == 0 ? -0.0 : (double)rnd(4);
+      for (int j = 0; j < W; j++)
+        x[k][j] = rnd(13) == 0 ? NAN : rnd(9) == 0 ? -0.0 : (double)rnd(4);
     for (int j = 0; j < W; j++) {
       best[j] = want_best[j] = x[0][j];
       index[j] = want[j] = 0;

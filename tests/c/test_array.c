@@ -78,9 +78,8 @@ static void check_elems(const dlb_array *v, const int64_t *want, int64_t n, int 
     dlb_scalar s;
     dlb_status st = dlb_array_get(v, idx, &s, &err);
     if ((st != DLB_OK || scalar_int(&s) != want[k]) && !bad) {
-      fprintf(stderr, "line %d: element %lld: status %d, got %lld, want %lld\n", line,
-              (long long)k, (int)st, st == DLB_OK ? (long long)scalar_int(&s) : 0LL,
-              (long long)want[k]);
+      fprintf(stderr, "line %d: element %lld: status %d, got %lld, want %lld\n", line, (long long)k,
+              (int)st, st == DLB_OK ? (long long)scalar_int(&s) : 0LL, (long long)want[k]);
       bad = 1;
     }
     next_index(v->ndim, v->shape, idx);
@@ -213,13 +212,11 @@ static void test_allocate(void) {
     dlb_array a;
     memset(&a, 0xff, sizeof a);
     memset(&err, 0, sizeof err);
-    CHECK_EQ_INT(dlb_array_allocate(&a, cpu, 0, DLB_UINT8, 1, shape, 0, &err),
-                 DLB_E_OUT_OF_MEMORY);
+    CHECK_EQ_INT(dlb_array_allocate(&a, cpu, 0, DLB_UINT8, 1, shape, 0, &err), DLB_E_OUT_OF_MEMORY);
     CHECK_EQ_INT(err.code, DLB_E_OUT_OF_MEMORY);
     CHECK_EQ_STR(err.backend, "cpu");
     CHECK(a.buffer == NULL);
-    CHECK_EQ_INT(dlb_array_allocate(&a, cpu, 0, DLB_UINT8, 1, shape, 1, &err),
-                 DLB_E_OUT_OF_MEMORY);
+    CHECK_EQ_INT(dlb_array_allocate(&a, cpu, 0, DLB_UINT8, 1, shape, 1, &err), DLB_E_OUT_OF_MEMORY);
     CHECK(a.buffer == NULL);
     CHECK_EQ_INT(atomic_load(&cpu->refs), cpu_refs);
   }
@@ -693,9 +690,9 @@ static void test_reshape(void) {
     static const struct {
       int ndim;
       int64_t shape[4];
-    } shapes[] = {{1, {24}},       {2, {6, 4}},       {2, {4, 6}},    {2, {2, 12}},
-                  {3, {3, 2, 4}},  {3, {1, 24, 1}},   {4, {2, 2, 2, 3}}, {2, {24, 1}},
-                  {4, {1, 1, 1, 24}}};
+    } shapes[] = {{1, {24}},         {2, {6, 4}},    {2, {4, 6}},
+                  {2, {2, 12}},      {3, {3, 2, 4}}, {3, {1, 24, 1}},
+                  {4, {2, 2, 2, 3}}, {2, {24, 1}},   {4, {1, 1, 1, 24}}};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
       v = view_of(&A);
       CHECK_EQ_INT(dlb_view_reshape(&v, shapes[c].ndim, shapes[c].shape, &err), DLB_OK);
@@ -1198,7 +1195,7 @@ static void test_copy_random(void) {
     CHECK_EQ_INT(dlb_array_copy_into(&dst, &src, &err), DLB_OK);
     CHECK_EQ_INT(dlb_array_read_into(&other, after, DLB_INT64, &err), DLB_OK);
     if (memcmp(after, want, sizeof want) != 0) {
-      fprintf(stderr, "  copy_into: wrong result, %s buffer, ndim %d, src strides", 
+      fprintf(stderr, "  copy_into: wrong result, %s buffer, ndim %d, src strides",
               same_buffer ? "same" : "other", ndim);
       for (int d = 0; d < ndim; d++) fprintf(stderr, " %lld", (long long)src.strides[d]);
       fprintf(stderr, ", dst strides");
@@ -1239,7 +1236,8 @@ static void test_copy_transposed(void) {
         const size_t item = dlb_array_itemsize(&src);
         unsigned char *s = (unsigned char *)dlb_array_host_data(&src);
         unsigned char *d = (unsigned char *)dlb_array_host_data(&dst);
-        for (int64_t k = 0; k < src.numel * (int64_t)item; k++) s[k] = (unsigned char)(k * 7 + k / 251);
+        for (int64_t k = 0; k < src.numel * (int64_t)item; k++)
+          s[k] = (unsigned char)(k * 7 + k / 251);
         CHECK_EQ_INT(dlb_view_slice(&v, 1, 1, n1, 1, &err), DLB_OK);
         CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);
         if (reverse == 1) CHECK_EQ_INT(dlb_view_slice(&v, 2, n1 - 1, n1, -1, &err), DLB_OK);
@@ -1252,8 +1250,11 @@ static void test_copy_transposed(void) {
               const unsigned char *want = s + (((p * (n1 + 1) + sj + 1) * n0) + si) * (int64_t)item;
               const unsigned char *got = d + (((p * n0 + i) * n1) + j) * (int64_t)item;
               if (memcmp(got, want, item) != 0 && bad++ < 5)
-                fprintf(stderr, "  transposed copy: item %zu, %lld x %lld, reverse %d, element (%lld, %lld, %lld)\n",
-                        item, (long long)n0, (long long)n1, reverse, (long long)p, (long long)i, (long long)j);
+                fprintf(stderr,
+                        "  transposed copy: item %zu, %lld x %lld, reverse %d, element (%lld, "
+                        "%lld, %lld)\n",
+                        item, (long long)n0, (long long)n1, reverse, (long long)p, (long long)i,
+                        (long long)j);
             }
         done++;
         dlb_array_release(&v);
@@ -1406,8 +1407,8 @@ static void test_read_write(void) {
   const int perm[] = {1, 2, 0};
   int64_t want[24];
   int n = 0;
-  CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);        /* (3,4,2) */
-  CHECK_EQ_INT(dlb_view_slice(&v, 1, 3, 2, -3, &err), DLB_OK);   /* k = 3, 0 */
+  CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);      /* (3,4,2) */
+  CHECK_EQ_INT(dlb_view_slice(&v, 1, 3, 2, -3, &err), DLB_OK); /* k = 3, 0 */
   for (int j = 0; j < 3; j++)
     for (int t = 0; t < 2; t++)
       for (int i = 0; i < 2; i++) want[n++] = aval(i, j, 3 - 3 * t);
@@ -1486,8 +1487,8 @@ static void test_get_set(void) {
   CHECK_EQ_INT(x.kind, DLB_SCALAR_INT);
   CHECK_EQ_INT(x.v.i, 123);
   { /* out of range in each dim, either side */
-    const int64_t bad[][3] = {{2, 0, 0}, {-1, 0, 0}, {0, 3, 0}, {0, -1, 0}, {0, 0, 4},
-                              {0, 0, -1}, {INT64_MIN, 0, 0}, {0, 0, INT64_MIN}};
+    const int64_t bad[][3] = {{2, 0, 0}, {-1, 0, 0}, {0, 3, 0},         {0, -1, 0},
+                              {0, 0, 4}, {0, 0, -1}, {INT64_MIN, 0, 0}, {0, 0, INT64_MIN}};
     for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
       memset(&err, 0, sizeof err);
       CHECK_EQ_INT(dlb_array_get(&A, bad[c], &x, &err), DLB_E_INDEX);

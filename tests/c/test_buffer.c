@@ -22,14 +22,14 @@
 /* The counting backend */
 
 typedef struct counting {
-  atomic_int allocate_calls;  /* every call, failed ones too */
-  atomic_int allocations;     /* live allocations */
+  atomic_int allocate_calls; /* every call, failed ones too */
+  atomic_int allocations;    /* live allocations */
   atomic_int deallocations;
   atomic_int releases;
   atomic_int live_at_release; /* allocations still live when release ran */
   dlb_status fail_with;       /* DLB_OK: allocate succeeds */
   int devices;
-  int last_device;            /* device_id of the last allocate */
+  int last_device; /* device_id of the last allocate */
 } counting;
 
 static int c_device_count(void *ctx) { return ((counting *)ctx)->devices; }
@@ -235,7 +235,7 @@ static void test_release_order(void) {
     CHECK_EQ_INT(atomic_load(&c.releases), 1);
   }
   dlb_registry_free(NULL); /* fine */
-  { /* a backend without release: nothing to call */
+  {                        /* a backend without release: nothing to call */
     counting c;
     dlb_backend_ops ops = counting_ops();
     dlb_backend *b;
@@ -275,13 +275,12 @@ static void test_failures(void) {
     CHECK(err.message[0] != '\0');
     CHECK_EQ_INT(atomic_load(&c.allocate_calls), 1);
     CHECK_EQ_INT(atomic_load(&b->refs), 1); /* no reference leaked */
-    { /* through an array */
+    {                                       /* through an array */
       dlb_array a;
       const int64_t shape[] = {5, 5};
       memset(&a, 0xff, sizeof a);
       memset(&err, 0, sizeof err);
-      CHECK_EQ_INT(dlb_array_allocate(&a, b, 0, DLB_INT32, 2, shape, 1, &err),
-                   cases[k].expected);
+      CHECK_EQ_INT(dlb_array_allocate(&a, b, 0, DLB_INT32, 2, shape, 1, &err), cases[k].expected);
       CHECK(a.buffer == NULL);
       CHECK_EQ_STR(err.backend, "counting");
       CHECK_EQ_INT(err.has_native, 1);
@@ -340,13 +339,13 @@ static void test_create_validation(void) {
   dlb_backend *b;
   dlb_backend *const untouched = (dlb_backend *)&c;
   counting_init(&c);
-#define REJECT(ops_ptr)                                                 \
-  do {                                                                  \
-    b = untouched;                                                      \
-    memset(&err, 0, sizeof err);                                        \
-    CHECK_EQ_INT(dlb_backend_create((ops_ptr), &c, &b, &err), DLB_E_ARGUMENT); \
-    CHECK_EQ_INT(err.code, DLB_E_ARGUMENT);                             \
-    CHECK(b == untouched);                                              \
+#define REJECT(ops_ptr)                                                                            \
+  do {                                                                                             \
+    b = untouched;                                                                                 \
+    memset(&err, 0, sizeof err);                                                                   \
+    CHECK_EQ_INT(dlb_backend_create((ops_ptr), &c, &b, &err), DLB_E_ARGUMENT);                     \
+    CHECK_EQ_INT(err.code, DLB_E_ARGUMENT);                                                        \
+    CHECK(b == untouched);                                                                         \
   } while (0)
 
   REJECT(NULL);
@@ -358,10 +357,18 @@ static void test_create_validation(void) {
     REJECT(&ops);
   }
   {
-    static const char *const bad_names[] = {
-        "",     "Cpu",  "cpU", "a-b", "1abc", "_x", "a b", "a.b", "cpu:0", "é",
-        "abcdefghijklmnopqrstuvwxyz012345", /* 32 chars */
-        "abcdefghijklmnopqrstuvwxyz0123456789"};
+    static const char *const bad_names[] = {"",
+                                            "Cpu",
+                                            "cpU",
+                                            "a-b",
+                                            "1abc",
+                                            "_x",
+                                            "a b",
+                                            "a.b",
+                                            "cpu:0",
+                                            "é",
+                                            "abcdefghijklmnopqrstuvwxyz012345", /* 32 chars */
+                                            "abcdefghijklmnopqrstuvwxyz0123456789"};
     for (size_t k = 0; k < sizeof bad_names / sizeof bad_names[0]; k++) {
       dlb_backend_ops ops = counting_ops();
       ops.name = bad_names[k];
@@ -375,19 +382,18 @@ static void test_create_validation(void) {
     for (int k = 0; k < 5; k++) {
       dlb_backend_ops ops = counting_ops();
       switch (k) {
-      case 0: ops.device_count = NULL; break;
-      case 1: ops.allocate = NULL; break;
-      case 2: ops.deallocate = NULL; break;
-      case 3: ops.copy_to_host = NULL; break;
-      default: ops.copy_from_host = NULL; break;
+        case 0: ops.device_count = NULL; break;
+        case 1: ops.allocate = NULL; break;
+        case 2: ops.deallocate = NULL; break;
+        case 3: ops.copy_to_host = NULL; break;
+        default: ops.copy_from_host = NULL; break;
       }
       REJECT(&ops);
     }
   }
 #undef REJECT
   { /* good names, and only the required functions */
-    static const char *const good[] = {"a", "a_1", "x9", "abcdefghijklmnopqrstuvwxyz01234",
-                                       "z__"};
+    static const char *const good[] = {"a", "a_1", "x9", "abcdefghijklmnopqrstuvwxyz01234", "z__"};
     for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
       dlb_backend_ops ops = counting_ops();
       ops.name = good[k];
@@ -462,17 +468,17 @@ static void test_registry(void) {
   CHECK(dlb_registry_find(r, "counting", 8) == cnt);
   CHECK(dlb_registry_find(r, "", 0) == NULL);
 
-#define PARSE(text, want)                                                                    \
-  do {                                                                                       \
-    got = (dlb_backend *)&c;                                                                 \
-    id = -99;                                                                                \
-    memset(&err, 0, sizeof err);                                                             \
-    CHECK_EQ_INT(dlb_registry_parse_device(r, (text), strlen(text), &got, &id, &err), (want)); \
-    if ((want) != DLB_OK) {                                                                  \
-      CHECK_EQ_INT(err.code, (want));                                                        \
-      CHECK(got == (dlb_backend *)&c);                                                       \
-      CHECK_EQ_INT(id, -99);                                                                 \
-    }                                                                                        \
+#define PARSE(text, want)                                                                          \
+  do {                                                                                             \
+    got = (dlb_backend *)&c;                                                                       \
+    id = -99;                                                                                      \
+    memset(&err, 0, sizeof err);                                                                   \
+    CHECK_EQ_INT(dlb_registry_parse_device(r, (text), strlen(text), &got, &id, &err), (want));     \
+    if ((want) != DLB_OK) {                                                                        \
+      CHECK_EQ_INT(err.code, (want));                                                              \
+      CHECK(got == (dlb_backend *)&c);                                                             \
+      CHECK_EQ_INT(id, -99);                                                                       \
+    }                                                                                              \
   } while (0)
 
   PARSE("cpu", DLB_OK);
@@ -512,8 +518,7 @@ static void test_registry(void) {
     CHECK(got == cpu);
     CHECK_EQ_INT(dlb_registry_parse_device(r, "cpu:1", 3, &got, &id, &err), DLB_OK);
     CHECK_EQ_INT(id, 0);
-    CHECK_EQ_INT(dlb_registry_parse_device(r, "cpu:9", 4, &got, &id, &err),
-                 DLB_E_UNKNOWN_DEVICE);
+    CHECK_EQ_INT(dlb_registry_parse_device(r, "cpu:9", 4, &got, &id, &err), DLB_E_UNKNOWN_DEVICE);
     CHECK_EQ_INT(dlb_registry_parse_device(r, "gpu", 3, &got, &id, NULL), DLB_E_UNKNOWN_DEVICE);
   }
   { /* registered, but no devices here */
@@ -727,7 +732,8 @@ static void test_small_blocks(void) {
       dlb_buffer *b = NULL;
       CHECK_EQ_INT(dlb_buffer_allocate(cpu, 0, DLB_INLINE_BUFFER_BYTES, 1, &b, &err), DLB_OK);
       if ((uintptr_t)b->host % 64 != 0) bad++;
-      for (size_t i = 0; i < DLB_INLINE_BUFFER_BYTES; i++) bad += ((unsigned char *)b->host)[i] != 0;
+      for (size_t i = 0; i < DLB_INLINE_BUFFER_BYTES; i++)
+        bad += ((unsigned char *)b->host)[i] != 0;
       batch[0].bufs[k % 64] = b;
       if (k % 64 == 63 || k == 99)
         for (int j = 0; j <= k % 64; j++) dlb_buffer_release(batch[0].bufs[j]);

@@ -51,14 +51,15 @@ static void int_range(dlb_dtype t, double *lo, double *hi) {
 /* A double for a float element cast to dst: mostly one dst holds (an
  * integer dst's range, with a fraction), sometimes an edge or anything. */
 static double random_double(dlb_dtype dst, int tame) {
-  static const double edges[] = {0.0,   -0.0,   0.5,     -0.5,    -0.9999,  1.0,      -1.0,
-                                 127.9, 128.0,  -128.0,  -128.9,  -129.0,   255.9,    256.0,
-                                 -1.0,  32767.9, 32768.0, -32769.0, 65535.5, 65536.0, 65504.0,
-                                 65520.0, 2147483647.5, 2147483648.0, -2147483648.0,
-                                 -2147483648.9, -2147483649.0, 4294967295.5, 4294967296.0,
-                                 0x1p63, -0x1p63, 0x1p64, -0x1p64, 0x1p24 + 1, 1e300, -1e300,
-                                 4.9e-324, 0x1p-24, 0x1p-25, 0x1p-126, 0x1p-149, INFINITY,
-                                 -INFINITY, NAN, -NAN};
+  static const double edges[] = {
+      0.0,           -0.0,          0.5,           -0.5,         -0.9999,      1.0,
+      -1.0,          127.9,         128.0,         -128.0,       -128.9,       -129.0,
+      255.9,         256.0,         -1.0,          32767.9,      32768.0,      -32769.0,
+      65535.5,       65536.0,       65504.0,       65520.0,      2147483647.5, 2147483648.0,
+      -2147483648.0, -2147483648.9, -2147483649.0, 4294967295.5, 4294967296.0, 0x1p63,
+      -0x1p63,       0x1p64,        -0x1p64,       0x1p24 + 1,   1e300,        -1e300,
+      4.9e-324,      0x1p-24,       0x1p-25,       0x1p-126,     0x1p-149,     INFINITY,
+      -INFINITY,     NAN,           -NAN};
   const dlb_kind k = dlb_dtype_get(dst)->kind;
   if (tame && (k == DLB_KIND_INT || k == DLB_KIND_UINT)) {
     double lo, hi;
@@ -70,15 +71,15 @@ static double random_double(dlb_dtype dst, int tame) {
     return trunc(random_in(lo / 2, hi / 2)) + (double)(rng() % 8) / 8.0;
   }
   switch (rng() % 4) {
-  case 0: return edges[rng() % (sizeof edges / sizeof edges[0])];
-  case 1: {
-    uint64_t bits = rng();
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-  }
-  case 2: return ldexp(random_in(-1.0, 1.0), (int)(rng() % 80) - 30);
-  default: return random_in(-300.0, 300.0);
+    case 0: return edges[rng() % (sizeof edges / sizeof edges[0])];
+    case 1: {
+      uint64_t bits = rng();
+      double d;
+      memcpy(&d, &bits, sizeof d);
+      return d;
+    }
+    case 2: return ldexp(random_in(-1.0, 1.0), (int)(rng() % 80) - 30);
+    default: return random_in(-300.0, 300.0);
   }
 }
 
@@ -86,50 +87,50 @@ static double random_double(dlb_dtype dst, int tame) {
 static void random_element(dlb_dtype src, dlb_dtype dst, int tame, unsigned char *p) {
   const uint64_t r = rng();
   switch (src) {
-  case DLB_BOOL: p[0] = (unsigned char)(r & 1); return;
-  case DLB_FLOAT16:
-  case DLB_BFLOAT16: {
-    uint16_t h = (uint16_t)r;
-    if (tame || r % 3) {
+    case DLB_BOOL: p[0] = (unsigned char)(r & 1); return;
+    case DLB_FLOAT16:
+    case DLB_BFLOAT16: {
+      uint16_t h = (uint16_t)r;
+      if (tame || r % 3) {
+        const double d = random_double(dst, tame);
+        h = src == DLB_FLOAT16 ? dlb_float16_from_double(d) : dlb_bfloat16_from_double(d);
+      }
+      memcpy(p, &h, 2);
+      return;
+    }
+    case DLB_FLOAT32: {
+      uint32_t bits = (uint32_t)r;
+      if (tame || r % 3) {
+        const float f = (float)random_double(dst, tame);
+        memcpy(&bits, &f, 4);
+      }
+      memcpy(p, &bits, 4);
+      return;
+    }
+    case DLB_FLOAT64: {
       const double d = random_double(dst, tame);
-      h = src == DLB_FLOAT16 ? dlb_float16_from_double(d) : dlb_bfloat16_from_double(d);
+      memcpy(p, &d, 8);
+      return;
     }
-    memcpy(p, &h, 2);
-    return;
-  }
-  case DLB_FLOAT32: {
-    uint32_t bits = (uint32_t)r;
-    if (tame || r % 3) {
-      const float f = (float)random_double(dst, tame);
-      memcpy(&bits, &f, 4);
+    case DLB_COMPLEX64: {
+      const float c[2] = {(float)random_double(dst, tame), (float)random_double(dst, 0)};
+      memcpy(p, c, sizeof c);
+      if (r % 4 == 0) memset(p + 4, 0, 4); /* a zero imaginary part */
+      return;
     }
-    memcpy(p, &bits, 4);
-    return;
-  }
-  case DLB_FLOAT64: {
-    const double d = random_double(dst, tame);
-    memcpy(p, &d, 8);
-    return;
-  }
-  case DLB_COMPLEX64: {
-    const float c[2] = {(float)random_double(dst, tame), (float)random_double(dst, 0)};
-    memcpy(p, c, sizeof c);
-    if (r % 4 == 0) memset(p + 4, 0, 4); /* a zero imaginary part */
-    return;
-  }
-  case DLB_COMPLEX128: {
-    const double c[2] = {random_double(dst, tame), random_double(dst, 0)};
-    memcpy(p, c, sizeof c);
-    if (r % 4 == 0) memset(p + 8, 0, 8);
-    return;
-  }
-  default: { /* an integer: any bits, often few of them */
-    uint64_t u = rng();
-    if (r % 2) u >>= rng() % 64;
-    if (r % 4 == 1) u = (uint64_t)(-(int64_t)u);
-    memcpy(p, &u, item(src)); /* little-endian: the low bytes */
-    return;
-  }
+    case DLB_COMPLEX128: {
+      const double c[2] = {random_double(dst, tame), random_double(dst, 0)};
+      memcpy(p, c, sizeof c);
+      if (r % 4 == 0) memset(p + 8, 0, 8);
+      return;
+    }
+    default: { /* an integer: any bits, often few of them */
+      uint64_t u = rng();
+      if (r % 2) u >>= rng() % 64;
+      if (r % 4 == 1) u = (uint64_t)(-(int64_t)u);
+      memcpy(p, &u, item(src)); /* little-endian: the low bytes */
+      return;
+    }
   }
 }
 
@@ -184,10 +185,10 @@ static int failures_shown;
 /* Casts n random src elements into dst at the layout and alignment given,
  * through `how` (0: dlb_cast; 1: the loop dlb_cast_loop_for picks; 2: a
  * plan, in pieces), and compares with the one-element cast. */
-static void trial(dlb_dtype dst, dlb_dtype src, size_t n, ptrdiff_t ds, ptrdiff_t ss,
-                  size_t shift, int tame, int how) {
+static void trial(dlb_dtype dst, dlb_dtype src, size_t n, ptrdiff_t ds, ptrdiff_t ss, size_t shift,
+                  int tame, int how) {
   run d = run_make(dst, n, ds, shift), s = run_make(src, n, ss, shift);
-  unsigned char (*want)[16] = malloc(n * 16);
+  unsigned char(*want)[16] = malloc(n * 16);
   dlb_error got_err, want_err;
   dlb_status want_st = DLB_OK, got_st;
   memset(&got_err, 0, sizeof got_err);
@@ -227,8 +228,9 @@ static void trial(dlb_dtype dst, dlb_dtype src, size_t n, ptrdiff_t ds, ptrdiff_
   free(mine);
   CHECK(ok);
   if (!ok && failures_shown++ < 10)
-    fprintf(stderr, "  %s -> %s, %s (dst %td, src %td elements), n %zu, shift %zu, via %d: "
-                    "status %d (want %d) \"%s\" (want \"%s\")\n",
+    fprintf(stderr,
+            "  %s -> %s, %s (dst %td, src %td elements), n %zu, shift %zu, via %d: "
+            "status %d (want %d) \"%s\" (want \"%s\")\n",
             dlb_dtype_get(src)->name, dlb_dtype_get(dst)->name, layout_name(ds, ss), ds, ss, n,
             shift, how, (int)got_st, (int)want_st, got_err.message, want_err.message);
   free(want);
@@ -239,8 +241,8 @@ static void trial(dlb_dtype dst, dlb_dtype src, size_t n, ptrdiff_t ds, ptrdiff_
 /* Lengths either side of where the loops change strategy: SHORT_RUN (16),
  * the stack chunks (256 to 4096 elements), float16's (1024). */
 static size_t random_length(void) {
-  static const size_t edges[] = {1, 2, 3, 4, 5, 15, 16, 17, 255, 256, 257, 1023, 1024, 1025,
-                                 2049, 4097};
+  static const size_t edges[] = {1,   2,   3,   4,    5,    15,   16,   17,
+                                 255, 256, 257, 1023, 1024, 1025, 2049, 4097};
   return rng() % 3 ? edges[rng() % (sizeof edges / sizeof edges[0])] : 1 + (size_t)rnd(3000);
 }
 
@@ -265,8 +267,8 @@ static void test_table_is_complete(void) {
       const ptrdiff_t strides[][2] = {{di, si}, {di, 0}, {di, 2 * si}, {-di, 3 * si}, {0, 0}};
       for (size_t l = 0; l < sizeof strides / sizeof strides[0]; l++)
         for (int aligned = 0; aligned < 2; aligned++)
-          missing += !dlb_cast_loop_for((dlb_dtype)dt, strides[l][0], (dlb_dtype)st,
-                                        strides[l][1], aligned);
+          missing += !dlb_cast_loop_for((dlb_dtype)dt, strides[l][0], (dlb_dtype)st, strides[l][1],
+                                        aligned);
     }
   CHECK_EQ_INT(missing, 0);
   CHECK(dlb_cast_loop_for(DLB_DTYPE_COUNT, 1, DLB_INT8, 1, 0) == NULL);

@@ -88,8 +88,7 @@ static void test_loads_with_two_devices(void) {
   CHECK(query("calls:cuGetProcAddress_v2") > 0);
   if (getenv("STANDIN_GETPROC")) /* both refused: the entry points came from dlsym */
     CHECK(query("calls:cuGetProcAddress") > 0);
-  else
-    CHECK_EQ_INT(query("calls:cuGetProcAddress"), 0);
+  else CHECK_EQ_INT(query("calls:cuGetProcAddress"), 0);
   dlb_backend_release(b);
 }
 
@@ -139,7 +138,8 @@ static void test_event_wait_across_devices(void) {
   int64_t strides[1] = {1}, shape[1] = {N};
   dlb_tensor t = {0};
   dlb_kernel_error ke = {{0}, NULL};
-  dlb_strided_copy c = {sizeof(float), 1, shape, {NULL, 1, 0, NULL, strides}, {NULL, 0, 0, NULL, strides}, NULL};
+  dlb_strided_copy c = {
+      sizeof(float), 1, shape, {NULL, 1, 0, NULL, strides}, {NULL, 0, 0, NULL, strides}, NULL};
   dlb_backend_device_count(b);
   CHECK_EQ_INT(b->ops.allocate(b->ctx, 0, sizeof got, 0, &h0), DLB_OK);
   CHECK_EQ_INT(b->ops.allocate(b->ctx, 1, sizeof got, 1, &h1), DLB_OK);
@@ -177,8 +177,9 @@ static void test_adopt_checks_the_pointer(void) {
   b->ops.forget(b->ctx, 0, h);
   CHECK_EQ_INT(b->ops.adopt(b->ctx, 0, dev, 16, 4097, &h), DLB_E_DLPACK_INVALID); /* past the end */
   CHECK_EQ_INT(b->ops.adopt(b->ctx, 1, dev, 0, 64, &h), DLB_E_DLPACK_INVALID);    /* device 0's */
-  CHECK_EQ_INT(b->ops.adopt(b->ctx, 0, host, 0, 64, &h), DLB_E_DLPACK_INVALID);   /* not the driver's */
-  CHECK_EQ_INT(b->ops.adopt(b->ctx, 1, managed, 0, 256, &h), DLB_OK);            /* managed, on 1 */
+  CHECK_EQ_INT(b->ops.adopt(b->ctx, 0, host, 0, 64, &h),
+               DLB_E_DLPACK_INVALID);                                 /* not the driver's */
+  CHECK_EQ_INT(b->ops.adopt(b->ctx, 1, managed, 0, 256, &h), DLB_OK); /* managed, on 1 */
   b->ops.forget(b->ctx, 1, h);
   producer_free(dev);
   producer_free(managed);

@@ -73,9 +73,12 @@ static dlb_status dev_fill(void *ctx, const dlb_tensor *dst, const void *value, 
 }
 
 /* A version-1 table (read as a prefix: sorting and the rest are not its). */
-static const dlb_kernels dev_kernels = {.version = 1,        .elementwise = dev_elementwise,
-                                        .reduce = dev_reduce, .matmul = dev_matmul,
-                                        .cast = dev_cast,     .fill = dev_fill};
+static const dlb_kernels dev_kernels = {.version = 1,
+                                        .elementwise = dev_elementwise,
+                                        .reduce = dev_reduce,
+                                        .matmul = dev_matmul,
+                                        .cast = dev_cast,
+                                        .fill = dev_fill};
 
 /* A float64 array of n values v on backend. */
 static dlb_array on(dlb_backend *backend, int64_t n, const double *v) {

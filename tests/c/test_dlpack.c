@@ -43,8 +43,8 @@ static int ok_(dlb_status st, const char *what, int line) {
 
 _Static_assert(sizeof(producer) <= PAGE, "a producer fits one page");
 
-static atomic_int deleted;       /* deleter calls of producer tensors */
-static atomic_int ctx_mismatch;  /* deleter saw a manager_ctx it did not set */
+static atomic_int deleted;      /* deleter calls of producer tensors */
+static atomic_int ctx_mismatch; /* deleter saw a manager_ctx it did not set */
 static void *pages[1024];
 static int npages;
 
@@ -96,8 +96,9 @@ static void expect_reject(producer *p, dlb_status code, int line) {
   dlb_status st;
   memset(&out, 0xAB, sizeof out);
   st = dlb_dlpack_import(pex(p), cpu, NULL, &out, &err);
-  if (st != code) fprintf(stderr, "line %d: import gave %s (%s)\n", line, dlb_status_name(st),
-                          st ? err.message : "");
+  if (st != code)
+    fprintf(stderr, "line %d: import gave %s (%s)\n", line, dlb_status_name(st),
+            st ? err.message : "");
   CHECK_EQ_INT(st, code);
   CHECK_EQ_INT(err.code, code);
   CHECK_EQ_INT(atomic_load(&deleted) - before, 1);
@@ -110,7 +111,8 @@ static void expect_reject(producer *p, dlb_status code, int line) {
 static int import_ok(producer *p, dlb_array *out, int line) {
   int before = atomic_load(&deleted);
   dlb_status st = dlb_dlpack_import(pex(p), cpu, NULL, out, &err);
-  if (st != DLB_OK) fprintf(stderr, "line %d: import failed: %s: %s\n", line, dlb_status_name(st), err.message);
+  if (st != DLB_OK)
+    fprintf(stderr, "line %d: import failed: %s: %s\n", line, dlb_status_name(st), err.message);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK_EQ_INT(atomic_load(&deleted) - before, st == DLB_OK ? 0 : 1);
   return st == DLB_OK;
@@ -182,7 +184,8 @@ static dlb_exported export_ok(const dlb_array *a, int versioned, dlb_copy_mode c
  * dtype, shape and strides equal to a's (never normalised), data at a's
  * element 0...0. */
 #define CHECK_ZERO_COPY(e, a, code, bits) check_zero_copy((e), (a), (code), (bits), __LINE__)
-static void check_zero_copy(dlb_exported e, const dlb_array *a, uint8_t code, uint8_t bits, int line) {
+static void check_zero_copy(dlb_exported e, const dlb_array *a, uint8_t code, uint8_t bits,
+                            int line) {
   DLTensor *t = etensor(e);
   int before = check_failures;
   if (e.versioned) {
@@ -192,7 +195,8 @@ static void check_zero_copy(dlb_exported e, const dlb_array *a, uint8_t code, ui
     CHECK(v->deleter != NULL);
     CHECK_EQ_INT(v->flags & DLPACK_FLAG_BITMASK_IS_COPIED, 0);
     CHECK_EQ_INT(v->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0);
-    CHECK_EQ_INT((v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, a->readonly || a->buffer->readonly);
+    CHECK_EQ_INT((v->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0,
+                 a->readonly || a->buffer->readonly);
   } else {
     DLManagedTensor *l = e.tensor;
     CHECK(l->deleter != NULL);
@@ -348,10 +352,10 @@ static void test_export_dtypes(void) {
     dlb_dtype dtype;
     uint8_t code, bits;
   } rows[] = {
-      {DLB_BOOL, 6, 8},        {DLB_INT8, 0, 8},       {DLB_INT16, 0, 16},     {DLB_INT32, 0, 32},
-      {DLB_INT64, 0, 64},      {DLB_UINT8, 1, 8},      {DLB_UINT16, 1, 16},    {DLB_UINT32, 1, 32},
-      {DLB_UINT64, 1, 64},     {DLB_FLOAT16, 2, 16},   {DLB_BFLOAT16, 4, 16},  {DLB_FLOAT32, 2, 32},
-      {DLB_FLOAT64, 2, 64},    {DLB_COMPLEX64, 5, 64}, {DLB_COMPLEX128, 5, 128},
+      {DLB_BOOL, 6, 8},     {DLB_INT8, 0, 8},       {DLB_INT16, 0, 16},       {DLB_INT32, 0, 32},
+      {DLB_INT64, 0, 64},   {DLB_UINT8, 1, 8},      {DLB_UINT16, 1, 16},      {DLB_UINT32, 1, 32},
+      {DLB_UINT64, 1, 64},  {DLB_FLOAT16, 2, 16},   {DLB_BFLOAT16, 4, 16},    {DLB_FLOAT32, 2, 32},
+      {DLB_FLOAT64, 2, 64}, {DLB_COMPLEX64, 5, 64}, {DLB_COMPLEX128, 5, 128},
   };
   const int64_t shape[] = {3};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -463,7 +467,7 @@ static void test_export_views(void) {
     dlb_array v = view_of(&a);
     dlb_exported e;
     CHECK_EQ_INT(dlb_view_slice(&v, 1, 2, 1, 1, &err), DLB_OK); /* shape {3, 1} */
-    CHECK_EQ_INT(dlb_view_unsqueeze(&v, 0, &err), DLB_OK);       /* shape {1, 3, 1} */
+    CHECK_EQ_INT(dlb_view_unsqueeze(&v, 0, &err), DLB_OK);      /* shape {1, 3, 1} */
     v.strides[0] = 12345;
     v.strides[2] = -7;
     CHECK_EQ_INT(dlb_array_check_bounds(&v, &err), DLB_OK);
@@ -667,7 +671,9 @@ static void test_export_copy_rules(void) {
 /* The opaque backend: memory is malloc'd but no pointer is handed out (the
  * seed's non-PjRt case). A second flavour has export_pointer only. */
 
-static dlb_status failing_export(void *ctx, int id, void *h, void **data) { return DLB_E_BACKEND_FAILURE; }
+static dlb_status failing_export(void *ctx, int id, void *h, void **data) {
+  return DLB_E_BACKEND_FAILURE;
+}
 static int64_t failing_status(void *ctx) { return 42; }
 
 /* An opaque backend under name; with_export 1: export_pointer hands out the
@@ -688,9 +694,10 @@ static dlb_array opaque_iota(dlb_backend *b, int64_t n) {
   CHECK_EQ_INT(dlb_array_allocate(&a, b, 0, DLB_INT32, 1, &n, 1, &err), DLB_OK);
   for (int64_t k = 0; k < n && k < 16; k++) vals[k] = (int32_t)(10 + k);
   /* through the backend's own copy: the core has no host pointer to write through */
-  if (a.buffer) CHECK_EQ_INT(a.buffer->backend->ops.copy_from_host(NULL, 0, a.buffer->handle, 0, vals,
-                                                                   (size_t)n * sizeof vals[0]),
-                             DLB_OK);
+  if (a.buffer)
+    CHECK_EQ_INT(a.buffer->backend->ops.copy_from_host(NULL, 0, a.buffer->handle, 0, vals,
+                                                       (size_t)n * sizeof vals[0]),
+                 DLB_OK);
   return a;
 }
 
@@ -930,13 +937,13 @@ static void test_import_malformed(void) {
   const int64_t s2[] = {2, 3};
   for (int versioned = 0; versioned <= 1; versioned++) {
     /* ndim out of range */
-    EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, -1, s2, NULL, 0), DLB_E_DLPACK_INVALID);
+    EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, -1, s2, NULL, 0),
+                  DLB_E_DLPACK_INVALID);
     {
       int64_t ones[40];
       for (int d = 0; d < 40; d++) ones[d] = 1;
       /* A valid 33-D tensor is not malformed: it has more dims than an array holds. */
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 33, ones, ones, 0),
-                    DLB_E_SHAPE);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 33, ones, ones, 0), DLB_E_SHAPE);
       {
         producer *p = make_producer(versioned, data, kDLCPU, DT_I32, 32, ones, ones, 0);
         dlb_array a;
@@ -948,35 +955,42 @@ static void test_import_malformed(void) {
       }
     }
     /* NULL shape with ndim > 0 */
-    EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, NULL, NULL, 0), DLB_E_DLPACK_INVALID);
+    EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, NULL, NULL, 0),
+                  DLB_E_DLPACK_INVALID);
     /* negative extents */
     {
       const int64_t neg[] = {2, -3};
       const int64_t neg0[] = {0, -1}; /* a zero elsewhere does not excuse it */
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, neg, NULL, 0), DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, neg0, NULL, 0), DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, neg, NULL, 0),
+                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, neg0, NULL, 0),
+                    DLB_E_DLPACK_INVALID);
     }
     /* element count overflows int64 */
     {
       const int64_t big[] = {INT64_C(1) << 32, INT64_C(1) << 32};
       const int64_t big3[] = {INT64_MAX, 2};
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, big, NULL, 0), DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, big3, NULL, 0), DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, big, NULL, 0),
+                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, big3, NULL, 0),
+                    DLB_E_DLPACK_INVALID);
     }
     /* dtypes dlbridge has no type for */
     {
       static const DLDataType bad[] = {
-          {99, 32, 1},         {kDLFloat, 24, 1}, {kDLInt, 4, 1},  {kDLInt, 32, 2},
-          {kDLInt, 32, 0},     {kDLFloat, 32, 4}, {kDLOpaqueHandle, 64, 1},
-          {kDLBool, 1, 1},     {kDLBool, 8, 2},   {kDLComplex, 32, 1}, {7, 8, 1} /* float8 */,
-          {kDLBfloat, 32, 1},  {kDLUInt, 1, 1},
+          {99, 32, 1},     {kDLFloat, 24, 1},   {kDLInt, 4, 1},           {kDLInt, 32, 2},
+          {kDLInt, 32, 0}, {kDLFloat, 32, 4},   {kDLOpaqueHandle, 64, 1}, {kDLBool, 1, 1},
+          {kDLBool, 8, 2}, {kDLComplex, 32, 1}, {7, 8, 1} /* float8 */,   {kDLBfloat, 32, 1},
+          {kDLUInt, 1, 1},
       };
       for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         EXPECT_REJECT(make_producer(versioned, data, kDLCPU, bad[i], 2, s2, NULL, 0), DLB_E_DTYPE);
     }
     /* NULL data with elements */
-    EXPECT_REJECT(make_producer(versioned, NULL, kDLCPU, DT_I32, 2, s2, NULL, 0), DLB_E_DLPACK_INVALID);
-    EXPECT_REJECT(make_producer(versioned, NULL, kDLCPU, DT_I32, 0, NULL, NULL, 0), DLB_E_DLPACK_INVALID);
+    EXPECT_REJECT(make_producer(versioned, NULL, kDLCPU, DT_I32, 2, s2, NULL, 0),
+                  DLB_E_DLPACK_INVALID);
+    EXPECT_REJECT(make_producer(versioned, NULL, kDLCPU, DT_I32, 0, NULL, NULL, 0),
+                  DLB_E_DLPACK_INVALID);
     /* strides whose byte range overflows int64 */
     {
       const int64_t sh[] = {3};
@@ -985,10 +999,14 @@ static void test_import_malformed(void) {
       const int64_t st3[] = {INT64_MIN};
       const int64_t sh2[] = {2, 2};
       const int64_t st4[] = {INT64_C(1) << 62, INT64_C(1) << 62}; /* sum overflows */
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, st1, 0), DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, st2, 0), DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, st3, 0), DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, sh2, st4, 0), DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, st1, 0),
+                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, st2, 0),
+                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, st3, 0),
+                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 2, sh2, st4, 0),
+                    DLB_E_DLPACK_INVALID);
     }
     /* ranges that would wrap the address space (data is never read: these
      * pointers are not mapped) */
@@ -998,32 +1016,37 @@ static void test_import_malformed(void) {
       const int64_t fwd[] = {1};
       EXPECT_REJECT(make_producer(versioned, (void *)(uintptr_t)8, kDLCPU, DT_I32, 1, sh, back, 0),
                     DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, (void *)(uintptr_t)8, kDLCPU, dt(kDLFloat, 64, 1), 1, sh,
-                                  back, 0),
+      EXPECT_REJECT(make_producer(versioned, (void *)(uintptr_t)8, kDLCPU, dt(kDLFloat, 64, 1), 1,
+                                  sh, back, 0),
                     DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, (void *)(UINTPTR_MAX - 8), kDLCPU, DT_I32, 1, sh, fwd, 0),
-                    DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, (void *)(UINTPTR_MAX - 3), kDLCPU, DT_I32, 0, NULL, NULL, 0),
-                    DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, (void *)(UINTPTR_MAX - 100), kDLCPU, DT_I32, 1, sh, fwd, 200),
-                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(
+          make_producer(versioned, (void *)(UINTPTR_MAX - 8), kDLCPU, DT_I32, 1, sh, fwd, 0),
+          DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(
+          make_producer(versioned, (void *)(UINTPTR_MAX - 3), kDLCPU, DT_I32, 0, NULL, NULL, 0),
+          DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(
+          make_producer(versioned, (void *)(UINTPTR_MAX - 100), kDLCPU, DT_I32, 1, sh, fwd, 200),
+          DLB_E_DLPACK_INVALID);
     }
     /* huge byte_offset */
     {
       const int64_t sh[] = {2};
       EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, UINT64_MAX),
                     DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, (uint64_t)INT64_MAX + 1),
-                    DLB_E_DLPACK_INVALID);
-      EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, (uint64_t)INT64_MAX - 2),
-                    DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(
+          make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, (uint64_t)INT64_MAX + 1),
+          DLB_E_DLPACK_INVALID);
+      EXPECT_REJECT(
+          make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, (uint64_t)INT64_MAX - 2),
+          DLB_E_DLPACK_INVALID);
       EXPECT_REJECT(make_producer(versioned, data, kDLCPU, DT_I32, 0, NULL, NULL, UINT64_MAX - 3),
                     DLB_E_DLPACK_INVALID);
     }
     /* devices */
     {
       static const int32_t gpu[] = {kDLCUDA, kDLROCM};
-      static const int32_t other[] = {kDLOpenCL, kDLVulkan, kDLMetal, kDLVPI,  kDLExtDev, kDLOneAPI,
+      static const int32_t other[] = {kDLOpenCL, kDLVulkan,  kDLMetal, kDLVPI, kDLExtDev, kDLOneAPI,
                                       kDLWebGPU, kDLHexagon, kDLMAIA,  kDLTrn, 0,         999};
       for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
         EXPECT_REJECT(make_producer(versioned, data, gpu[i], DT_I32, 2, s2, NULL, 0),
@@ -1036,10 +1059,8 @@ static void test_import_malformed(void) {
     {
       producer *p = make_producer(versioned, data, kDLCPU, DT_I32, -1, NULL, NULL, 0);
       dlb_array a;
-      if (versioned)
-        p->t.v.deleter = NULL;
-      else
-        p->t.l.deleter = NULL;
+      if (versioned) p->t.v.deleter = NULL;
+      else p->t.l.deleter = NULL;
       CHECK_EQ_INT(dlb_dlpack_import(pex(p), cpu, NULL, &a, &err), DLB_E_DLPACK_INVALID);
       CHECK(a.buffer == NULL);
     }
@@ -1096,7 +1117,8 @@ static void test_import_geometry(void) {
     /* byte_offset honoured (pytorch #168177): element 0 is data[5]. */
     {
       const int64_t sh[] = {2, 2};
-      producer *p = make_producer(versioned, data, kDLCPU, DT_I32, 2, sh, NULL, 5 * sizeof(int32_t));
+      producer *p =
+          make_producer(versioned, data, kDLCPU, DT_I32, 2, sh, NULL, 5 * sizeof(int32_t));
       dlb_array a;
       if (IMPORT_OK(p, &a)) {
         int64_t idx[2] = {0, 0};
@@ -1240,10 +1262,8 @@ static void test_import_geometry(void) {
       const int64_t sh[] = {2};
       producer *p = make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, 0);
       dlb_array a;
-      if (versioned)
-        p->t.v.deleter = NULL;
-      else
-        p->t.l.deleter = NULL;
+      if (versioned) p->t.v.deleter = NULL;
+      else p->t.l.deleter = NULL;
       CHECK_EQ_INT(dlb_dlpack_import(pex(p), cpu, NULL, &a, &err), DLB_OK);
       if (a.buffer) {
         int64_t k = 1;
@@ -1251,10 +1271,8 @@ static void test_import_geometry(void) {
         dlb_array_release(&a);
       }
       p = make_producer(versioned, data, kDLCPU, DT_I32, 1, sh, NULL, 0);
-      if (versioned)
-        p->t.v.manager_ctx = NULL;
-      else
-        p->t.l.manager_ctx = NULL;
+      if (versioned) p->t.v.manager_ctx = NULL;
+      else p->t.l.manager_ctx = NULL;
       if (IMPORT_OK(p, &a)) RELEASE_IMPORTED(&a);
     }
     /* Writes through the array land in the producer's memory. */
@@ -1315,7 +1333,7 @@ static void test_roundtrip(void) {
     e = EXPORT_OK(&v, versioned, DLB_COPY_NEVER);
     CHECK_EQ_INT(atomic_load(&a.buffer->refs), 3);
     CHECK_EQ_INT(dlb_dlpack_import(e, cpu, NULL, &back, &err), DLB_OK);
-    CHECK(back.buffer == a.buffer); /* shares the buffer: no wrapper of a wrapper */
+    CHECK(back.buffer == a.buffer);                /* shares the buffer: no wrapper of a wrapper */
     CHECK_EQ_INT(atomic_load(&a.buffer->refs), 3); /* the tensor's reference became back's */
     CHECK_EQ_INT(back.offset, v.offset);
     CHECK_EQ_INT(back.strides[0], -2);
@@ -1400,18 +1418,18 @@ static void test_import_overlap(void) {
     int64_t shape[3], strides[3];
     int readonly;
   } cases[] = {
-      {2, {4, 3}, {0, 1}, 1},     /* broadcast rows (torch.expand) */
+      {2, {4, 3}, {0, 1}, 1}, /* broadcast rows (torch.expand) */
       {1, {4}, {0}, 1},
-      {2, {2, 2}, {1, 1}, 1},     /* (0, 1) and (1, 0) meet */
-      {2, {2, 2}, {1, -1}, 1},    /* the same, reversed */
-      {2, {3, 2}, {2, 3}, 1},     /* no shared element, but the test fails: counts */
-      {2, {2, 3}, {3, 1}, 0},     /* row-major */
-      {2, {2, 3}, {1, 2}, 0},     /* column-major */
-      {2, {2, 2}, {-2, 1}, 0},    /* rows reversed */
-      {2, {2, 2}, {3, 2}, 0},     /* 3 > 2 * (2 - 1): just enough */
+      {2, {2, 2}, {1, 1}, 1},       /* (0, 1) and (1, 0) meet */
+      {2, {2, 2}, {1, -1}, 1},      /* the same, reversed */
+      {2, {3, 2}, {2, 3}, 1},       /* no shared element, but the test fails: counts */
+      {2, {2, 3}, {3, 1}, 0},       /* row-major */
+      {2, {2, 3}, {1, 2}, 0},       /* column-major */
+      {2, {2, 2}, {-2, 1}, 0},      /* rows reversed */
+      {2, {2, 2}, {3, 2}, 0},       /* 3 > 2 * (2 - 1): just enough */
       {3, {3, 1, 2}, {2, 0, 1}, 0}, /* stride 0 on extent 1 reaches one element */
       {2, {1, 5}, {0, 1}, 0},
-      {2, {0, 4}, {0, 0}, 0},     /* size 0: nothing to overlap */
+      {2, {0, 4}, {0, 0}, 0}, /* size 0: nothing to overlap */
       {1, {1}, {0}, 0},
   };
   for (int k = 0; k < 24; k++) data[k] = k;
@@ -1447,11 +1465,11 @@ static void test_import_unaddressed_strides(void) {
     int ndim;
     int64_t shape[3], strides[3], want[3];
   } cases[] = {
-      {2, {1, 3}, {INT64_MAX / 2, 1}, {3, 1}},  /* the tensor */
+      {2, {1, 3}, {INT64_MAX / 2, 1}, {3, 1}}, /* the tensor */
       {2, {3, 1}, {1, INT64_MIN}, {1, 1}},
       {3, {2, 1, 3}, {1, INT64_MAX, 2}, {1, 3, 2}},
       {1, {1}, {-(INT64_C(1) << 62)}, {1}},
-      {2, {0, 3}, {INT64_MAX, INT64_MIN}, {3, 1}},  /* size 0: every stride */
+      {2, {0, 3}, {INT64_MAX, INT64_MIN}, {3, 1}}, /* size 0: every stride */
       {3, {4, 0, 2}, {-7, 5, INT64_MAX}, {2, 2, 1}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -1466,7 +1484,7 @@ static void test_import_unaddressed_strides(void) {
         int64_t idx[3] = {0, 0, 0};
         idx[cases[i].ndim - 1] = cases[i].shape[cases[i].ndim - 1] - 1;
         CHECK_EQ_INT(get_i(&a, idx), (int64_t)data[(cases[i].shape[cases[i].ndim - 1] - 1) *
-                                                    cases[i].strides[cases[i].ndim - 1]]);
+                                                   cases[i].strides[cases[i].ndim - 1]]);
       }
       RELEASE_IMPORTED(&a);
     }
@@ -1480,9 +1498,9 @@ static void test_roundtrip_own_strides(void) {
   const int perm[] = {1, 0};
   dlb_array a = iota(2, shape), z = alloc(DLB_INT32, 2, zshape);
   dlb_array v = view_of(&a), zt = view_of(&z);
-  CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);    /* {4, 3}, strides {1, 4} */
+  CHECK_EQ_INT(dlb_view_permute(&v, perm, &err), DLB_OK);     /* {4, 3}, strides {1, 4} */
   CHECK_EQ_INT(dlb_view_slice(&v, 0, 1, 1, 1, &err), DLB_OK); /* {1, 3}, strides {1, 4} */
-  CHECK_EQ_INT(dlb_view_permute(&zt, perm, &err), DLB_OK);   /* {2, 0}, strides {1, 2} */
+  CHECK_EQ_INT(dlb_view_permute(&zt, perm, &err), DLB_OK);    /* {2, 0}, strides {1, 2} */
   CHECK_EQ_INT(v.strides[0], 1);
   for (int versioned = 0; versioned <= 1; versioned++) {
     dlb_array back;

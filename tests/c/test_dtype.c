@@ -68,8 +68,8 @@ static void test_table(void) {
   CHECK_EQ_INT(dlb_dtype_get(DLB_COMPLEX64)->kind, DLB_KIND_COMPLEX);
 
   dlb_dtype out = DLB_INT8;
-  const char *bad[] = {"", "float", "int", "Int64", "float64 ", "complex", "double", "int128",
-                       "uint", "bfloat", "boolean"};
+  const char *bad[] = {"",       "float",  "int",  "Int64",  "float64 ", "complex",
+                       "double", "int128", "uint", "bfloat", "boolean"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     CHECK_EQ_INT(dlb_dtype_from_name(bad[i], strlen(bad[i]), &out), -1);
   CHECK_EQ_INT(dlb_dtype_from_name("int6", 4, &out), -1);
@@ -139,8 +139,7 @@ static int f16_failures;
 static void check_f16(double x) {
   uint16_t got = dlb_float16_from_double(x), want = ref_f16(x);
   int ok = f16_is_nan(want) ? f16_is_nan(got) && (got & 0x8000) == (want & 0x8000) : got == want;
-  if (!ok && f16_failures++ < 10)
-    fprintf(stderr, "float16(%a) = %04x, want %04x\n", x, got, want);
+  if (!ok && f16_failures++ < 10) fprintf(stderr, "float16(%a) = %04x, want %04x\n", x, got, want);
   CHECK(ok);
 }
 
@@ -174,16 +173,16 @@ static void test_float16(void) {
   CHECK_EQ_INT(dlb_float16_from_double(0x1p-25), 0x0000);
   CHECK_EQ_INT(dlb_float16_from_double(-0x1p-25), 0x8000);
   CHECK_EQ_INT(dlb_float16_from_double(0x1p-25 + 0x1p-60), 0x0001);
-  CHECK_EQ_INT(dlb_float16_from_double(0x1.8p-24), 0x0002); /* tie 1.5 -> 2 (even) */
-  CHECK_EQ_INT(dlb_float16_from_double(0x1p-14), 0x0400);   /* smallest normal */
+  CHECK_EQ_INT(dlb_float16_from_double(0x1.8p-24), 0x0002);         /* tie 1.5 -> 2 (even) */
+  CHECK_EQ_INT(dlb_float16_from_double(0x1p-14), 0x0400);           /* smallest normal */
   CHECK_EQ_INT(dlb_float16_from_double(0x1p-14 - 0x1p-25), 0x0400); /* rounds up to normal */
   CHECK_EQ_INT(dlb_float16_from_double(0.0), 0x0000);
   CHECK_EQ_INT(dlb_float16_from_double(-0.0), 0x8000);
   CHECK_EQ_INT(dlb_float16_from_double(1e-300), 0x0000);
   CHECK_EQ_INT(dlb_float16_from_double(-4.9e-324), 0x8000);
-  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11), 0x3c00);            /* tie -> even */
-  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 3 * 0x1p-11), 0x3c02);        /* tie -> even */
-  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3c01);  /* not via float */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11), 0x3c00);           /* tie -> even */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 3 * 0x1p-11), 0x3c02);       /* tie -> even */
+  CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11 + 0x1p-40), 0x3c01); /* not via float */
   CHECK_EQ_INT(dlb_float16_from_double(1.0 + 0x1p-11 + 0x1p-52), 0x3c01);
   CHECK(f16_is_nan(dlb_float16_from_double(NAN)));
   CHECK_EQ_INT(dlb_float16_from_double(-NAN) & 0x8000, 0x8000);
@@ -204,10 +203,15 @@ static void test_float16(void) {
       check_f16(-cands[i]);
     }
   }
-  const double edges[] = {0.0,          -0.0,        65504.0,      65520.0, 65519.999999,
-                          0x1p-24,      0x1p-25,     0x1p-25 * (1 + 0x1p-52), 0x1p-26,
-                          0x1p16,       1e300,       -1e300,       INFINITY, -INFINITY,
-                          NAN,          -NAN,        4.9e-324,     2.2250738585072014e-308};
+  const double edges[] = {0.0,          -0.0,
+                          65504.0,      65520.0,
+                          65519.999999, 0x1p-24,
+                          0x1p-25,      0x1p-25 * (1 + 0x1p-52),
+                          0x1p-26,      0x1p16,
+                          1e300,        -1e300,
+                          INFINITY,     -INFINITY,
+                          NAN,          -NAN,
+                          4.9e-324,     2.2250738585072014e-308};
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) check_f16(edges[i]);
 
   /* random doubles: anywhere, in half range, and near ties with sticky bits */
@@ -215,21 +219,21 @@ static void test_float16(void) {
     uint64_t r = rng();
     double x;
     switch (i & 3) {
-    case 0: x = dbl(r); break;
-    case 1: { /* exponent in [-30, 17] */
-      uint64_t e = (uint64_t)(1023 - 30 + (int)((r >> 52) % 48));
-      x = dbl((r & 0x800fffffffffffffull) | (e << 52));
-      break;
-    }
-    case 2: { /* a half tie pattern plus a random low perturbation */
-      uint64_t e = (uint64_t)(1023 - 26 + (int)((r >> 52) % 44));
-      uint64_t m = (r & 0xffc0000000000ull) | (1ull << 41); /* tie bit below the 10 bits */
-      if (r & 1) m |= (rng() & ((1ull << 41) - 1)) >> (r >> 1 & 31);
-      if (r & 2) m -= 1;
-      x = dbl(((r & 1ull << 63)) | (e << 52) | (m & 0xfffffffffffffull));
-      break;
-    }
-    default: x = (double)(int64_t)(r % 200000) - 100000.0 + (double)(rng() % 1024) / 1024.0;
+      case 0: x = dbl(r); break;
+      case 1: { /* exponent in [-30, 17] */
+        uint64_t e = (uint64_t)(1023 - 30 + (int)((r >> 52) % 48));
+        x = dbl((r & 0x800fffffffffffffull) | (e << 52));
+        break;
+      }
+      case 2: { /* a half tie pattern plus a random low perturbation */
+        uint64_t e = (uint64_t)(1023 - 26 + (int)((r >> 52) % 44));
+        uint64_t m = (r & 0xffc0000000000ull) | (1ull << 41); /* tie bit below the 10 bits */
+        if (r & 1) m |= (rng() & ((1ull << 41) - 1)) >> (r >> 1 & 31);
+        if (r & 2) m -= 1;
+        x = dbl(((r & 1ull << 63)) | (e << 52) | (m & 0xfffffffffffffull));
+        break;
+      }
+      default: x = (double)(int64_t)(r % 200000) - 100000.0 + (double)(rng() % 1024) / 1024.0;
     }
     check_f16(x);
   }
@@ -250,7 +254,7 @@ static uint16_t bf16_ref_from_float(float f) {
 static uint16_t bf16_ref_normal(double x) {
   double ax = fabs(x);
   int e;
-  frexp(ax, &e);                    /* ax in [2^(e-1), 2^e) */
+  frexp(ax, &e); /* ax in [2^(e-1), 2^e) */
   double ulp = ldexp(1.0, e - 1 - 7);
   double lo = floor(ax / ulp) * ulp; /* exact: power-of-two scaling */
   double rem = ax - lo;              /* exact */
@@ -270,7 +274,8 @@ static void test_bfloat16(void) {
     uint16_t back = dlb_bfloat16_from_double(d);
     int nan = (h & 0x7f80) == 0x7f80 && (h & 0x7f);
     if (nan) {
-      if (!isnan(d) || (back & 0x7f80) != 0x7f80 || !(back & 0x7f) || (back & 0x8000) != (h & 0x8000))
+      if (!isnan(d) || (back & 0x7f80) != 0x7f80 || !(back & 0x7f) ||
+          (back & 0x8000) != (h & 0x8000))
         bad++;
     } else {
       if (back != h) bad++;
@@ -283,15 +288,15 @@ static void test_bfloat16(void) {
   CHECK_EQ_INT(bad, 0);
 
   CHECK_EQ_INT(dlb_bfloat16_from_double(1.0), 0x3f80);
-  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8), 0x3f80);             /* tie -> even */
-  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 3 * 0x1p-8), 0x3f82);         /* tie -> even (up) */
-  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 + 0x1p-40), 0x3f81);   /* not via float */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8), 0x3f80);           /* tie -> even */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 3 * 0x1p-8), 0x3f82);       /* tie -> even (up) */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 + 0x1p-40), 0x3f81); /* not via float */
   CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 + 0x1p-52), 0x3f81);
   CHECK_EQ_INT(dlb_bfloat16_from_double(1.0 + 0x1p-8 - 0x1p-52), 0x3f80);
   CHECK_EQ_INT(dlb_bfloat16_from_double(-1.0 - 0x1p-8 - 0x1p-40), 0xbf81);
   CHECK_EQ_INT(dlb_bfloat16_from_double(3.0e38), 0x7f62);
-  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.fep127), 0x7f7f);                /* max */
-  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.ffp127), 0x7f80);                /* tie -> inf */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.fep127), 0x7f7f); /* max */
+  CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.ffp127), 0x7f80); /* tie -> inf */
   CHECK_EQ_INT(dlb_bfloat16_from_double(0x1.fefffffffffffp127), 0x7f7f);
   CHECK_EQ_INT(dlb_bfloat16_from_double(1e300), 0x7f80);
   CHECK_EQ_INT(dlb_bfloat16_from_double(-1e300), 0xff80);
@@ -357,34 +362,34 @@ static dlb_scalar roundtrip(dlb_dtype t, dlb_scalar v, dlb_status *st) {
   return out;
 }
 
-#define CHECK_VALUE_ERR(T_, V_, M_)                                   \
-  do {                                                               \
-    unsigned char buf_[16];                                          \
-    dlb_error err_;                                                  \
-    memset(&err_, 0, sizeof err_);                                   \
-    memset(buf_, 0xab, sizeof buf_);                                 \
-    CHECK_EQ_INT(store(T_, V_, buf_, &err_), DLB_E_VALUE);             \
-    CHECK_EQ_INT(err_.code, DLB_E_VALUE);                            \
-    if (M_) CHECK_EQ_STR(err_.message, (const char *)(M_));        \
-    CHECK_EQ_INT(buf_[0], 0xab);                                     \
+#define CHECK_VALUE_ERR(T_, V_, M_)                                                                \
+  do {                                                                                             \
+    unsigned char buf_[16];                                                                        \
+    dlb_error err_;                                                                                \
+    memset(&err_, 0, sizeof err_);                                                                 \
+    memset(buf_, 0xab, sizeof buf_);                                                               \
+    CHECK_EQ_INT(store(T_, V_, buf_, &err_), DLB_E_VALUE);                                         \
+    CHECK_EQ_INT(err_.code, DLB_E_VALUE);                                                          \
+    if (M_) CHECK_EQ_STR(err_.message, (const char *)(M_));                                        \
+    CHECK_EQ_INT(buf_[0], 0xab);                                                                   \
   } while (0)
 
-#define CHECK_INT_RT(T_, V_, W_)                        \
-  do {                                                  \
-    dlb_status st_;                                     \
-    dlb_scalar o_ = roundtrip(T_, V_, &st_);              \
-    CHECK_EQ_INT(st_, DLB_OK);                          \
-    CHECK_EQ_INT(o_.kind, DLB_SCALAR_INT);              \
-    CHECK_EQ_INT(o_.v.i, W_);                         \
+#define CHECK_INT_RT(T_, V_, W_)                                                                   \
+  do {                                                                                             \
+    dlb_status st_;                                                                                \
+    dlb_scalar o_ = roundtrip(T_, V_, &st_);                                                       \
+    CHECK_EQ_INT(st_, DLB_OK);                                                                     \
+    CHECK_EQ_INT(o_.kind, DLB_SCALAR_INT);                                                         \
+    CHECK_EQ_INT(o_.v.i, W_);                                                                      \
   } while (0)
 
-#define CHECK_FLOAT_RT(T_, V_, W_)                      \
-  do {                                                  \
-    dlb_status st_;                                     \
-    dlb_scalar o_ = roundtrip(T_, V_, &st_);              \
-    CHECK_EQ_INT(st_, DLB_OK);                          \
-    CHECK_EQ_INT(o_.kind, DLB_SCALAR_FLOAT);            \
-    CHECK(o_.v.f == (W_));                            \
+#define CHECK_FLOAT_RT(T_, V_, W_)                                                                 \
+  do {                                                                                             \
+    dlb_status st_;                                                                                \
+    dlb_scalar o_ = roundtrip(T_, V_, &st_);                                                       \
+    CHECK_EQ_INT(st_, DLB_OK);                                                                     \
+    CHECK_EQ_INT(o_.kind, DLB_SCALAR_FLOAT);                                                       \
+    CHECK(o_.v.f == (W_));                                                                         \
   } while (0)
 
 static void test_scalar(void) {
@@ -393,7 +398,7 @@ static void test_scalar(void) {
   const char *null_msg = NULL;
 
   /* integers round-trip at their bounds */
-  static const dlb_dtype ints[] = {DLB_INT8, DLB_INT16, DLB_INT32, DLB_INT64,
+  static const dlb_dtype ints[] = {DLB_INT8,  DLB_INT16,  DLB_INT32, DLB_INT64,
                                    DLB_UINT8, DLB_UINT16, DLB_UINT32};
   static const int64_t lo[] = {-128, -32768, -2147483647 - 1, INT64_MIN, 0, 0, 0};
   static const int64_t hi[] = {127, 32767, 2147483647, INT64_MAX, 255, 65535, 4294967295};
@@ -429,7 +434,8 @@ static void test_scalar(void) {
   CHECK_VALUE_ERR(DLB_INT64, s_float(INFINITY), "inf cannot be stored in int64");
   CHECK_VALUE_ERR(DLB_INT64, s_float(-INFINITY), "-inf cannot be stored in int64");
   CHECK_VALUE_ERR(DLB_INT64, s_float(0x1p63), "9223372036854775808 does not fit in int64");
-  CHECK_VALUE_ERR(DLB_INT64, s_uint(UINT64_C(1) << 63), "9223372036854775808 does not fit in int64");
+  CHECK_VALUE_ERR(DLB_INT64, s_uint(UINT64_C(1) << 63),
+                  "9223372036854775808 does not fit in int64");
   CHECK_VALUE_ERR(DLB_UINT64, s_float(0x1p64), null_msg);
   CHECK_VALUE_ERR(DLB_UINT64, s_int(-1), null_msg);
   CHECK_VALUE_ERR(DLB_UINT64, s_float(-1.0), null_msg);
@@ -497,13 +503,15 @@ static void test_scalar(void) {
   CHECK_VALUE_ERR(DLB_FLOAT16, s_float(65520.0), "65520 overflows float16");
   CHECK_VALUE_ERR(DLB_FLOAT16, s_int(100000), "100000 overflows float16");
   CHECK_VALUE_ERR(DLB_BFLOAT16, s_float(1e39), "1e+39 overflows bfloat16");
-  CHECK_VALUE_ERR(DLB_FLOAT64, s_complex(1.0, 2.0), "(1+2j) has a nonzero imaginary part and cannot be stored in float64");
+  CHECK_VALUE_ERR(DLB_FLOAT64, s_complex(1.0, 2.0),
+                  "(1+2j) has a nonzero imaginary part and cannot be stored in float64");
   CHECK_FLOAT_RT(DLB_FLOAT64, s_complex(1.0, 0.0), 1.0);
   CHECK_FLOAT_RT(DLB_FLOAT16, s_float(65504.0), 65504.0);
   CHECK_FLOAT_RT(DLB_FLOAT16, s_float(65519.0), 65504.0);
   CHECK_FLOAT_RT(DLB_FLOAT32, s_float(0.1), (double)0.1f);
   CHECK_FLOAT_RT(DLB_FLOAT32, s_float(3.4028235e38), (double)3.4028235e38f);
-  CHECK_VALUE_ERR(DLB_FLOAT32, s_float(3.4028235677973366e38), null_msg); /* FLT_MAX + ulp/2: tie -> inf */
+  CHECK_VALUE_ERR(DLB_FLOAT32, s_float(3.4028235677973366e38),
+                  null_msg); /* FLT_MAX + ulp/2: tie -> inf */
   CHECK_FLOAT_RT(DLB_FLOAT64, s_int(INT64_MAX), 0x1p63);
   CHECK_FLOAT_RT(DLB_FLOAT64, s_int((INT64_C(1) << 53) + 1), 0x1p53); /* tie -> even */
   CHECK_FLOAT_RT(DLB_FLOAT64, s_uint(UINT64_MAX), 0x1p64);
@@ -698,7 +706,8 @@ static void test_cast(void) {
     CHECK_EQ_INT(h[0], 0x7c00);
   }
   { /* int -> float */
-    int64_t s[] = {INT64_MAX, (INT64_C(1) << 53) + 1, -3, (INT64_C(1) << 62) + (INT64_C(1) << 38) + 1};
+    int64_t s[] = {INT64_MAX, (INT64_C(1) << 53) + 1, -3,
+                   (INT64_C(1) << 62) + (INT64_C(1) << 38) + 1};
     double d[4];
     CHECK_EQ_INT(dlb_cast(DLB_FLOAT64, d, 8, DLB_INT64, s, 8, 4, &err), DLB_OK);
     CHECK(d[0] == 0x1p63 && d[1] == 0x1p53 && d[2] == -3.0);
@@ -756,7 +765,7 @@ static void test_cast(void) {
     enum { RUN = 1001 };
     static double c128[2 * RUN], c128_every_other[4 * RUN];
     static float c64[2 * RUN];
-    static const dlb_dtype ints[] = {DLB_INT8, DLB_UINT8, DLB_INT16, DLB_UINT16,
+    static const dlb_dtype ints[] = {DLB_INT8,  DLB_UINT8,  DLB_INT16, DLB_UINT16,
                                      DLB_INT32, DLB_UINT32, DLB_INT64, DLB_UINT64};
     int64_t out[RUN];
     for (int k = 0; k < RUN; k++) {
@@ -770,7 +779,8 @@ static void test_cast(void) {
       int wrong = 0;
       for (int src = 0; src < 2; src++) {
         CHECK_EQ_INT(dlb_cast(ints[t], out, (ptrdiff_t)item, src ? DLB_COMPLEX64 : DLB_COMPLEX128,
-                              src ? (const void *)c64 : (const void *)c128, src ? 8 : 16, RUN, &err),
+                              src ? (const void *)c64 : (const void *)c128, src ? 8 : 16, RUN,
+                              &err),
                      DLB_OK);
         for (int k = 0; k < RUN; k++) {
           uint64_t got = 0;
@@ -781,10 +791,18 @@ static void test_cast(void) {
       CHECK_EQ_INT(wrong, 0);
     }
     /* boundaries: a fraction past the last value truncates into range */
-    static const struct { dlb_dtype to; double re; int64_t want; } edge[] = {
-        {DLB_INT8, -0.75, 0},     {DLB_INT8, 127.9, 127},    {DLB_INT8, -128.9, -128},
-        {DLB_UINT8, 255.9, 255},  {DLB_UINT8, -0.9, 0},      {DLB_INT16, -32768.9, -32768},
-        {DLB_INT32, -2147483648.5, INT32_MIN},                {DLB_INT32, 2147483647.9, INT32_MAX}};
+    static const struct {
+      dlb_dtype to;
+      double re;
+      int64_t want;
+    } edge[] = {{DLB_INT8, -0.75, 0},
+                {DLB_INT8, 127.9, 127},
+                {DLB_INT8, -128.9, -128},
+                {DLB_UINT8, 255.9, 255},
+                {DLB_UINT8, -0.9, 0},
+                {DLB_INT16, -32768.9, -32768},
+                {DLB_INT32, -2147483648.5, INT32_MIN},
+                {DLB_INT32, 2147483647.9, INT32_MAX}};
     for (size_t e = 0; e < sizeof edge / sizeof edge[0]; e++) {
       const size_t item = dlb_dtype_get(edge[e].to)->itemsize;
       int64_t got = 0;
@@ -796,8 +814,9 @@ static void test_cast(void) {
         got -= (int64_t)1 << (8 * item); /* sign-extend */
       CHECK(got == edge[e].want);
       got = 0; /* and from float64, one element */
-      CHECK_EQ_INT(dlb_cast(edge[e].to, &got, (ptrdiff_t)item, DLB_FLOAT64, &edge[e].re, 8, 1, &err),
-                   DLB_OK);
+      CHECK_EQ_INT(
+          dlb_cast(edge[e].to, &got, (ptrdiff_t)item, DLB_FLOAT64, &edge[e].re, 8, 1, &err),
+          DLB_OK);
       if (item < 8 && dlb_dtype_get(edge[e].to)->kind == DLB_KIND_INT && got >> (8 * item - 1))
         got -= (int64_t)1 << (8 * item);
       CHECK(got == edge[e].want);
@@ -839,11 +858,13 @@ static void test_cast(void) {
     /* every other complex element into a contiguous run, both ways */
     for (int k = 0; k < 4 * RUN; k++) c128_every_other[k] = k;
     float c64_out[2 * RUN];
-    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX64, c64_out, 8, DLB_COMPLEX128, c128_every_other, 32, RUN, &err),
-                 DLB_OK);
+    CHECK_EQ_INT(
+        dlb_cast(DLB_COMPLEX64, c64_out, 8, DLB_COMPLEX128, c128_every_other, 32, RUN, &err),
+        DLB_OK);
     CHECK(c64_out[0] == 0.0f && c64_out[1] == 1.0f && c64_out[2 * 1000] == 4000.0f &&
           c64_out[2 * 1000 + 1] == 4001.0f);
-    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX128, c128, 16, DLB_COMPLEX64, c64_out, 16, RUN / 2, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_cast(DLB_COMPLEX128, c128, 16, DLB_COMPLEX64, c64_out, 16, RUN / 2, &err),
+                 DLB_OK);
     CHECK(c128[0] == 0.0 && c128[1] == 1.0 && c128[2] == 8.0 && c128[3] == 9.0 &&
           c128[2 * 499] == 499.0 * 8 && c128[2 * 499 + 1] == 499.0 * 8 + 1);
   }
@@ -922,9 +943,9 @@ static void test_cast(void) {
           dlb_scalar_load((dlb_dtype)dt, dbuf, &out);
           double want = st == DLB_BOOL ? (v & 1) : v;
           if (dt == DLB_BOOL) want = want != 0;
-          double got = out.kind == DLB_SCALAR_INT     ? (double)out.v.i
-                       : out.kind == DLB_SCALAR_BOOL  ? out.v.b
-                       : out.kind == DLB_SCALAR_FLOAT ? out.v.f
+          double got = out.kind == DLB_SCALAR_INT       ? (double)out.v.i
+                       : out.kind == DLB_SCALAR_BOOL    ? out.v.b
+                       : out.kind == DLB_SCALAR_FLOAT   ? out.v.f
                        : out.kind == DLB_SCALAR_COMPLEX ? out.v.c.re
                                                         : -1;
           if (got != want) {
@@ -975,12 +996,12 @@ static double random_half_edge(void) {
   double base = dlb_float16_to_double((uint16_t)(r & 0xffff));
   double ulp = ldexp(1.0, (int)((r >> 16) % 40) - 35);
   switch ((r >> 24) % 6) {
-  case 0: return dbl(rng()); /* any bits at all */
-  case 1: return base;
-  case 2: return base + ulp;
-  case 3: return base - ulp;
-  case 4: return -(ldexp(1.0, -25) * (double)((r >> 32) % 7)); /* subnormal ties */
-  default: return base + ldexp(base, -11) + ldexp(base, -40); /* just past a tie */
+    case 0: return dbl(rng()); /* any bits at all */
+    case 1: return base;
+    case 2: return base + ulp;
+    case 3: return base - ulp;
+    case 4: return -(ldexp(1.0, -25) * (double)((r >> 32) % 7)); /* subnormal ties */
+    default: return base + ldexp(base, -11) + ldexp(base, -40);  /* just past a tie */
   }
 }
 
@@ -1029,8 +1050,11 @@ static void test_half_runs(void) {
         dlb_dtype type;
         const void *data;
         size_t item;
-      } srcs[] = {{DLB_FLOAT64, d64, 8}, {DLB_FLOAT32, f32, 4}, {DLB_INT64, i64, 8},
-                  {DLB_UINT64, u64, 8},  {DLB_INT32, i32, 4}};
+      } srcs[] = {{DLB_FLOAT64, d64, 8},
+                  {DLB_FLOAT32, f32, 4},
+                  {DLB_INT64, i64, 8},
+                  {DLB_UINT64, u64, 8},
+                  {DLB_INT32, i32, 4}};
       for (size_t s = 0; s < sizeof srcs / sizeof srcs[0]; s++) {
         const int shift = round % 2; /* odd addresses every other round */
         memcpy(in + shift, srcs[s].data, N * srcs[s].item);

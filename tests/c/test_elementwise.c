@@ -60,7 +60,8 @@ static void test_promotion(void) {
 
 static void test_weak_scalars(void) {
   int64_t n = 2;
-  dlb_array u8 = alloc(DLB_UINT8, 1, &n), b = alloc(DLB_BOOL, 1, &n), f16 = alloc(DLB_FLOAT16, 1, &n);
+  dlb_array u8 = alloc(DLB_UINT8, 1, &n), b = alloc(DLB_BOOL, 1, &n),
+            f16 = alloc(DLB_FLOAT16, 1, &n);
   dlb_operand in[2];
   in[0] = arr(&u8);
   in[1] = num(s_int(1000));

@@ -68,12 +68,12 @@ static char *fmt(const dlb_array *a) {
   return sb.data;
 }
 
-#define EXPECT_FORMAT(arr, expected)              \
-  do {                                            \
-    char *got_ = fmt(arr);                        \
-    CHECK(got_ != NULL);                          \
-    CHECK_EQ_STR(got_ ? got_ : "(failed)", expected); \
-    free(got_);                                   \
+#define EXPECT_FORMAT(arr, expected)                                                               \
+  do {                                                                                             \
+    char *got_ = fmt(arr);                                                                         \
+    CHECK(got_ != NULL);                                                                           \
+    CHECK_EQ_STR(got_ ? got_ : "(failed)", expected);                                              \
+    free(got_);                                                                                    \
   } while (0)
 
 /* The text of one scalar, in a static buffer. */
@@ -215,8 +215,7 @@ static void test_int_bool_complex_1d(void) {
 static void test_layout(void) {
   host_array h;
   int64_t v[24];
-  for (int i = 0; i < 24; i++)
-    v[i] = i;
+  for (int i = 0; i < 24; i++) v[i] = i;
   int64_t m[] = {1, 2, 3, 4, 5, 6};
   EXPECT_FORMAT(wrap(&h, m, sizeof m, DLB_INT64, 2, (int64_t[]){2, 3}, NULL, 0),
                 "array([[1, 2, 3],\n"
@@ -300,10 +299,8 @@ static void test_summarised(void) {
   host_array h;
   int64_t *v = malloc(10000 * sizeof *v);
   CHECK(v != NULL);
-  if (v == NULL)
-    return;
-  for (int i = 0; i < 10000; i++)
-    v[i] = i;
+  if (v == NULL) return;
+  for (int i = 0; i < 10000; i++) v[i] = i;
   EXPECT_FORMAT(wrap(&h, v, 10000 * 8, DLB_INT64, 1, (int64_t[]){10000}, NULL, 0),
                 "array([   0,    1,    2, ..., 9997, 9998, 9999], shape=(10000,), dtype=int64, "
                 "device=cpu:0)");
@@ -329,16 +326,14 @@ static void test_summarised(void) {
                 "dtype=int64, device=cpu:0)");
 
   /* Only the long dimension is cut: rows of 2 show both. */
-  for (int i = 0; i < 2000; i++)
-    v[i] = i % 1000;
+  for (int i = 0; i < 2000; i++) v[i] = i % 1000;
   EXPECT_FORMAT(wrap(&h, v, 2000 * 8, DLB_INT64, 2, (int64_t[]){2, 1000}, NULL, 0),
                 "array([[  0,   1,   2, ..., 997, 998, 999],\n"
                 "       [  0,   1,   2, ..., 997, 998, 999]], shape=(2, 1000), dtype=int64, "
                 "device=cpu:0)");
 
   /* 3-D: the blank line also separates the "..." block. */
-  for (int i = 0; i < 10000; i++)
-    v[i] = i % 10;
+  for (int i = 0; i < 10000; i++) v[i] = i % 10;
   EXPECT_FORMAT(wrap(&h, v, 10000 * 8, DLB_INT64, 3, (int64_t[]){1000, 1, 10}, NULL, 0),
                 "array([[[0, 1, 2, ..., 7, 8, 9]],\n\n"
                 "       [[0, 1, 2, ..., 7, 8, 9]],\n\n"
@@ -356,15 +351,15 @@ static void test_summarised(void) {
                 "array([42, 42, 42, ..., 42, 42, 42], shape=(10000000,), dtype=int64, "
                 "device=cpu:0)");
   int64_t row[] = {1, 2, 3};
-  EXPECT_FORMAT(wrap(&h, row, sizeof row, DLB_INT64, 2, (int64_t[]){1000000, 3},
-                     (int64_t[]){0, 1}, 0),
-                "array([[1, 2, 3],\n"
-                "       [1, 2, 3],\n"
-                "       [1, 2, 3],\n"
-                "       ...,\n"
-                "       [1, 2, 3],\n"
-                "       [1, 2, 3],\n"
-                "       [1, 2, 3]], shape=(1000000, 3), dtype=int64, device=cpu:0)");
+  EXPECT_FORMAT(
+      wrap(&h, row, sizeof row, DLB_INT64, 2, (int64_t[]){1000000, 3}, (int64_t[]){0, 1}, 0),
+      "array([[1, 2, 3],\n"
+      "       [1, 2, 3],\n"
+      "       [1, 2, 3],\n"
+      "       ...,\n"
+      "       [1, 2, 3],\n"
+      "       [1, 2, 3],\n"
+      "       [1, 2, 3]], shape=(1000000, 3), dtype=int64, device=cpu:0)");
 }
 
 #ifdef HAVE_MMAP
@@ -384,8 +379,7 @@ static void test_reads_only_printed(void) {
   size_t nbytes = (size_t)10000000 * 8;
   char *base = mmap(NULL, nbytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   CHECK(base != MAP_FAILED);
-  if (base == MAP_FAILED)
-    return;
+  if (base == MAP_FAILED) return;
   const int64_t edge[] = {0, 1, 2, -3, -2, -1};
   for (int k = 0; k < 6; k++)
     expose(base, page, edge[k] < 0 ? 10000000 + edge[k] : edge[k],
@@ -435,8 +429,7 @@ static void test_safety_cap(void) {
   }
   /* 2^32 elements of 32 dims of 2: summarising cuts nothing, so no elements print. */
   char expected[256] = "array([...], shape=(2";
-  for (int i = 1; i < 32; i++)
-    strcat(expected, ", 2");
+  for (int i = 1; i < 32; i++) strcat(expected, ", 2");
   strcat(expected, "), dtype=int64, device=cpu:0)");
   EXPECT_FORMAT(wrap(&h, &one, 8, DLB_INT64, 32, shape, strides, 0), expected);
   CHECK_EQ_INT(h.a.numel, (int64_t)1 << 32);
@@ -449,8 +442,7 @@ static void test_safety_cap(void) {
   CHECK(s != NULL);
   if (s != NULL) {
     size_t ones = 0;
-    for (const char *p = s; *p; p++)
-      ones += *p == '1';
+    for (const char *p = s; *p; p++) ones += *p == '1';
     CHECK_EQ_INT(ones, 8192);
     CHECK(strstr(s, "...") == NULL);
     /* rows align under their bracket: 6 + 12 and 6 + 11 spaces */
@@ -495,7 +487,8 @@ static void test_errors_and_appending(void) {
   /* Memory that is not host-addressable prints through the backend's
    * copy_to_host, one read per printed element... */
   int64_t device_mem[2] = {7, -8};
-  dlb_backend engine = {.ops = {.name = "engine", .copy_to_host = engine_copy_to_host}, .ctx = NULL};
+  dlb_backend engine = {.ops = {.name = "engine", .copy_to_host = engine_copy_to_host},
+                        .ctx = NULL};
   strcpy(engine.name, "engine");
   wrap(&h, NULL, sizeof device_mem, DLB_INT64, 1, (int64_t[]){2}, NULL, 0);
   h.buf.handle = device_mem;

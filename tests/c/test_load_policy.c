@@ -71,8 +71,11 @@ static int mappings_of(const char *path) {
 static void plan(dlb_safetensors_tensor *t, size_t *order, const char *const *names,
                  const dlb_array *const *arrays, size_t n, uint64_t *header, uint64_t *data) {
   for (size_t i = 0; i < n; i++)
-    t[i] = (dlb_safetensors_tensor){.name = names[i], .name_len = strlen(names[i]), .index = i,
-                                    .dtype = arrays[i]->dtype, .ndim = arrays[i]->ndim,
+    t[i] = (dlb_safetensors_tensor){.name = names[i],
+                                    .name_len = strlen(names[i]),
+                                    .index = i,
+                                    .dtype = arrays[i]->dtype,
+                                    .ndim = arrays[i]->ndim,
                                     .shape = arrays[i]->shape};
   CHECK_EQ_INT(dlb_safetensors_plan(t, n, NULL, 0, order, header, data, &err), DLB_OK);
 }

@@ -107,8 +107,8 @@ static void test_selection(void) {
       else if (is_float_function((dlb_op)op)) expect = real || is_complex;
       else if (op == DLB_OP_ATAN2) expect = real;
       else if (op == DLB_OP_FLOOR || op == DLB_OP_CEIL || op == DLB_OP_TRUNC) expect = !is_complex;
-      else if (op == DLB_OP_ROUND || op == DLB_OP_ABS || op == DLB_OP_ISNAN ||
-               op == DLB_OP_ISINF || op == DLB_OP_ISFINITE)
+      else if (op == DLB_OP_ROUND || op == DLB_OP_ABS || op == DLB_OP_ISNAN || op == DLB_OP_ISINF ||
+               op == DLB_OP_ISFINITE)
         expect = 1;
       else if (op == DLB_OP_SIGN) expect = t != DLB_BOOL;
       else expect = 0; /* arithmetic, comparisons, bitwise, logical, where: loops_arith.c */
@@ -170,10 +170,44 @@ static const math_case math_cases[] = {
 
 /* Values every function meets: specials, extremes, subnormals. */
 static const double specials[] = {
-    NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 10.0, 100.0, -100.0,
-    1e-40, -1e-40, 5e-324, -5e-324, 1e-300, -1e-300, 3.4e38, -3.4e38, 1e300, -1e300,
-    DBL_MAX, -DBL_MAX, 1e22, -1e22, 3.14159265358979, 1.5707963267948966, 710.0, -746.0, 89.0,
-    -104.0, 0.9999999, -0.9999999, 1e-8, -1e-8,
+    NAN,
+    -NAN,
+    INFINITY,
+    -INFINITY,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    10.0,
+    100.0,
+    -100.0,
+    1e-40,
+    -1e-40,
+    5e-324,
+    -5e-324,
+    1e-300,
+    -1e-300,
+    3.4e38,
+    -3.4e38,
+    1e300,
+    -1e300,
+    DBL_MAX,
+    -DBL_MAX,
+    1e22,
+    -1e22,
+    3.14159265358979,
+    1.5707963267948966,
+    710.0,
+    -746.0,
+    89.0,
+    -104.0,
+    0.9999999,
+    -0.9999999,
+    1e-8,
+    -1e-8,
 };
 #define NSPECIAL (sizeof specials / sizeof specials[0])
 
@@ -299,18 +333,34 @@ static void test_atan2(void) {
 /* Inputs for the exact float kernels: halves, integers, fractions near
  * them, the largest non-integers, and the specials. */
 static int64_t rounding_inputs(double *x, int is_float) {
-  static const double fixed[] = {
-      0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 0.7, -0.7, 0.3, -0.3,
-      8388607.5, -8388607.5, 8388608.0, 4503599627370495.5, -4503599627370495.5,
-      4503599627370496.0, 9007199254740993.0, 1e-310, -1e-310};
+  static const double fixed[] = {0.5,
+                                 1.5,
+                                 2.5,
+                                 -0.5,
+                                 -1.5,
+                                 -2.5,
+                                 0.49999997,
+                                 -0.49999997,
+                                 0.7,
+                                 -0.7,
+                                 0.3,
+                                 -0.3,
+                                 8388607.5,
+                                 -8388607.5,
+                                 8388608.0,
+                                 4503599627370495.5,
+                                 -4503599627370495.5,
+                                 4503599627370496.0,
+                                 9007199254740993.0,
+                                 1e-310,
+                                 -1e-310};
   int64_t n = 0;
   for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) x[n++] = fixed[k];
   for (size_t k = 0; k < NSPECIAL; k++) x[n++] = specials[k];
   while (n < MAXN) {
     if (n % 3 == 0) /* -10, -9.5, ..., 10 */
       x[n++] = (double)rnd(41) / 2 - 10;
-    else
-      x[n++] = uniform(-20, 20) * pow(2.0, uniform(-30, is_float ? 30 : 60));
+    else x[n++] = uniform(-20, 20) * pow(2.0, uniform(-30, is_float ? 30 : 60));
   }
   return n;
 }
@@ -318,21 +368,21 @@ static int64_t rounding_inputs(double *x, int is_float) {
 /* The reference of an exact float op in double (exact for float inputs too). */
 static double exact_reference(dlb_op op, double x) {
   switch (op) {
-  case DLB_OP_FLOOR: return floor(x);
-  case DLB_OP_CEIL: return ceil(x);
-  case DLB_OP_TRUNC: return trunc(x);
-  case DLB_OP_ROUND: return nearbyint(x);
-  case DLB_OP_ABS: return fabs(x);
-  case DLB_OP_SIGN: return isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
-  case DLB_OP_ISNAN: return isnan(x) ? 1 : 0;
-  case DLB_OP_ISINF: return isinf(x) ? 1 : 0;
-  default: return isfinite(x) ? 1 : 0; /* ISFINITE */
+    case DLB_OP_FLOOR: return floor(x);
+    case DLB_OP_CEIL: return ceil(x);
+    case DLB_OP_TRUNC: return trunc(x);
+    case DLB_OP_ROUND: return nearbyint(x);
+    case DLB_OP_ABS: return fabs(x);
+    case DLB_OP_SIGN: return isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+    case DLB_OP_ISNAN: return isnan(x) ? 1 : 0;
+    case DLB_OP_ISINF: return isinf(x) ? 1 : 0;
+    default: return isfinite(x) ? 1 : 0; /* ISFINITE */
   }
 }
 
 static void test_exact_float_ops(void) {
-  static const dlb_op ops[] = {DLB_OP_FLOOR, DLB_OP_CEIL, DLB_OP_TRUNC, DLB_OP_ROUND, DLB_OP_ABS,
-                               DLB_OP_SIGN, DLB_OP_ISNAN, DLB_OP_ISINF, DLB_OP_ISFINITE};
+  static const dlb_op ops[] = {DLB_OP_FLOOR, DLB_OP_CEIL,  DLB_OP_TRUNC, DLB_OP_ROUND,   DLB_OP_ABS,
+                               DLB_OP_SIGN,  DLB_OP_ISNAN, DLB_OP_ISINF, DLB_OP_ISFINITE};
   static double x[MAXN];
   static char in[MAXN * 8], out[MAXN * 8];
   for (int is_float = 0; is_float <= 1; is_float++) {
@@ -422,14 +472,34 @@ static void test_named_cases(void) {
 
 static int64_t load_int(dlb_dtype t, const char *p) {
   switch (t) {
-  case DLB_BOOL:
-  case DLB_UINT8: return *(const uint8_t *)p;
-  case DLB_INT8: return *(const int8_t *)p;
-  case DLB_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-  case DLB_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
-  case DLB_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-  case DLB_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
-  default: { int64_t v; memcpy(&v, p, 8); return v; } /* int64, uint64 (bits) */
+    case DLB_BOOL:
+    case DLB_UINT8: return *(const uint8_t *)p;
+    case DLB_INT8: return *(const int8_t *)p;
+    case DLB_INT16: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_UINT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case DLB_UINT32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    } /* int64, uint64 (bits) */
   }
 }
 
@@ -471,21 +541,22 @@ static void test_integers(void) {
         const int is_signed = kind == DLB_KIND_INT;
         int64_t want;
         switch (op) {
-        case DLB_OP_ABS:
-          want = x;
-          if (is_signed && x < 0) { /* wraps: abs(MIN) is MIN */
-            char tmp[8];
-            store_int(type, tmp, (int64_t)(0u - (uint64_t)x));
-            want = load_int(type, tmp);
-          }
-          break;
-        case DLB_OP_SIGN:
-          want = is_signed ? (x > 0) - (x < 0) : x != 0;
-          if (!is_signed && x != 0) want = 1;
-          break;
-        case DLB_OP_ISNAN: case DLB_OP_ISINF: want = 0; break;
-        case DLB_OP_ISFINITE: want = 1; break;
-        default: want = x; /* floor, ceil, trunc, round: unchanged */
+          case DLB_OP_ABS:
+            want = x;
+            if (is_signed && x < 0) { /* wraps: abs(MIN) is MIN */
+              char tmp[8];
+              store_int(type, tmp, (int64_t)(0u - (uint64_t)x));
+              want = load_int(type, tmp);
+            }
+            break;
+          case DLB_OP_SIGN:
+            want = is_signed ? (x > 0) - (x < 0) : x != 0;
+            if (!is_signed && x != 0) want = 1;
+            break;
+          case DLB_OP_ISNAN:
+          case DLB_OP_ISINF: want = 0; break;
+          case DLB_OP_ISFINITE: want = 1; break;
+          default: want = x; /* floor, ceil, trunc, round: unchanged */
         }
         if (got != want && !bad) {
           bad = 1;
@@ -572,8 +643,9 @@ static void test_complex_functions(void) {
 
 /* abs, sign, round and the predicates of complex numbers. */
 static void test_complex_exact(void) {
-  const double z[] = {3, 4, 0, 0, -0.0, 0, INFINITY, 0, 1, NAN, INFINITY, NAN, -3, 4,
-                      0, -INFINITY, INFINITY, INFINITY, 2.5, -1.5, 1e308, 1e308, NAN, INFINITY};
+  const double z[] = {3,        4,        0,        0,    -0.0,  0,     INFINITY, 0,
+                      1,        NAN,      INFINITY, NAN,  -3,    4,     0,        -INFINITY,
+                      INFINITY, INFINITY, 2.5,      -1.5, 1e308, 1e308, NAN,      INFINITY};
   enum { N = 12 };
   double a[N], s[2 * N], r[2 * N];
   char isn[N], isi[N], isf[N];
@@ -596,15 +668,15 @@ static void test_complex_exact(void) {
   /* sign = z / |z| (NumPy 2) */
   CHECK(s[0] == 0.6 && s[1] == 0.8);
   CHECK(s[2] == 0 && s[3] == 0 && s[4] == 0 && s[5] == 0);
-  CHECK(s[6] == 1 && s[7] == 0);                     /* inf + 0j */
-  CHECK(isnan(s[8]) && isnan(s[9]));                  /* 1 + nan j */
-  CHECK(s[10] == 1 && s[11] == 0);                   /* inf + nan j: |z| = inf */
+  CHECK(s[6] == 1 && s[7] == 0);     /* inf + 0j */
+  CHECK(isnan(s[8]) && isnan(s[9])); /* 1 + nan j */
+  CHECK(s[10] == 1 && s[11] == 0);   /* inf + nan j: |z| = inf */
   CHECK(s[12] == -0.6 && s[13] == 0.8);
-  CHECK(s[14] == 0 && s[15] == -1);                  /* -inf j */
-  CHECK(isnan(s[16]) && isnan(s[17]));                /* inf + inf j */
+  CHECK(s[14] == 0 && s[15] == -1);                                          /* -inf j */
+  CHECK(isnan(s[16]) && isnan(s[17]));                                       /* inf + inf j */
   CHECK(fabs(s[20] - sqrt(0.5)) < 3e-16 && fabs(s[21] - sqrt(0.5)) < 3e-16); /* no overflow */
-  CHECK(s[22] == 0 && s[23] == 1);                   /* nan + inf j */
-  CHECK(r[18] == 2 && r[19] == -2);                  /* round half to even, both parts */
+  CHECK(s[22] == 0 && s[23] == 1);                                           /* nan + inf j */
+  CHECK(r[18] == 2 && r[19] == -2); /* round half to even, both parts */
   for (int i = 0; i < 2 * N; i++) zf[i] = (float)z[i];
   call1(dlb_math_loop(DLB_OP_ABS, DLB_COMPLEX64), af, 4, zf, 8, N);
   /* (1e308 is inf as a float) */
@@ -706,8 +778,8 @@ static void check_unary_layouts(dlb_op op, dlb_dtype t) {
 
 /* atan2 with each operand in each layout, and in place on either input. */
 static void check_atan2_layouts(dlb_dtype t) {
-  static char y[MAXN * 8], x[MAXN * 8], ref[MAXN * 8], buf[3 * MAXN * 8 + 64],
-      ys[3 * MAXN * 8], xs[3 * MAXN * 8], tmp[MAXN * 8];
+  static char y[MAXN * 8], x[MAXN * 8], ref[MAXN * 8], buf[3 * MAXN * 8 + 64], ys[3 * MAXN * 8],
+      xs[3 * MAXN * 8], tmp[MAXN * 8];
   dlb_loop k = dlb_math_loop(DLB_OP_ATAN2, t);
   const int64_t s = (int64_t)item(t);
   for (size_t L = 0; L < sizeof lengths / sizeof lengths[0]; L++) {

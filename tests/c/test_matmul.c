@@ -21,7 +21,8 @@ static double tolerance(dlb_dtype t) {
   switch (t) {
     case DLB_FLOAT16: return 2e-3;
     case DLB_BFLOAT16: return 1.6e-2;
-    case DLB_FLOAT32: case DLB_COMPLEX64: return 2e-6;
+    case DLB_FLOAT32:
+    case DLB_COMPLEX64: return 2e-6;
     default: return 1e-13;
   }
 }
@@ -57,8 +58,8 @@ static void map_matmul(const dlb_array *a, const dlb_array *b, const dlb_array *
 }
 
 /* dot's mapping: r = (P..., Q..., [N]). */
-static void map_dot(const dlb_array *a, const dlb_array *b, const dlb_array *r,
-                    const int64_t *idx, mapping *m) {
+static void map_dot(const dlb_array *a, const dlb_array *b, const dlb_array *r, const int64_t *idx,
+                    mapping *m) {
   int np = a->ndim - 1, nq = b->ndim == 1 ? 0 : b->ndim - 2;
   for (int d = 0; d < np; d++) m->ai[d] = idx[d];
   m->ka = np;
@@ -96,8 +97,8 @@ static int check_against_reference(const dlb_array *a, const dlb_array *b, const
       double tol = tolerance(r->dtype) * (scale + 1e-30) + 1e-30;
       if (fabs(got.re - re) > tol || fabs(got.im - im) > tol) bad = 1;
       if (bad)
-        fprintf(stderr, "  %s: element %lld: got %.9g%+.9gi, want %.9g%+.9gi\n", what,
-                (long long)e, got.re, got.im, re, im);
+        fprintf(stderr, "  %s: element %lld: got %.9g%+.9gi, want %.9g%+.9gi\n", what, (long long)e,
+                got.re, got.im, re, im);
     } else if ((got.u & mask) != (u & mask)) {
       bad = 1;
       fprintf(stderr, "  %s: element %lld: got %llu, want %llu\n", what, (long long)e,
@@ -114,9 +115,11 @@ static void describe(char *out, size_t size, const dlb_array *a, const dlb_array
                      const char *extra) {
   size_t len = (size_t)snprintf(out, size, "%s/%s (", dlb_dtype_get(a->dtype)->name,
                                 dlb_dtype_get(b->dtype)->name);
-  for (int d = 0; d < a->ndim; d++) len += (size_t)snprintf(out + len, size - len, " %lld", (long long)a->shape[d]);
+  for (int d = 0; d < a->ndim; d++)
+    len += (size_t)snprintf(out + len, size - len, " %lld", (long long)a->shape[d]);
   len += (size_t)snprintf(out + len, size - len, ") x (");
-  for (int d = 0; d < b->ndim; d++) len += (size_t)snprintf(out + len, size - len, " %lld", (long long)b->shape[d]);
+  for (int d = 0; d < b->ndim; d++)
+    len += (size_t)snprintf(out + len, size - len, " %lld", (long long)b->shape[d]);
   snprintf(out + len, size - len, ") %s", extra);
 }
 
@@ -167,12 +170,9 @@ static void test_dtypes_and_layouts(void) {
 /* Mixed dtypes promote (int8 x uint8 -> int16, int32 x float32 -> float64,
  * float16 x bfloat16 -> float32, float32 x complex128 -> complex128). */
 static void test_mixed_dtypes(void) {
-  static const dlb_dtype pairs[][2] = {{DLB_INT8, DLB_UINT8},
-                                       {DLB_INT32, DLB_FLOAT32},
-                                       {DLB_FLOAT16, DLB_BFLOAT16},
-                                       {DLB_FLOAT32, DLB_COMPLEX128},
-                                       {DLB_BOOL, DLB_INT16},
-                                       {DLB_UINT64, DLB_INT64}};
+  static const dlb_dtype pairs[][2] = {{DLB_INT8, DLB_UINT8},       {DLB_INT32, DLB_FLOAT32},
+                                       {DLB_FLOAT16, DLB_BFLOAT16}, {DLB_FLOAT32, DLB_COMPLEX128},
+                                       {DLB_BOOL, DLB_INT16},       {DLB_UINT64, DLB_INT64}};
   int64_t sa[2] = {4, 6}, sb[2] = {6, 3};
   for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
     for (int lay = 0; lay < LAYOUT_COUNT; lay++) {
@@ -459,7 +459,8 @@ static void check_dot(const dlb_array *a, const dlb_array *b, int ndim, const ch
 /* dot of N-D operands: (2, 3, 4) . (5, 4, 6) -> (2, 3, 5, 6), in every layout;
  * and the 1-D and 2-D cases, which are matmul's. */
 static void test_dot(void) {
-  static const dlb_dtype types[] = {DLB_FLOAT32, DLB_FLOAT64, DLB_COMPLEX128, DLB_INT32, DLB_FLOAT16};
+  static const dlb_dtype types[] = {DLB_FLOAT32, DLB_FLOAT64, DLB_COMPLEX128, DLB_INT32,
+                                    DLB_FLOAT16};
   for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
     for (int lay = 0; lay < LAYOUT_COUNT; lay++) {
       int64_t sa[3] = {2, 3, 4}, sb[3] = {5, 4, 6}, v4[1] = {4}, m[2] = {3, 4}, m2[2] = {4, 2};
@@ -467,9 +468,9 @@ static void test_dot(void) {
       dlb_array v = make(types[t], 1, v4, (layout)lay), mat = make(types[t], 2, m, (layout)lay);
       dlb_array mat2 = make(types[t], 2, m2, (layout)lay);
       check_dot(&a, &b, 4, layout_name[lay]);
-      check_dot(&a, &v, 2, layout_name[lay]);   /* (2, 3) */
-      check_dot(&v, &b, 2, layout_name[lay]);   /* (5, 6) */
-      check_dot(&v, &v, 0, layout_name[lay]);   /* () */
+      check_dot(&a, &v, 2, layout_name[lay]); /* (2, 3) */
+      check_dot(&v, &b, 2, layout_name[lay]); /* (5, 6) */
+      check_dot(&v, &v, 0, layout_name[lay]); /* () */
       check_dot(&mat, &mat2, 2, layout_name[lay]);
       check_dot(&mat, &b, 3, layout_name[lay]); /* (3, 5, 6) */
       dlb_array_release(&a);

@@ -57,8 +57,8 @@ static npy_file make_npy(int major, const char *dict, int pad, const void *data,
 /* The dict of a file with the given descr, fortran_order and shape texts. */
 static const char *dict_of(const char *descr, const char *fortran, const char *shape) {
   static char text[512];
-  snprintf(text, sizeof text, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr,
-           fortran, shape);
+  snprintf(text, sizeof text, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, fortran,
+           shape);
   return text;
 }
 
@@ -134,9 +134,9 @@ static void test_format_header(void) {
                 "{'descr': '<i2', 'fortran_order': False, 'shape': (12345678901, 0), }");
   {
     /* Every dtype: the header parses back to itself. */
-    static const char *const descrs[DLB_DTYPE_COUNT] = {
-        "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", NULL, "<f4", "<f8",
-        "<c8", "<c16"};
+    static const char *const descrs[DLB_DTYPE_COUNT] = {"|b1", "|i1", "<i2", "<i4", "<i8",
+                                                        "|u1", "<u2", "<u4", "<u8", "<f2",
+                                                        NULL,  "<f4", "<f8", "<c8", "<c16"};
     for (int t = 0; t < DLB_DTYPE_COUNT; t++) {
       char buf[DLB_NPY_HEADER_MAX];
       size_t len;
@@ -148,9 +148,9 @@ static void test_format_header(void) {
       }
       CHECK_EQ_INT(dlb_npy_format_header((dlb_dtype)t, 2, s34, buf, &len, &err), DLB_OK);
       CHECK(memcmp(buf + 21, descrs[t], strlen(descrs[t])) == 0); /* after "{'descr': '" */
-      CHECK_EQ_INT(dlb_npy_parse(buf, len, len + 12 * dlb_dtype_get((dlb_dtype)t)->itemsize, &h,
-                                 &err),
-                   DLB_OK);
+      CHECK_EQ_INT(
+          dlb_npy_parse(buf, len, len + 12 * dlb_dtype_get((dlb_dtype)t)->itemsize, &h, &err),
+          DLB_OK);
       CHECK_EQ_INT(h.dtype, t);
       CHECK_EQ_INT(h.ndim, 2);
       CHECK_EQ_INT(h.data_offset, len);
@@ -341,34 +341,40 @@ static void test_hostile_dicts(void) {
       "{'descr",
       "{",
   };
-  for (size_t k = 0; k < sizeof format / sizeof format[0]; k++) expect_dict(DLB_E_FORMAT, 1, format[k]);
+  for (size_t k = 0; k < sizeof format / sizeof format[0]; k++)
+    expect_dict(DLB_E_FORMAT, 1, format[k]);
   /* Python 2's 'L' only in the versions Python 2 wrote. */
   expect_dict(DLB_E_FORMAT, 3, dict_of("<f8", "False", "(1L,)"));
   expect_dict(DLB_E_FORMAT, 1, dict_of("<f8", "False", "(1LL,)"));
   /* Descr strings NumPy does not know: FORMAT. */
-  const char *bad_descr[] = {"", "<", "f8", "<f3", "<f08", "<i3", "<i16", "<u16", "<b2", "|i4",
-                             "|f8", "<x8", "<f8 ", " <f8", "<f8>", "<float64", "float64", "<f",
-                             "<c4", "<c64", "|b"};
+  const char *bad_descr[] = {"",     "<",        "f8",      "<f3", "<f08", "<i3",  "<i16",
+                             "<u16", "<b2",      "|i4",     "|f8", "<x8",  "<f8 ", " <f8",
+                             "<f8>", "<float64", "float64", "<f",  "<c4",  "<c64", "|b"};
   for (size_t k = 0; k < sizeof bad_descr / sizeof bad_descr[0]; k++)
     expect_dict(DLB_E_FORMAT, 1, dict_of(bad_descr[k], "False", "(1,)"));
   /* Descr strings NumPy knows that dlbridge has no dtype for: DTYPE, with a hint. */
-  const char *dtype[] = {"<U5", "|S3", "|O", "|V8", "<M8[ns]", "<m8[s]", "<f16", "<c32", "<f12",
-                         "<c24", ">U1", "|a4"};
+  const char *dtype[] = {"<U5",  "|S3",  "|O",   "|V8",  "<M8[ns]", "<m8[s]",
+                         "<f16", "<c32", "<f12", "<c24", ">U1",     "|a4"};
   for (size_t k = 0; k < sizeof dtype / sizeof dtype[0]; k++) {
     expect_dict(DLB_E_DTYPE, 1, dict_of(dtype[k], "False", "(1,)"));
     CHECK(err.hint != NULL);
   }
-  expect_dict(DLB_E_DTYPE, 1,
-              "{'descr': [('x', '<f4'), ('y', '<i2', (2,))], 'fortran_order': False, 'shape': (1,)}");
+  expect_dict(
+      DLB_E_DTYPE, 1,
+      "{'descr': [('x', '<f4'), ('y', '<i2', (2,))], 'fortran_order': False, 'shape': (1,)}");
   CHECK(strstr(err.message, "structured") != NULL);
-  expect_dict(DLB_E_DTYPE, 3, "{'descr': [('\xc3\xa9t\xc3\xa9', '|u1')], 'fortran_order': False, 'shape': (2,)}");
+  expect_dict(DLB_E_DTYPE, 3,
+              "{'descr': [('\xc3\xa9t\xc3\xa9', '|u1')], 'fortran_order': False, 'shape': (2,)}");
   expect_dict(DLB_E_DTYPE, 1, "{'descr': ('<f8', (2,)), 'fortran_order': False, 'shape': (1,)}");
   /* A malformed dict is FORMAT even when its descr is also unsupported. */
   expect_dict(DLB_E_FORMAT, 1, "{'descr': '<U5', 'fortran_order': False, 'shape': (1,), 'x': 1}");
   expect_dict(DLB_E_FORMAT, 1, "{'descr': '<U5', 'fortran_order': 2, 'shape': (1,)}");
   /* Shapes: negative, huge, overflowing or too many dims: SHAPE. */
-  const char *shape[] = {"(-1,)", "(2, -3)", "(9223372036854775808,)",
-                         "(99999999999999999999999999,)", "(4294967296, 4294967296)",
+  const char *shape[] = {"(-1,)",
+                         "(2, -3)",
+                         "(9223372036854775808,)",
+                         "(99999999999999999999999999,)",
+                         "(4294967296, 4294967296)",
                          "(1152921504606846976,)", /* 2^60 float64 elements: 2^63 bytes */
                          "(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)"};
   for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++)
@@ -378,7 +384,9 @@ static void test_hostile_dicts(void) {
   expect_dict(DLB_OK, 1, dict_of("<f8", "False", "(-0,)"));
   expect_dict(DLB_E_FORMAT, 1, dict_of("|u1", "False", "(9223372036854775807,)"));
   /* 32 dims is the most. */
-  expect_dict(DLB_OK, 1, dict_of("<f8", "False", "(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)"));
+  expect_dict(
+      DLB_OK, 1,
+      dict_of("<f8", "False", "(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)"));
 }
 
 static void test_hostile_data(void) {
@@ -387,7 +395,8 @@ static void test_hostile_data(void) {
   /* Data shorter than the shape needs: FORMAT; exactly enough: fine. */
   for (size_t have = 0; have <= 24; have++) {
     npy_file f = make_npy(1, dict_of("<f8", "False", "(3,)"), 1, data, have);
-    CHECK_EQ_INT(dlb_npy_parse(f.bytes, f.size, f.size, &h, &err), have >= 24 ? DLB_OK : DLB_E_FORMAT);
+    CHECK_EQ_INT(dlb_npy_parse(f.bytes, f.size, f.size, &h, &err),
+                 have >= 24 ? DLB_OK : DLB_E_FORMAT);
     if (have == 23) CHECK(strstr(err.message, "truncated") != NULL);
     free(f.bytes);
   }
@@ -677,7 +686,8 @@ static void test_files(void) {
     CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("be.npy"), DLB_COPY_NEVER, &b, &err),
                  DLB_E_COPY_REQUIRED);
     for (int mode = -1; mode <= 1; mode += 2) {
-      CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("be.npy"), (dlb_copy_mode)mode, &b, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("be.npy"), (dlb_copy_mode)mode, &b, &err),
+                   DLB_OK);
       CHECK(*(double *)dlb_array_host_data(&b) == 1.5);
       CHECK_EQ_INT(b.readonly, mode != 1); /* copy = true alone gives writable arrays */
       dlb_array_release(&b);
@@ -832,8 +842,8 @@ static void test_fifo(void) {
 
 /* Removes the scratch directory's files, then the directory. */
 static void remove_scratch(void) {
-  const char *names[] = {"a.npy", "t.npy", "v.npy", "z.npy", "e.npy", "empty.npy", "short.npy",
-                         "trunc.npy", "str.npy", "be.npy", "dev.npy", "devt.npy"};
+  const char *names[] = {"a.npy",     "t.npy",     "v.npy",   "z.npy",  "e.npy",   "empty.npy",
+                         "short.npy", "trunc.npy", "str.npy", "be.npy", "dev.npy", "devt.npy"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) unlink(path_of(names[k]));
   rmdir(scratch);
 }

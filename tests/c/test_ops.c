@@ -13,15 +13,15 @@
 
 /* The ids as first published: rows are only ever appended. */
 static const char *const abi_order[] = {
-    "add",         "subtract",     "multiply",    "divide",      "floor_divide", "mod",
-    "power",       "maximum",      "minimum",     "atan2",       "bitwise_and",  "bitwise_or",
-    "bitwise_xor", "left_shift",   "right_shift", "logical_and", "logical_or",   "logical_xor",
-    "equal",       "not_equal",    "less",        "less_equal",  "greater",      "greater_equal",
-    "negative",    "bitwise_not",  "logical_not", "abs",         "sign",         "sqrt",
-    "exp",         "exp2",         "expm1",       "log",         "log2",         "log10",
-    "log1p",       "sin",          "cos",         "tan",         "asin",         "acos",
-    "atan",        "sinh",         "cosh",        "tanh",        "floor",        "ceil",
-    "trunc",       "round",        "isnan",       "isinf",       "isfinite",     "where",
+    "add",         "subtract",    "multiply",    "divide",      "floor_divide", "mod",
+    "power",       "maximum",     "minimum",     "atan2",       "bitwise_and",  "bitwise_or",
+    "bitwise_xor", "left_shift",  "right_shift", "logical_and", "logical_or",   "logical_xor",
+    "equal",       "not_equal",   "less",        "less_equal",  "greater",      "greater_equal",
+    "negative",    "bitwise_not", "logical_not", "abs",         "sign",         "sqrt",
+    "exp",         "exp2",        "expm1",       "log",         "log2",         "log10",
+    "log1p",       "sin",         "cos",         "tan",         "asin",         "acos",
+    "atan",        "sinh",        "cosh",        "tanh",        "floor",        "ceil",
+    "trunc",       "round",       "isnan",       "isinf",       "isfinite",     "where",
     "clip"};
 
 /* One row of the list, as the test reads it. */
@@ -32,7 +32,7 @@ typedef struct row {
   dlb_op_class cls;
 } row;
 
-#define ROW(ID, name, nin, cls, loops, lua, form) \
+#define ROW(ID, name, nin, cls, loops, lua, form)                                                  \
   {DLB_OP_##ID, #ID, #name, #loops, #lua, nin, DLB_CLASS_##cls},
 static const row rows[] = {DLB_ELEMENTWISE_OPS(ROW)};
 #undef ROW
@@ -79,7 +79,8 @@ static void test_kernels_as_declared(void) {
       const int want = declared > 0 && (declared >> t & 1);
       if (arith + math != want)
         fprintf(stderr, "  %s over %s: %s\n", rows[k].id_name, dlb_dtype_get((dlb_dtype)t)->name,
-                want ? "no kernel, although the list declares one" : "a kernel the list does not declare");
+                want ? "no kernel, although the list declares one"
+                     : "a kernel the list does not declare");
       CHECK_EQ_INT(arith + math, want);
       in_arith |= arith;
       in_math |= math;

@@ -32,8 +32,8 @@
 
 #define N 100 /* the matrices are N x N */
 
-static dlb_queued *q;     /* the device backend's context */
-static dlb_backend *dev;  /* 2 devices, kernels and copy_strided */
+static dlb_queued *q;    /* the device backend's context */
+static dlb_backend *dev; /* 2 devices, kernels and copy_strided */
 static dlb_queued_stats before;
 
 static void nap_ms(int ms) {
@@ -63,9 +63,25 @@ static dlb_queued_stats delta(dlb_queued *ctx) {
   dlb_queued_stats s;
   dlb_queued_stats_get(ctx, &s);
 #define D(f) s.f -= before.f
-  D(copy_strided); D(strided_host); D(strided_queued); D(to_host); D(from_host); D(within);
-  D(elementwise); D(reduce); D(matmul); D(cast); D(fill); D(ran_on_worker); D(poisoned);
-  D(stream_wait); D(event_wait); D(host_blocks); D(adopt); D(adopt_refused); D(forget);
+  D(copy_strided);
+  D(strided_host);
+  D(strided_queued);
+  D(to_host);
+  D(from_host);
+  D(within);
+  D(elementwise);
+  D(reduce);
+  D(matmul);
+  D(cast);
+  D(fill);
+  D(ran_on_worker);
+  D(poisoned);
+  D(stream_wait);
+  D(event_wait);
+  D(host_blocks);
+  D(adopt);
+  D(adopt_refused);
+  D(forget);
   D(kernel_failures);
 #undef D
   return s;

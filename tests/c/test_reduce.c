@@ -236,10 +236,8 @@ static void check_layout(const dlb_array *v, uint64_t mask) {
       int64_t out = 0, along = 0;
       int32_t x = element(v, e);
       for (int d = 0; d < v->ndim; d++) {
-        if (mask >> d & 1)
-          along = index[d];
-        else
-          out = out * v->shape[d] + index[d];
+        if (mask >> d & 1) along = index[d];
+        else out = out * v->shape[d] + index[d];
       }
       want_sum[out] += x;
       want_count[out] += x != 0;
@@ -381,13 +379,20 @@ static void test_result_types(void) {
     dlb_reduce_op op;
     dlb_dtype in, want;
   } rows[] = {
-      {DLB_REDUCE_SUM, DLB_BOOL, DLB_INT64},         {DLB_REDUCE_SUM, DLB_INT8, DLB_INT64},
-      {DLB_REDUCE_SUM, DLB_UINT16, DLB_UINT64},      {DLB_REDUCE_SUM, DLB_FLOAT16, DLB_FLOAT16},
-      {DLB_REDUCE_PROD, DLB_UINT8, DLB_UINT64},      {DLB_REDUCE_SUM, DLB_COMPLEX64, DLB_COMPLEX64},
-      {DLB_REDUCE_MEAN, DLB_INT32, DLB_FLOAT64},     {DLB_REDUCE_MEAN, DLB_FLOAT32, DLB_FLOAT32},
-      {DLB_REDUCE_MEAN, DLB_BFLOAT16, DLB_BFLOAT16}, {DLB_REDUCE_STD, DLB_COMPLEX64, DLB_FLOAT32},
-      {DLB_REDUCE_VAR, DLB_UINT8, DLB_FLOAT64},      {DLB_REDUCE_MAX, DLB_BOOL, DLB_BOOL},
-      {DLB_REDUCE_MIN, DLB_UINT32, DLB_UINT32},      {DLB_REDUCE_ARGMAX, DLB_FLOAT16, DLB_INT64},
+      {DLB_REDUCE_SUM, DLB_BOOL, DLB_INT64},
+      {DLB_REDUCE_SUM, DLB_INT8, DLB_INT64},
+      {DLB_REDUCE_SUM, DLB_UINT16, DLB_UINT64},
+      {DLB_REDUCE_SUM, DLB_FLOAT16, DLB_FLOAT16},
+      {DLB_REDUCE_PROD, DLB_UINT8, DLB_UINT64},
+      {DLB_REDUCE_SUM, DLB_COMPLEX64, DLB_COMPLEX64},
+      {DLB_REDUCE_MEAN, DLB_INT32, DLB_FLOAT64},
+      {DLB_REDUCE_MEAN, DLB_FLOAT32, DLB_FLOAT32},
+      {DLB_REDUCE_MEAN, DLB_BFLOAT16, DLB_BFLOAT16},
+      {DLB_REDUCE_STD, DLB_COMPLEX64, DLB_FLOAT32},
+      {DLB_REDUCE_VAR, DLB_UINT8, DLB_FLOAT64},
+      {DLB_REDUCE_MAX, DLB_BOOL, DLB_BOOL},
+      {DLB_REDUCE_MIN, DLB_UINT32, DLB_UINT32},
+      {DLB_REDUCE_ARGMAX, DLB_FLOAT16, DLB_INT64},
       {DLB_REDUCE_ALL, DLB_FLOAT64, DLB_BOOL},
       {DLB_REDUCE_COUNT_NONZERO, DLB_INT8, DLB_INT64},
   };

@@ -18,8 +18,8 @@
 #include "loops_column.h"
 
 /* The ids as first published: rows are only ever appended. */
-static const char *const abi_order[] = {"sum", "prod",   "mean", "min", "max",           "argmin",
-                                        "argmax", "all", "any", "count_nonzero", "std", "var"};
+static const char *const abi_order[] = {"sum",    "prod", "mean", "min",           "max", "argmin",
+                                        "argmax", "all",  "any",  "count_nonzero", "std", "var"};
 
 /* One row of the list, as the test reads it. */
 typedef struct row {
@@ -30,9 +30,9 @@ typedef struct row {
   int dtype, ddof;
 } row;
 
-#define ROW(ID, name, rule, identity, loops, dtype, ddof)                                     \
-  {DLB_REDUCE_##ID, #ID, #name, #loops, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity, \
-   dtype, ddof},
+#define ROW(ID, name, rule, identity, loops, dtype, ddof)                                          \
+  {DLB_REDUCE_##ID, #ID, #name, #loops, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity,    \
+   dtype,           ddof},
 static const row rows[] = {DLB_REDUCE_OPS(ROW)};
 #undef ROW
 enum { ROW_COUNT = sizeof rows / sizeof rows[0] };

@@ -145,11 +145,13 @@ static void test_header_forms(void) {
   unsigned char *p = file_with("{\"a\":{\"data_offsets\":[0,2],\"shape\":[2],\"dtype\":\"U8\"}}", 0,
                                "\1\2", 2, &size);
   CHECK_EQ_INT(parse(p, size, &h), DLB_OK);
-  CHECK_EQ_INT(h.data_start, 8 + strlen("{\"a\":{\"data_offsets\":[0,2],\"shape\":[2],\"dtype\":\"U8\"}}"));
+  CHECK_EQ_INT(h.data_start,
+               8 + strlen("{\"a\":{\"data_offsets\":[0,2],\"shape\":[2],\"dtype\":\"U8\"}}"));
   dlb_safetensors_free(&h);
   free(p);
-  p = file_with("{ \"a\" : { \"dtype\" : \"U8\", \"shape\" : [ 2 ], \"data_offsets\" : [ 0, 2 ] } }\n\t\r",
-                3, "\1\2", 2, &size);
+  p = file_with(
+      "{ \"a\" : { \"dtype\" : \"U8\", \"shape\" : [ 2 ], \"data_offsets\" : [ 0, 2 ] } }\n\t\r", 3,
+      "\1\2", 2, &size);
   CHECK_EQ_INT(parse(p, size, &h), DLB_OK);
   CHECK_EQ_INT(h.ntensors, 1);
   dlb_safetensors_free(&h);
@@ -163,11 +165,11 @@ static void test_dtypes(void) {
     dlb_dtype dtype;
     size_t itemsize;
   } rows[] = {
-      {"BOOL", DLB_BOOL, 1},      {"U8", DLB_UINT8, 1},     {"U16", DLB_UINT16, 2},
-      {"U32", DLB_UINT32, 4},     {"U64", DLB_UINT64, 8},   {"I8", DLB_INT8, 1},
-      {"I16", DLB_INT16, 2},      {"I32", DLB_INT32, 4},    {"I64", DLB_INT64, 8},
-      {"F16", DLB_FLOAT16, 2},    {"BF16", DLB_BFLOAT16, 2}, {"F32", DLB_FLOAT32, 4},
-      {"F64", DLB_FLOAT64, 8},    {"C64", DLB_COMPLEX64, 8},
+      {"BOOL", DLB_BOOL, 1},   {"U8", DLB_UINT8, 1},      {"U16", DLB_UINT16, 2},
+      {"U32", DLB_UINT32, 4},  {"U64", DLB_UINT64, 8},    {"I8", DLB_INT8, 1},
+      {"I16", DLB_INT16, 2},   {"I32", DLB_INT32, 4},     {"I64", DLB_INT64, 8},
+      {"F16", DLB_FLOAT16, 2}, {"BF16", DLB_BFLOAT16, 2}, {"F32", DLB_FLOAT32, 4},
+      {"F64", DLB_FLOAT64, 8}, {"C64", DLB_COMPLEX64, 8},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     char json[128];
@@ -191,12 +193,11 @@ static void test_dtypes(void) {
 
 /* Several tensors (listed in any order), 0-d and empty tensors, metadata. */
 static void test_several_tensors(void) {
-  const char *json =
-      "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"caf\xc3\xa9 \\\"x\\\"\"},"
-      "\"z\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]},"
-      "\"empty\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[8,8]},"
-      "\"b\":{\"dtype\":\"U8\",\"shape\":[2,2],\"data_offsets\":[8,12]},"
-      "\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[12,14]}}";
+  const char *json = "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"caf\xc3\xa9 \\\"x\\\"\"},"
+                     "\"z\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]},"
+                     "\"empty\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[8,8]},"
+                     "\"b\":{\"dtype\":\"U8\",\"shape\":[2,2],\"data_offsets\":[8,12]},"
+                     "\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[12,14]}}";
   size_t size;
   unsigned char *p = file_counting(json, 14, &size);
   dlb_safetensors_header h;
@@ -321,7 +322,7 @@ static void test_hostile_json(void) {
   REFUSED("{} x", 0, DLB_E_FORMAT, "after its JSON object");
   REFUSED("{}{}", 0, DLB_E_FORMAT, "after its JSON object");
   REFUSED("{\"\xff\":{}}", 0, DLB_E_FORMAT, "UTF-8");
-  REFUSED("{\"\xc0\xaf\":{}}", 0, DLB_E_FORMAT, "UTF-8"); /* overlong '/' */
+  REFUSED("{\"\xc0\xaf\":{}}", 0, DLB_E_FORMAT, "UTF-8");     /* overlong '/' */
   REFUSED("{\"\xed\xa0\x80\":{}}", 0, DLB_E_FORMAT, "UTF-8"); /* a surrogate */
   REFUSED("{\"a\\u0000b\":{}}", 0, DLB_E_FORMAT, "NUL");
   REFUSED("{\"a\tb\":{}}", 0, DLB_E_FORMAT, "control character");
@@ -381,8 +382,8 @@ static void test_hostile_shapes(void) {
           DLB_E_SHAPE, "element count overflows");
   REFUSED("{\"a\":{\"dtype\":\"F64\",\"shape\":[2305843009213693952],\"data_offsets\":[0,0]}}", 0,
           DLB_E_SHAPE, "2^53"); /* 2^61 is not exact as a JSON number here */
-  REFUSED("{\"a\":{\"dtype\":\"F64\",\"shape\":[4503599627370496,1024],\"data_offsets\":[0,0]}}",
-          0, DLB_E_SHAPE, "byte size overflows"); /* 2^52 * 2^10 * 8 = 2^65 */
+  REFUSED("{\"a\":{\"dtype\":\"F64\",\"shape\":[4503599627370496,1024],\"data_offsets\":[0,0]}}", 0,
+          DLB_E_SHAPE, "byte size overflows"); /* 2^52 * 2^10 * 8 = 2^65 */
   {
     /* 32 dimensions are fine, 33 are not */
     char json[256];
@@ -422,7 +423,8 @@ static void test_hostile_offsets(void) {
   REFUSED("{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 12, DLB_E_FORMAT,
           "outside the 12 bytes");
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[9007199254740991,"
-          "9007199254740991]}}", 0, DLB_E_FORMAT, "outside");
+          "9007199254740991]}}",
+          0, DLB_E_FORMAT, "outside");
   /* the span disagrees with the shape's byte size */
   REFUSED("{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, DLB_E_FORMAT,
           "span 8 bytes, but 3 F32 elements take 12");
@@ -431,19 +433,19 @@ static void test_hostile_offsets(void) {
 static void test_hostile_layout(void) {
   /* overlapping tensors */
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
-          "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[2,6]}}", 6, DLB_E_FORMAT,
-          "'b' (bytes 2..6) overlaps tensor 'a'");
+          "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[2,6]}}",
+          6, DLB_E_FORMAT, "'b' (bytes 2..6) overlaps tensor 'a'");
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
-          "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4, DLB_E_FORMAT,
-          "overlaps");
+          "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}",
+          4, DLB_E_FORMAT, "overlaps");
   /* an empty tensor inside another one's bytes */
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
-          "\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,2]}}", 4, DLB_E_FORMAT,
-          "overlaps");
+          "\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,2]}}",
+          4, DLB_E_FORMAT, "overlaps");
   /* a hole; bytes after the last tensor; data without tensors */
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
-          "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[4,6]}}", 6, DLB_E_FORMAT,
-          "bytes 2..4 of the data belong to no tensor");
+          "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[4,6]}}",
+          6, DLB_E_FORMAT, "bytes 2..4 of the data belong to no tensor");
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[2,4]}}", 4, DLB_E_FORMAT,
           "bytes 0..2");
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 3, DLB_E_FORMAT,
@@ -451,8 +453,8 @@ static void test_hostile_layout(void) {
   REFUSED("{}", 8, DLB_E_FORMAT, "8 bytes of data belong to no tensor");
   /* duplicate names (cJSON keeps both) */
   REFUSED("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
-          "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, DLB_E_FORMAT,
-          "names tensor 'a' twice");
+          "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}",
+          2, DLB_E_FORMAT, "names tensor 'a' twice");
 }
 
 static void test_hostile_metadata(void) {
@@ -465,9 +467,9 @@ static void test_hostile_metadata(void) {
 
 /* Every truncation of a valid file is refused (never a crash or overread). */
 static void test_every_truncation(void) {
-  const char *json =
-      "{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-      "\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[8,11]}}";
+  const char *json = "{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+                     "\"data_offsets\":[0,8]},"
+                     "\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[8,11]}}";
   size_t size;
   unsigned char *p = file_counting(json, 11, &size);
   dlb_safetensors_header h;
@@ -499,7 +501,8 @@ static unsigned char *write_file(dlb_safetensors_tensor *t, size_t n, dlb_safete
   for (size_t k = 0; k < n; k++) {
     const dlb_safetensors_tensor *x = &t[order[k]];
     if (k > 0) CHECK_EQ_INT(x->begin, t[order[k - 1]].end); /* data order, no gaps */
-    if (x->end > x->begin) memcpy(p + header + x->begin, datas[x->index], (size_t)(x->end - x->begin));
+    if (x->end > x->begin)
+      memcpy(p + header + x->begin, datas[x->index], (size_t)(x->end - x->begin));
   }
   *size = (size_t)(header + data);
   return p;
@@ -509,15 +512,16 @@ static unsigned char *write_file(dlb_safetensors_tensor *t, size_t n, dlb_safete
 static void test_writer_matches_reference(void) {
   static const float six[6] = {0, 1, 2, 3, 4, 5};
   static const unsigned char expected_attn_0[] = {
-      64, 0, 0, 0, 0, 0, 0, 0, '{', '"', 'a', 't', 't', 'n', '.', '0', '"', ':', '{', '"', 'd',
-      't', 'y', 'p', 'e', '"', ':', '"', 'F', '3', '2', '"', ',', '"', 's', 'h', 'a', 'p', 'e',
-      '"', ':', '[', '1', ',', '2', ',', '3', ']', ',', '"', 'd', 'a', 't', 'a', '_', 'o', 'f',
-      'f', 's', 'e', 't', 's', '"', ':', '[', '0', ',', '2', '4', ']', '}', '}', 0, 0, 0, 0,
-      0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64};
+      64,  0,   0,   0,   0,   0,   0,   0,   '{', '"', 'a', 't', 't', 'n', '.', '0',
+      '"', ':', '{', '"', 'd', 't', 'y', 'p', 'e', '"', ':', '"', 'F', '3', '2', '"',
+      ',', '"', 's', 'h', 'a', 'p', 'e', '"', ':', '[', '1', ',', '2', ',', '3', ']',
+      ',', '"', 'd', 'a', 't', 'a', '_', 'o', 'f', 'f', 's', 'e', 't', 's', '"', ':',
+      '[', '0', ',', '2', '4', ']', '}', '}', 0,   0,   0,   0,   0,   0,   128, 63,
+      0,   0,   0,   64,  0,   0,   64,  64,  0,   0,   128, 64,  0,   0,   160, 64};
   static const int64_t shape123[] = {1, 2, 3}, shape1123[] = {1, 1, 2, 3};
   const void *datas[] = {six};
-  dlb_safetensors_tensor t = {.name = "attn.0", .name_len = 6, .dtype = DLB_FLOAT32, .ndim = 3,
-                              .shape = shape123};
+  dlb_safetensors_tensor t = {
+      .name = "attn.0", .name_len = 6, .dtype = DLB_FLOAT32, .ndim = 3, .shape = shape123};
   size_t size;
   dlb_status st;
   unsigned char *p = write_file(&t, 1, NULL, 0, datas, &size, &st);
@@ -526,14 +530,16 @@ static void test_writer_matches_reference(void) {
   CHECK(p && size == sizeof expected_attn_0 && memcmp(p, expected_attn_0, size) == 0);
   free(p);
   /* a 65-byte header: padded with 7 spaces to 72 */
-  t = (dlb_safetensors_tensor){.name = "attn0", .name_len = 5, .dtype = DLB_FLOAT32, .ndim = 4,
-                               .shape = shape1123};
+  t = (dlb_safetensors_tensor){
+      .name = "attn0", .name_len = 5, .dtype = DLB_FLOAT32, .ndim = 4, .shape = shape1123};
   p = write_file(&t, 1, NULL, 0, datas, &size, &st);
   CHECK_EQ_INT(size, 8 + 72 + 24);
   if (p) {
     CHECK_EQ_INT(p[0], 72);
-    CHECK(memcmp(p + 8, "{\"attn0\":{\"dtype\":\"F32\",\"shape\":[1,1,2,3],\"data_offsets\":[0,24]}}"
-                        "       ", 72) == 0);
+    CHECK(memcmp(p + 8,
+                 "{\"attn0\":{\"dtype\":\"F32\",\"shape\":[1,1,2,3],\"data_offsets\":[0,24]}}"
+                 "       ",
+                 72) == 0);
   }
   free(p);
   /* no tensors: "{}" and six spaces; with metadata as the reference writes it */
@@ -543,8 +549,8 @@ static void test_writer_matches_reference(void) {
   {
     dlb_safetensors_pair m = {"framework", 9, "pt", 2};
     p = write_file(NULL, 0, &m, 1, NULL, &size, &st);
-    CHECK(p && size == 48 && memcmp(p, "\x28\0\0\0\0\0\0\0{\"__metadata__\":{\"framework\":\"pt\"}}     ",
-                                    48) == 0);
+    CHECK(p && size == 48 &&
+          memcmp(p, "\x28\0\0\0\0\0\0\0{\"__metadata__\":{\"framework\":\"pt\"}}     ", 48) == 0);
     free(p);
   }
 }
@@ -561,7 +567,12 @@ static void test_writer_layout_and_round_trip(void) {
       {.name = "mask", .name_len = 4, .index = 0, .dtype = DLB_BOOL, .ndim = 1, .shape = s3},
       {.name = "half", .name_len = 4, .index = 1, .dtype = DLB_BFLOAT16, .ndim = 2, .shape = s2x2},
       {.name = "doubles", .name_len = 7, .index = 2, .dtype = DLB_FLOAT64, .ndim = 1, .shape = s3},
-      {.name = "ints\n\"q\"", .name_len = 8, .index = 3, .dtype = DLB_INT32, .ndim = 2, .shape = s2x2},
+      {.name = "ints\n\"q\"",
+       .name_len = 8,
+       .index = 3,
+       .dtype = DLB_INT32,
+       .ndim = 2,
+       .shape = s2x2},
       {.name = "none", .name_len = 4, .index = 4, .dtype = DLB_FLOAT32, .ndim = 2, .shape = s0},
   };
   dlb_safetensors_pair m[2] = {{"z", 1, "last", 4}, {"a", 1, "first \xe2\x82\xac", 9}};
@@ -577,7 +588,8 @@ static void test_writer_layout_and_round_trip(void) {
   CHECK_EQ_STR(m[0].key, "a");
   /* the JSON lists them so, __metadata__ first; control characters escaped */
   {
-    const char *start = "{\"__metadata__\":{\"a\":\"first \xe2\x82\xac\",\"z\":\"last\"},\"doubles\":";
+    const char *start =
+        "{\"__metadata__\":{\"a\":\"first \xe2\x82\xac\",\"z\":\"last\"},\"doubles\":";
     CHECK(memcmp(p + 8, start, strlen(start)) == 0);
   }
   CHECK(contains(p, size, "\"ints\\n\\\"q\\\"\":{\"dtype\":\"I32\""));
@@ -597,7 +609,8 @@ static void test_writer_layout_and_round_trip(void) {
     CHECK_EQ_INT(r->begin, t[i].begin);
     CHECK(r->name_len == t[i].name_len && memcmp(r->name, t[i].name, r->name_len) == 0);
     if (datas[t[i].index])
-      CHECK(memcmp(p + h.data_start + r->begin, datas[t[i].index], (size_t)(r->end - r->begin)) == 0);
+      CHECK(memcmp(p + h.data_start + r->begin, datas[t[i].index], (size_t)(r->end - r->begin)) ==
+            0);
   }
   CHECK_EQ_STR(h.metadata[0].value, "first \xe2\x82\xac");
   dlb_safetensors_free(&h);
@@ -624,19 +637,26 @@ static void test_writer_refusals(void) {
     const char *text;
   } cases[] = {
       {{.name = "__metadata__", .name_len = 12, .dtype = DLB_UINT8, .ndim = 1, .shape = s1},
-       DLB_E_ARGUMENT, "__metadata__"},
+       DLB_E_ARGUMENT,
+       "__metadata__"},
       {{.name = "a\0b", .name_len = 3, .dtype = DLB_UINT8, .ndim = 1, .shape = s1},
-       DLB_E_ARGUMENT, "NUL"},
+       DLB_E_ARGUMENT,
+       "NUL"},
       {{.name = "\xff", .name_len = 1, .dtype = DLB_UINT8, .ndim = 1, .shape = s1},
-       DLB_E_ARGUMENT, "UTF-8"},
+       DLB_E_ARGUMENT,
+       "UTF-8"},
       {{.name = "z", .name_len = 1, .dtype = DLB_COMPLEX128, .ndim = 1, .shape = s1},
-       DLB_E_DTYPE, "complex128"},
+       DLB_E_DTYPE,
+       "complex128"},
       {{.name = "big", .name_len = 3, .dtype = DLB_UINT8, .ndim = 1, .shape = huge},
-       DLB_E_SHAPE, "2^53"},
+       DLB_E_SHAPE,
+       "2^53"},
       {{.name = "big", .name_len = 3, .dtype = DLB_UINT8, .ndim = 2, .shape = over},
-       DLB_E_SHAPE, "2^53"},
+       DLB_E_SHAPE,
+       "2^53"},
       {{.name = "big", .name_len = 3, .dtype = DLB_FLOAT32, .ndim = 2, .shape = bytes_over},
-       DLB_E_SHAPE, "overflows"},
+       DLB_E_SHAPE,
+       "overflows"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     dlb_status st = dlb_safetensors_plan(&cases[i].t, 1, NULL, 0, order, &header, &data, &err);
@@ -649,11 +669,13 @@ static void test_writer_refusals(void) {
         {.name = "a", .name_len = 1, .dtype = DLB_UINT8, .ndim = 1, .shape = s1},
         {.name = "a", .name_len = 1, .dtype = DLB_UINT8, .ndim = 1, .shape = s1}};
     dlb_safetensors_pair m[2] = {{"k", 1, "v", 1}, {"k", 1, "w", 1}}, bad = {"k", 1, "\xc3", 1};
-    CHECK_EQ_INT(dlb_safetensors_plan(two, 2, NULL, 0, order, &header, &data, &err), DLB_E_ARGUMENT);
+    CHECK_EQ_INT(dlb_safetensors_plan(two, 2, NULL, 0, order, &header, &data, &err),
+                 DLB_E_ARGUMENT);
     CHECK(strstr(err.message, "twice") != NULL);
     CHECK_EQ_INT(dlb_safetensors_plan(two, 1, m, 2, order, &header, &data, &err), DLB_E_ARGUMENT);
     CHECK(strstr(err.message, "metadata key 'k' comes twice") != NULL);
-    CHECK_EQ_INT(dlb_safetensors_plan(two, 1, &bad, 1, order, &header, &data, &err), DLB_E_ARGUMENT);
+    CHECK_EQ_INT(dlb_safetensors_plan(two, 1, &bad, 1, order, &header, &data, &err),
+                 DLB_E_ARGUMENT);
     CHECK(strstr(err.message, "UTF-8") != NULL);
   }
 }

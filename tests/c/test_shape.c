@@ -117,10 +117,17 @@ static void accepted_shapes_child(void) {
     int ndim;
     int64_t shape[4];
   } cases[] = {
-      {3, {P(40), P(40), 0}},       {4, {P(40), P(40), P(40), 0}}, {3, {0, INT64_MAX, INT64_MAX}},
-      {2, {INT64_MAX, 0}},          {2, {0, INT64_MAX}},           {1, {INT64_MAX}},
-      {3, {P(31), 0, P(31)}},       {2, {3037000499, 3037000499}}, {4, {P(20), P(20), P(20), 8}},
-      {4, {P(62), 1, 0, 1}},        {3, {2, P(62), 0}},
+      {3, {P(40), P(40), 0}},
+      {4, {P(40), P(40), P(40), 0}},
+      {3, {0, INT64_MAX, INT64_MAX}},
+      {2, {INT64_MAX, 0}},
+      {2, {0, INT64_MAX}},
+      {1, {INT64_MAX}},
+      {3, {P(31), 0, P(31)}},
+      {2, {3037000499, 3037000499}},
+      {4, {P(20), P(20), P(20), 8}},
+      {4, {P(62), 1, 0, 1}},
+      {3, {2, P(62), 0}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     int64_t n, want[4], got[4], s = 1;
@@ -143,9 +150,7 @@ static void accepted_shapes_child(void) {
   }
 }
 
-static void test_accepted_shapes_have_strides(void) {
-  CHECK(run_isolated(accepted_shapes_child));
-}
+static void test_accepted_shapes_have_strides(void) { CHECK(run_isolated(accepted_shapes_child)); }
 
 static void test_nbytes(void) {
   dlb_error err;
@@ -375,49 +380,49 @@ static void random_geometry(geom *g) {
   for (int ops = (int)rnd(5); ops > 0; ops--) {
     int d = g->ndim ? (int)rnd(g->ndim) : 0;
     switch (rnd(6)) {
-    case 0: /* permute */
-      for (int i = g->ndim - 1; i > 0; i--) {
-        int j = (int)rnd(i + 1);
-        int64_t t = g->shape[i];
-        g->shape[i] = g->shape[j];
-        g->shape[j] = t;
-        t = g->strides[i];
-        g->strides[i] = g->strides[j];
-        g->strides[j] = t;
+      case 0: /* permute */
+        for (int i = g->ndim - 1; i > 0; i--) {
+          int j = (int)rnd(i + 1);
+          int64_t t = g->shape[i];
+          g->shape[i] = g->shape[j];
+          g->shape[j] = t;
+          t = g->strides[i];
+          g->strides[i] = g->strides[j];
+          g->strides[j] = t;
+        }
+        break;
+      case 1: /* slice with a step */
+      case 2: {
+        if (!g->ndim || g->shape[d] == 0) break;
+        int64_t e = g->shape[d], step = (1 + rnd(3)) * (rnd(2) ? 1 : -1);
+        int64_t start = rnd(e);
+        int64_t maxc = step > 0 ? (e - 1 - start) / step + 1 : start / -step + 1;
+        int64_t count = 1 + rnd(maxc);
+        g->shape[d] = count;
+        if (count > 1) g->strides[d] *= step;
+        break;
       }
-      break;
-    case 1: /* slice with a step */
-    case 2: {
-      if (!g->ndim || g->shape[d] == 0) break;
-      int64_t e = g->shape[d], step = (1 + rnd(3)) * (rnd(2) ? 1 : -1);
-      int64_t start = rnd(e);
-      int64_t maxc = step > 0 ? (e - 1 - start) / step + 1 : start / -step + 1;
-      int64_t count = 1 + rnd(maxc);
-      g->shape[d] = count;
-      if (count > 1) g->strides[d] *= step;
-      break;
-    }
-    case 3: /* broadcast an extent-1 dim */
-      if (g->ndim && g->shape[d] == 1) {
-        g->shape[d] = 2 + rnd(2);
-        g->strides[d] = 0;
-      }
-      break;
-    case 4: /* insert an extent-1 dim with a junk stride */
-      if (g->ndim < 6) {
-        int at = (int)rnd(g->ndim + 1);
-        memmove(g->shape + at + 1, g->shape + at, (size_t)(g->ndim - at) * sizeof g->shape[0]);
-        memmove(g->strides + at + 1, g->strides + at,
-                (size_t)(g->ndim - at) * sizeof g->strides[0]);
-        g->shape[at] = 1;
-        g->strides[at] = rnd(101) - 50;
-        g->ndim++;
-      }
-      break;
-    default: /* junk strides on every extent-1 dim */
-      for (int i = 0; i < g->ndim; i++)
-        if (g->shape[i] == 1) g->strides[i] = rnd(1001) - 500;
-      break;
+      case 3: /* broadcast an extent-1 dim */
+        if (g->ndim && g->shape[d] == 1) {
+          g->shape[d] = 2 + rnd(2);
+          g->strides[d] = 0;
+        }
+        break;
+      case 4: /* insert an extent-1 dim with a junk stride */
+        if (g->ndim < 6) {
+          int at = (int)rnd(g->ndim + 1);
+          memmove(g->shape + at + 1, g->shape + at, (size_t)(g->ndim - at) * sizeof g->shape[0]);
+          memmove(g->strides + at + 1, g->strides + at,
+                  (size_t)(g->ndim - at) * sizeof g->strides[0]);
+          g->shape[at] = 1;
+          g->strides[at] = rnd(101) - 50;
+          g->ndim++;
+        }
+        break;
+      default: /* junk strides on every extent-1 dim */
+        for (int i = 0; i < g->ndim; i++)
+          if (g->shape[i] == 1) g->strides[i] = rnd(1001) - 500;
+        break;
     }
   }
 }

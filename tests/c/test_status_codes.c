@@ -8,13 +8,27 @@
 #include "check.h"
 
 /* The codes as first published, from DLB_OK: rows are only ever appended. */
-static const char *const abi_order[] = {
-    "OK",           "BACKEND_INCOMPATIBLE", "DELETED",         "CAPSULE_CONSUMED",
-    "UNKNOWN_DEVICE", "DEVICE_UNAVAILABLE", "DTYPE",           "SHAPE",
-    "INDEX",        "VALUE",                "COPY_REQUIRED",   "READ_ONLY",
-    "DLPACK_VERSION", "DLPACK_INVALID",     "UNSUPPORTED",     "OUT_OF_MEMORY",
-    "BACKEND_FAILURE", "ARGUMENT",          "IO",              "FORMAT",
-    "INTERRUPTED"};
+static const char *const abi_order[] = {"OK",
+                                        "BACKEND_INCOMPATIBLE",
+                                        "DELETED",
+                                        "CAPSULE_CONSUMED",
+                                        "UNKNOWN_DEVICE",
+                                        "DEVICE_UNAVAILABLE",
+                                        "DTYPE",
+                                        "SHAPE",
+                                        "INDEX",
+                                        "VALUE",
+                                        "COPY_REQUIRED",
+                                        "READ_ONLY",
+                                        "DLPACK_VERSION",
+                                        "DLPACK_INVALID",
+                                        "UNSUPPORTED",
+                                        "OUT_OF_MEMORY",
+                                        "BACKEND_FAILURE",
+                                        "ARGUMENT",
+                                        "IO",
+                                        "FORMAT",
+                                        "INTERRUPTED"};
 
 /* One row of the list, as the test reads it. */
 typedef struct row {

@@ -72,9 +72,11 @@ static void check_looks(const char *what, call_fn call, const void *arg, int64_t
   watch(0);
   st = call(arg);
   if (st != DLB_OK || seen.looks < min_looks || seen.most > most)
-    fprintf(stderr, "%s: status %d, %lld looks (want >= %lld), at most %lld between two "
-            "(want <= %lld)\n", what, (int)st, (long long)seen.looks, (long long)min_looks,
-            (long long)seen.most, (long long)most);
+    fprintf(stderr,
+            "%s: status %d, %lld looks (want >= %lld), at most %lld between two "
+            "(want <= %lld)\n",
+            what, (int)st, (long long)seen.looks, (long long)min_looks, (long long)seen.most,
+            (long long)most);
   CHECK_EQ_INT(st, DLB_OK);
   CHECK(seen.looks >= min_looks);
   CHECK(seen.most <= most);
@@ -135,8 +137,8 @@ typedef struct sort_case {
 static dlb_status run_sort(const void *arg) {
   const sort_case *c = arg;
   dlb_array values = {0}, indices = {0};
-  dlb_status st = dlb_sort(c->a, &c->o, c->values ? &values : NULL,
-                           c->indices ? &indices : NULL, cpu, &err);
+  dlb_status st =
+      dlb_sort(c->a, &c->o, c->values ? &values : NULL, c->indices ? &indices : NULL, cpu, &err);
   if (st == DLB_OK) {
     dlb_array_release(&values);
     dlb_array_release(&indices);
@@ -144,8 +146,8 @@ static dlb_status run_sort(const void *arg) {
   return st;
 }
 
-static void check_sort(const char *what, const dlb_array *a, int descending, int stable,
-                       int64_t k, int values, int indices) {
+static void check_sort(const char *what, const dlb_array *a, int descending, int stable, int64_t k,
+                       int values, int indices) {
   sort_case c = {a, {0, descending, stable, k, 0}, values, indices};
   check_looks(what, run_sort, &c, a->numel / EVERY, SORT_MOST);
 }
@@ -200,15 +202,14 @@ static void test_long_lanes(void) {
   dlb_array_share(&same, &zeros);
   CHECK_EQ_INT(dlb_view_expand(&same, 1, &(int64_t){LONG}, &err), DLB_OK);
   check_sort("sort of equal float32 (an expanded view)", &same, 0, 0, -1, 1, 0);
-  check_looks("unique float64 with inverse and counts", run_unique, &f64, LONG / EVERY,
-              SORT_MOST);
+  check_looks("unique float64 with inverse and counts", run_unique, &f64, LONG / EVERY, SORT_MOST);
   /* searchsorted: 4 Mi values (one element expanded) into 1e5 sorted ones. */
   sorted = alloc(DLB_FLOAT32, 1, &n_sorted);
   for (int64_t i = 0; i < n_sorted; i++) ((float *)dlb_array_host_data(&sorted))[i] = (float)i;
   dlb_array_share(&probes, &zeros);
   CHECK_EQ_INT(dlb_view_expand(&probes, 1, &(int64_t){LONG}, &err), DLB_OK);
-  check_looks("searchsorted of 4 Mi values", run_search,
-              &(search_case){&sorted, &probes}, LONG / EVERY, SORT_MOST);
+  check_looks("searchsorted of 4 Mi values", run_search, &(search_case){&sorted, &probes},
+              LONG / EVERY, SORT_MOST);
   dlb_array_release(&probes);
   dlb_array_release(&sorted);
   dlb_array_release(&same);

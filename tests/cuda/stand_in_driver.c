@@ -63,7 +63,8 @@
 DLB_CU_FUNCTIONS(PROTO_)
 DLB_CU_OPTIONAL_FUNCTIONS(PROTO_)
 #undef PROTO_
-API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags, int *status);
+API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags,
+                                 int *status);
 API CUresult cuGetProcAddress(const char *symbol, void **fn, int version, uint64_t flags);
 API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags);
 API CUresult cuStreamBeginCapture_v2(CUstream h, int mode);
@@ -91,7 +92,7 @@ typedef struct op {
   char *dst;
   const char *src;
   size_t width, height, depth, dpitch, dheight, spitch, sheight; /* OP_COPY (3D form) */
-  unsigned value, unit;                                           /* OP_SET */
+  unsigned value, unit;                                          /* OP_SET */
   size_t count;
   struct CUstream_st *on; /* OP_WAIT */
   struct block *block;    /* OP_FREE */
@@ -136,8 +137,8 @@ static struct CUctx_st ctxs[DEVICES] = {{0, 0, NULL}, {1, 0, NULL}};
 static char *region, *region_next;
 static block *blocks;
 static sevent *events;
-static _Atomic int initialized, deinit; /* read by every entry point without g */
-static _Atomic long long delay_us = 300;  /* read by the workers */
+static _Atomic int initialized, deinit;  /* read by every entry point without g */
+static _Atomic long long delay_us = 300; /* read by the workers */
 static int poison = 1, getproc = 2;
 static long long fail_alloc, fail_copy, fail_free, device_bytes = (long long)1 << 30;
 static long long max_pitch = 2147483647, pools = 1, strict_2d;
@@ -152,7 +153,10 @@ static _Thread_local int capture_mode; /* this thread's: CU_STREAM_CAPTURE_MODE_
 /* --- the call log ----------------------------------------------------------------- */
 
 #define MAX_NAMES 64
-static struct { const char *name; long long calls; } counts[MAX_NAMES];
+static struct {
+  const char *name;
+  long long calls;
+} counts[MAX_NAMES];
 
 static void count_call(const char *name) {
   pthread_mutex_lock(&g);
@@ -168,15 +172,15 @@ static void count_call(const char *name) {
 }
 
 /* Every entry point starts here: counted, and refused once shut down. */
-#define ENTER()                                   \
-  do {                                            \
-    count_call(__func__);                         \
-    if (deinit) return CUDA_ERROR_DEINITIALIZED;  \
+#define ENTER()                                                                                    \
+  do {                                                                                             \
+    count_call(__func__);                                                                          \
+    if (deinit) return CUDA_ERROR_DEINITIALIZED;                                                   \
   } while (0)
-#define NEED_INIT()                                        \
-  do {                                                     \
-    ENTER();                                               \
-    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;   \
+#define NEED_INIT()                                                                                \
+  do {                                                                                             \
+    ENTER();                                                                                       \
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;                                           \
   } while (0)
 
 static struct CUctx_st *current(void) { return ctx_depth > 0 ? ctx_stack[ctx_depth - 1] : NULL; }
@@ -191,7 +195,8 @@ static CUresult unsafe_call(void) {
   for (sstream *s = streams; s; s = s->next) {
     int own, prohibits;
     if (s->capture != CU_STREAM_CAPTURE_STATUS_ACTIVE) continue;
-    own = pthread_equal(s->capturer, pthread_self()) && s->capture_mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+    own = pthread_equal(s->capturer, pthread_self()) &&
+          s->capture_mode != CU_STREAM_CAPTURE_MODE_RELAXED;
     prohibits = capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL
                     ? own || s->capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL
                     : capture_mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && own;
@@ -224,7 +229,8 @@ static block *carve(int device, size_t n, int kind) {
   size_t bytes = round_pages(n ? n : 1);
   block *b;
   if (!region) {
-    region = mmap(NULL, REGION_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    region =
+        mmap(NULL, REGION_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region == MAP_FAILED) return region = NULL, NULL;
     region_next = region + page(); /* a guard page first */
   }
@@ -278,7 +284,8 @@ static CUresult release_block(const void *p, int kind) {
   block *b;
   CUresult r = CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&g);
-  if ((b = find_block(p, 1)) && b->base == p && b->kind == kind && (r = unsafe_call()) == CUDA_SUCCESS) {
+  if ((b = find_block(p, 1)) && b->base == p && b->kind == kind &&
+      (r = unsafe_call()) == CUDA_SUCCESS) {
     retire(b);
   } else if (r == CUDA_SUCCESS) {
     r = CUDA_ERROR_INVALID_VALUE;
@@ -308,9 +315,11 @@ static void op_ranges(const op *o, const char **wlo, const char **whi, const cha
   *wlo = *whi = *rlo = *rhi = NULL;
   if (o->kind == OP_COPY) {
     *wlo = o->dst;
-    *whi = o->dst + (o->depth - 1) * o->dpitch * o->dheight + (o->height - 1) * o->dpitch + o->width;
+    *whi =
+        o->dst + (o->depth - 1) * o->dpitch * o->dheight + (o->height - 1) * o->dpitch + o->width;
     *rlo = o->src;
-    *rhi = o->src + (o->depth - 1) * o->spitch * o->sheight + (o->height - 1) * o->spitch + o->width;
+    *rhi =
+        o->src + (o->depth - 1) * o->spitch * o->sheight + (o->height - 1) * o->spitch + o->width;
   } else if (o->kind == OP_SET) {
     *wlo = o->dst;
     *whi = o->dst + o->count * o->unit;
@@ -456,7 +465,8 @@ static void append(sstream *s, op *o) {
   o->delay = d > 0 ? d / 2 + (long long)(rand_r(&s->seed) % (unsigned)(d / 2 + 1)) : 0;
   o->seq = ++s->enqueued;
   o->next = NULL;
-  if (s->tail) s->tail->next = o; else s->head = o;
+  if (s->tail) s->tail->next = o;
+  else s->head = o;
   s->tail = o;
 }
 
@@ -500,7 +510,8 @@ static CUresult enqueue(CUstream h, op *o) {
   if (r == CUDA_SUCCESS && (r = legacy_waits(s)) == CUDA_SUCCESS) {
     op_ranges(o, &wlo, &whi, &rlo, &rhi);
     if (poison && wlo) {
-      if (busy(wlo, whi)) o->poison_at_run = 1; else poison_dst(o);
+      if (busy(wlo, whi)) o->poison_at_run = 1;
+      else poison_dst(o);
     }
     append(s, o);
     pthread_cond_broadcast(&changed);
@@ -664,7 +675,8 @@ API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream h) {
   pthread_mutex_lock(&g);
   r = resolve(h, &s);
   pthread_mutex_unlock(&g);
-  if (r == CUDA_SUCCESS && (r = allocate(current()->device, n, CU_MEMORYTYPE_DEVICE, 1, &at)) == CUDA_SUCCESS)
+  if (r == CUDA_SUCCESS &&
+      (r = allocate(current()->device, n, CU_MEMORYTYPE_DEVICE, 1, &at)) == CUDA_SUCCESS)
     *p = (CUdeviceptr)(uintptr_t)at;
   return r;
 }
@@ -677,7 +689,8 @@ API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream h) {
   if (!current()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!(o = calloc(1, sizeof *o))) return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&g);
-  if (!(b = find_block(DEVP(p), 1)) || b->base != DEVP(p) || !b->pooled) r = CUDA_ERROR_INVALID_VALUE;
+  if (!(b = find_block(DEVP(p), 1)) || b->base != DEVP(p) || !b->pooled)
+    r = CUDA_ERROR_INVALID_VALUE;
   else if (fail_free > 0) fail_free--, r = CUDA_ERROR_UNKNOWN;
   pthread_mutex_unlock(&g);
   if (r != CUDA_SUCCESS) {
@@ -712,7 +725,8 @@ API CUresult cuMemFree_v2(CUdeviceptr p) {
   if ((failing = fail_free > 0)) fail_free--;
   pthread_mutex_unlock(&g);
   if (failing) return CUDA_ERROR_UNKNOWN;
-  if (release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_DEVICE) == CUDA_SUCCESS) return CUDA_SUCCESS;
+  if (release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_DEVICE) == CUDA_SUCCESS)
+    return CUDA_SUCCESS;
   return release_block((void *)(uintptr_t)p, CU_MEMORYTYPE_UNIFIED);
 }
 
@@ -768,7 +782,8 @@ static char *side_ptr(CUmemorytype type, const void *host, CUdeviceptr dev, size
  * device memory, any not a multiple of 512. */
 static int bad_pitches(CUmemorytype st, size_t sp, CUmemorytype dt, size_t dp) {
   if (sp > (size_t)max_pitch || dp > (size_t)max_pitch) return 1;
-  return strict_2d && st == CU_MEMORYTYPE_DEVICE && dt == CU_MEMORYTYPE_DEVICE && (sp % 512 || dp % 512);
+  return strict_2d && st == CU_MEMORYTYPE_DEVICE && dt == CU_MEMORYTYPE_DEVICE &&
+         (sp % 512 || dp % 512);
 }
 
 API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s) {
@@ -784,14 +799,16 @@ API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s) {
   o->width = m->WidthInBytes, o->height = m->Height, o->depth = 1;
   o->dpitch = m->dstPitch, o->spitch = m->srcPitch, o->dheight = o->sheight = m->Height;
   if (o->width == 0 || o->height == 0) return free(o), CUDA_SUCCESS;
-  return queue_copy(o, m->dstMemoryType != CU_MEMORYTYPE_HOST, m->srcMemoryType != CU_MEMORYTYPE_HOST, s);
+  return queue_copy(o, m->dstMemoryType != CU_MEMORYTYPE_HOST,
+                    m->srcMemoryType != CU_MEMORYTYPE_HOST, s);
 }
 
 API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *m, CUstream s) {
   op *o;
   NEED_INIT();
-  if (m->reserved0 || m->reserved1 || m->srcPitch < m->WidthInBytes || m->dstPitch < m->WidthInBytes ||
-      m->srcHeight < m->Height || m->dstHeight < m->Height || m->srcY || m->dstY || m->srcZ || m->dstZ ||
+  if (m->reserved0 || m->reserved1 || m->srcPitch < m->WidthInBytes ||
+      m->dstPitch < m->WidthInBytes || m->srcHeight < m->Height || m->dstHeight < m->Height ||
+      m->srcY || m->dstY || m->srcZ || m->dstZ ||
       bad_pitches(m->srcMemoryType, m->srcPitch, m->dstMemoryType, m->dstPitch))
     return CUDA_ERROR_INVALID_VALUE;
   if (!(o = calloc(1, sizeof *o))) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -799,9 +816,11 @@ API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *m, CUstream s) {
   o->dst = side_ptr(m->dstMemoryType, m->dstHost, m->dstDevice, m->dstXInBytes);
   o->src = side_ptr(m->srcMemoryType, m->srcHost, m->srcDevice, m->srcXInBytes);
   o->width = m->WidthInBytes, o->height = m->Height, o->depth = m->Depth;
-  o->dpitch = m->dstPitch, o->spitch = m->srcPitch, o->dheight = m->dstHeight, o->sheight = m->srcHeight;
+  o->dpitch = m->dstPitch, o->spitch = m->srcPitch, o->dheight = m->dstHeight,
+  o->sheight = m->srcHeight;
   if (!o->width || !o->height || !o->depth) return free(o), CUDA_SUCCESS;
-  return queue_copy(o, m->dstMemoryType != CU_MEMORYTYPE_HOST, m->srcMemoryType != CU_MEMORYTYPE_HOST, s);
+  return queue_copy(o, m->dstMemoryType != CU_MEMORYTYPE_HOST,
+                    m->srcMemoryType != CU_MEMORYTYPE_HOST, s);
 }
 
 static CUresult memset_async(CUdeviceptr dst, unsigned value, unsigned unit, size_t n, CUstream s) {
@@ -886,9 +905,12 @@ API CUresult cuStreamBeginCapture_v2(CUstream h, int mode) {
   if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
     return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&g);
-  if ((uintptr_t)h <= 2 || !is_live_stream(s)) r = CUDA_ERROR_INVALID_HANDLE; /* legacy: not capturable */
+  if ((uintptr_t)h <= 2 || !is_live_stream(s))
+    r = CUDA_ERROR_INVALID_HANDLE;                               /* legacy: not capturable */
   else if (s->capture != CU_STREAM_CAPTURE_STATUS_NONE) r = 401; /* CUDA_ERROR_ILLEGAL_STATE */
-  else s->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE, s->capture_mode = mode, s->capturer = pthread_self();
+  else
+    s->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE, s->capture_mode = mode,
+    s->capturer = pthread_self();
   pthread_mutex_unlock(&g);
   return r;
 }
@@ -902,7 +924,8 @@ API CUresult cuStreamEndCapture(CUstream h, void **graph) {
   pthread_mutex_lock(&g);
   if ((uintptr_t)h <= 2 || !is_live_stream(s)) r = CUDA_ERROR_INVALID_HANDLE;
   else if (s->capture == CU_STREAM_CAPTURE_STATUS_NONE) r = 401;
-  else if (s->capture == CU_STREAM_CAPTURE_STATUS_INVALIDATED) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  else if (s->capture == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+    r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   else *graph = s;
   if (r != CUDA_ERROR_INVALID_HANDLE) s->capture = CU_STREAM_CAPTURE_STATUS_NONE;
   pthread_mutex_unlock(&g);
@@ -963,7 +986,8 @@ API CUresult cuEventRecord(CUevent ev, CUstream h) {
   mark->kind = OP_MARK;
   pthread_mutex_lock(&g);
   if (!is_live_event(ev)) r = CUDA_ERROR_INVALID_HANDLE;
-  else if ((r = resolve(h, &s)) == CUDA_SUCCESS && s->device != ev->device) r = CUDA_ERROR_INVALID_CONTEXT;
+  else if ((r = resolve(h, &s)) == CUDA_SUCCESS && s->device != ev->device)
+    r = CUDA_ERROR_INVALID_CONTEXT;
   if (r == CUDA_SUCCESS && s->capture != CU_STREAM_CAPTURE_STATUS_NONE) {
     ev->s = NULL; /* a node of the graph: nothing to wait for here */
     r = CUDA_SUCCESS;
@@ -979,7 +1003,6 @@ API CUresult cuEventRecord(CUevent ev, CUstream h) {
   if (r != CUDA_SUCCESS) free(mark);
   return r;
 }
-
 
 /* flags: 0, or CU_EVENT_WAIT_EXTERNAL (1), which a capture records as an
  * external wait node. */
@@ -1078,7 +1101,8 @@ API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicept
 }
 
 /* Unknown pointers: success, with nulls (as the reference says). */
-API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *a, void **data, CUdeviceptr p) {
+API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *a, void **data,
+                                    CUdeviceptr p) {
   block *b;
   CUresult r = CUDA_SUCCESS;
   NEED_INIT();
@@ -1099,11 +1123,18 @@ API CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice d) 
 }
 
 API CUresult cuGetErrorName(CUresult e, const char **name) {
-  static const struct { CUresult code; const char *name; } names[] = {
-      {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-      {3, "CUDA_ERROR_NOT_INITIALIZED"}, {4, "CUDA_ERROR_DEINITIALIZED"},
-      {101, "CUDA_ERROR_INVALID_DEVICE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"},
-      {400, "CUDA_ERROR_INVALID_HANDLE"}, {999, "CUDA_ERROR_UNKNOWN"}};
+  static const struct {
+    CUresult code;
+    const char *name;
+  } names[] = {{0, "CUDA_SUCCESS"},
+               {1, "CUDA_ERROR_INVALID_VALUE"},
+               {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+               {3, "CUDA_ERROR_NOT_INITIALIZED"},
+               {4, "CUDA_ERROR_DEINITIALIZED"},
+               {101, "CUDA_ERROR_INVALID_DEVICE"},
+               {201, "CUDA_ERROR_INVALID_CONTEXT"},
+               {400, "CUDA_ERROR_INVALID_HANDLE"},
+               {999, "CUDA_ERROR_UNKNOWN"}};
   count_call(__func__);
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
     if (names[k].code == e) return *name = names[k].name, CUDA_SUCCESS;
@@ -1114,8 +1145,10 @@ API CUresult cuGetErrorName(CUresult e, const char **name) {
 /* --- cuGetProcAddress ------------------------------------------------------------------------------------------ */
 
 #define PROC_ENTRY_(field, base, symbol, args) {#base, (void *)symbol},
-static const struct { const char *name; void *fn; } procs[] = {
-    DLB_CU_FUNCTIONS(PROC_ENTRY_) DLB_CU_OPTIONAL_FUNCTIONS(PROC_ENTRY_)};
+static const struct {
+  const char *name;
+  void *fn;
+} procs[] = {DLB_CU_FUNCTIONS(PROC_ENTRY_) DLB_CU_OPTIONAL_FUNCTIONS(PROC_ENTRY_)};
 
 /* Counts a lookup that does not ask for the legacy stream's semantics. */
 static void note_flags(uint64_t flags) {
@@ -1133,7 +1166,8 @@ static CUresult lookup(const char *symbol, void **fn, int version) {
   return CUDA_SUCCESS; /* missing: success with NULL */
 }
 
-API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags, int *status) {
+API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, uint64_t flags,
+                                 int *status) {
   count_call(__func__);
   note_flags(flags);
   if (status) *status = 0;
@@ -1211,14 +1245,15 @@ API long long standin_query(const char *key) {
 API void *standin_alloc(int device, size_t nbytes, int kind) {
   void *p = NULL;
   if (device < 0 || device >= DEVICES) return NULL;
-  return allocate(device, nbytes, kind == CU_MEMORYTYPE_UNIFIED ? kind : CU_MEMORYTYPE_DEVICE, 0, &p) ==
-                 CUDA_SUCCESS
+  return allocate(device, nbytes, kind == CU_MEMORYTYPE_UNIFIED ? kind : CU_MEMORYTYPE_DEVICE, 0,
+                  &p) == CUDA_SUCCESS
              ? p
              : NULL;
 }
 
 API void standin_free(void *p) {
-  if (release_block(p, CU_MEMORYTYPE_DEVICE) != CUDA_SUCCESS) release_block(p, CU_MEMORYTYPE_UNIFIED);
+  if (release_block(p, CU_MEMORYTYPE_DEVICE) != CUDA_SUCCESS)
+    release_block(p, CU_MEMORYTYPE_UNIFIED);
 }
 
 static long long env_number(const char *name, long long fallback) {

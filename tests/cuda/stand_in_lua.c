@@ -84,7 +84,7 @@ typedef CUresult (*sync_fn)(CUstream);
  * returns it. */
 static CUcontext enter(lua_State *L, int device) {
   CUcontext c = NULL;
-  if (CALL(L, "cuInit", CUresult (*)(unsigned))(0) != CUDA_SUCCESS ||
+  if (CALL(L, "cuInit", CUresult(*)(unsigned))(0) != CUDA_SUCCESS ||
       CALL(L, "cuDevicePrimaryCtxRetain", retain_fn)(&c, device) != CUDA_SUCCESS ||
       CALL(L, "cuCtxPushCurrent_v2", push_fn)(c) != CUDA_SUCCESS)
     luaL_error(L, "cuda_stand_in: no context on device %d", device);
@@ -97,8 +97,8 @@ static void leave(lua_State *L) {
 }
 
 static int l_control(lua_State *L) {
-  lua_pushinteger(L, CALL(L, "standin_control", standin_control_fn)(luaL_checkstring(L, 1),
-                                                                  (long long)luaL_optinteger(L, 2, 0)));
+  lua_pushinteger(L, CALL(L, "standin_control", standin_control_fn)(
+                         luaL_checkstring(L, 1), (long long)luaL_optinteger(L, 2, 0)));
   return 1;
 }
 
@@ -111,7 +111,8 @@ static int l_stream(lua_State *L) {
   CUstream s = NULL;
   CUresult r;
   enter(L, (int)luaL_checkinteger(L, 1));
-  r = CALL(L, "cuStreamCreate", CUresult (*)(CUstream *, unsigned))(&s, lua_toboolean(L, 2) ? 1u : 0u);
+  r = CALL(L, "cuStreamCreate", CUresult(*)(CUstream *, unsigned))(&s,
+                                                                   lua_toboolean(L, 2) ? 1u : 0u);
   leave(L);
   if (r != CUDA_SUCCESS) return luaL_error(L, "cuStreamCreate failed: %d", (int)r);
   lua_pushinteger(L, (lua_Integer)(uintptr_t)s);
@@ -143,13 +144,14 @@ static int l_read(lua_State *L) {
   size_t n;
   CUresult r;
   if (dlb_capsule_take(L, 1, &tensor, &versioned) != DLB_OK) return lua_error(L);
-  t = versioned ? &((DLManagedTensorVersioned *)tensor)->dl_tensor : &((DLManagedTensor *)tensor)->dl_tensor;
+  t = versioned ? &((DLManagedTensorVersioned *)tensor)->dl_tensor
+                : &((DLManagedTensor *)tensor)->dl_tensor;
   n = tensor_bytes(t);
   if (!(buf = malloc(n ? n : 1))) return luaL_error(L, "no memory");
   enter(L, t->device.device_id);
-  r = CALL(L, "cuMemcpyDtoHAsync_v2", CUresult (*)(void *, CUdeviceptr, size_t, CUstream))(
+  r = CALL(L, "cuMemcpyDtoHAsync_v2", CUresult(*)(void *, CUdeviceptr, size_t, CUstream))(
       buf, (CUdeviceptr)(uintptr_t)((char *)t->data + t->byte_offset), n, s);
-  if (r == CUDA_SUCCESS) r = CALL(L, "cuStreamSynchronize", CUresult (*)(CUstream))(s);
+  if (r == CUDA_SUCCESS) r = CALL(L, "cuStreamSynchronize", CUresult(*)(CUstream))(s);
   leave(L);
   lua_pushlstring(L, buf, n);
   lua_pushinteger(L, (lua_Integer)(uintptr_t)t->data);
@@ -213,7 +215,8 @@ static void *driver_memory(lua_State *L, CUcontext *context, int device, int man
   *context = enter(L, device);
   *r = managed ? CALL(L, "cuMemAllocManaged", alloc_managed_fn)(&d, bytes, 1u /* ATTACH_GLOBAL */)
                : CALL(L, "cuMemAlloc_v2", alloc_fn)(&d, bytes);
-  if (*r == CUDA_SUCCESS) *r = CALL(L, "cuMemcpyHtoDAsync_v2", htod_fn)(d, values, bytes, CU_STREAM_LEGACY);
+  if (*r == CUDA_SUCCESS)
+    *r = CALL(L, "cuMemcpyHtoDAsync_v2", htod_fn)(d, values, bytes, CU_STREAM_LEGACY);
   if (*r == CUDA_SUCCESS) *r = CALL(L, "cuStreamSynchronize", sync_fn)(CU_STREAM_LEGACY);
   if (*r != CUDA_SUCCESS && d) CALL(L, "cuMemFree_v2", free_fn)(d), d = 0;
   CALL(L, "cuCtxPopCurrent_v2", pop_fn)(&c);
@@ -224,7 +227,8 @@ static void *driver_memory(lua_State *L, CUcontext *context, int device, int man
 static void *pinned_memory(lua_State *L, int device, const float *values, size_t bytes) {
   void *p = NULL;
   enter(L, device);
-  if (CALL(L, "cuMemHostAlloc", CUresult (*)(void **, size_t, unsigned))(&p, bytes, 1u) != CUDA_SUCCESS)
+  if (CALL(L, "cuMemHostAlloc", CUresult(*)(void **, size_t, unsigned))(&p, bytes, 1u) !=
+      CUDA_SUCCESS)
     p = NULL;
   leave(L);
   if (p) memcpy(p, values, bytes);
@@ -244,10 +248,11 @@ static void queue_write(lua_State *L, producer *p, int device, const float *valu
   memcpy(p->staging, values, bytes);
   enter(L, device);
   r = CALL(L, "cuMemcpyHtoDAsync_v2", htod_fn)((CUdeviceptr)(uintptr_t)p->memory, p->staging, bytes,
-                                                (CUstream)(uintptr_t)luaL_checkinteger(L, -1));
+                                               (CUstream)(uintptr_t)luaL_checkinteger(L, -1));
   leave(L);
   lua_pop(L, 1);
-  if (r != CUDA_SUCCESS) luaL_error(L, "cuda_stand_in: the producer's queued write: CUresult %d", (int)r);
+  if (r != CUDA_SUCCESS)
+    luaL_error(L, "cuda_stand_in: the producer's queued write: CUresult %d", (int)r);
 }
 
 static int l_tensor(lua_State *L) {
@@ -290,9 +295,11 @@ static int l_tensor(lua_State *L) {
     memory = driver_memory(L, &context, device, managed, values, bytes, &r);
   }
   if (!memory)
-    return r != CUDA_SUCCESS ? luaL_error(L, "cuda_stand_in: the producer's memory: CUresult %d", (int)r)
-                             : luaL_error(L, "no memory for the producer");
-  if (!(p = calloc(1, sizeof *p))) return luaL_error(L, "no memory"); /* (leaks memory: a test's last gasp) */
+    return r != CUDA_SUCCESS
+               ? luaL_error(L, "cuda_stand_in: the producer's memory: CUresult %d", (int)r)
+               : luaL_error(L, "no memory for the producer");
+  if (!(p = calloc(1, sizeof *p)))
+    return luaL_error(L, "no memory"); /* (leaks memory: a test's last gasp) */
   p->memory = memory;
   p->from = from;
   p->context = context;
@@ -339,8 +346,8 @@ typedef CUresult (*is_capturing_fn)(CUstream, int *);
 static CUstream stream_arg(lua_State *L) { return (CUstream)(uintptr_t)luaL_checkinteger(L, 1); }
 
 static int l_capture(lua_State *L) {
-  lua_pushinteger(L, CALL(L, "cuStreamBeginCapture_v2", begin_capture_fn)(stream_arg(L),
-                                                                          (int)luaL_optinteger(L, 2, 0)));
+  lua_pushinteger(L, CALL(L, "cuStreamBeginCapture_v2",
+                          begin_capture_fn)(stream_arg(L), (int)luaL_optinteger(L, 2, 0)));
   return 1;
 }
 
@@ -362,11 +369,18 @@ static const char module_anchor = 0; /* (lua_module_pin) */
 
 __attribute__((visibility("default"))) int luaopen_cuda_stand_in(lua_State *L) {
   lua_module_pin(&module_anchor); /* Lua 5.1 and LuaJIT would unload it first */
-  static const luaL_Reg fns[] = {{"control", l_control}, {"query", l_query}, {"stream", l_stream},
-                                 {"read", l_read},       {"tensor", l_tensor}, {"deleted", l_deleted},
-                                 {"queue", l_queue},     {"driver_only", l_driver_only},
-                                 {"capture", l_capture}, {"capture_status", l_capture_status},
-                                 {"end_capture", l_end_capture}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"control", l_control},
+                                 {"query", l_query},
+                                 {"stream", l_stream},
+                                 {"read", l_read},
+                                 {"tensor", l_tensor},
+                                 {"deleted", l_deleted},
+                                 {"queue", l_queue},
+                                 {"driver_only", l_driver_only},
+                                 {"capture", l_capture},
+                                 {"capture_status", l_capture_status},
+                                 {"end_capture", l_end_capture},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

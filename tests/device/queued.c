@@ -87,12 +87,12 @@ typedef struct qqueue {
   struct dlb_queued *q;
   struct qqueue *next; /* every queue of q */
   int device, consumer;
-  qop *head, *tail;    /* head: running or next */
+  qop *head, *tail; /* head: running or next */
   uint64_t enqueued, done;
   int paused, started;
   pthread_t thread;
   uint64_t rng;
-  dlb_status sticky;   /* a kernel failed here; reported once */
+  dlb_status sticky; /* a kernel failed here; reported once */
 } qqueue;
 
 /* An event: the queue had run `seq` operations. */
@@ -162,7 +162,8 @@ static void *worker(void *arg) {
   for (;;) {
     qop *op;
     unsigned delay;
-    while (!(w->head && !w->paused) && !(q->stopping && !w->head)) pthread_cond_wait(&q->cond, &q->mu);
+    while (!(w->head && !w->paused) && !(q->stopping && !w->head))
+      pthread_cond_wait(&q->cond, &q->mu);
     if (!w->head) break;
     op = w->head;
     delay = q->cfg.max_delay_us ? (unsigned)(next_random(&w->rng) % (q->cfg.max_delay_us + 1u)) : 0;
@@ -177,10 +178,8 @@ static void *worker(void *arg) {
     if (!w->head) w->tail = NULL;
     w->done++;
     q->st.ops_run++;
-    if (op->host_owned)
-      op->finished = 1;
-    else
-      free(op);
+    if (op->host_owned) op->finished = 1;
+    else free(op);
     pthread_cond_broadcast(&q->cond);
   }
   UNLOCK(q);
@@ -197,10 +196,8 @@ static dlb_status enqueue(dlb_queued *q, qqueue *w, qop *op) {
     w->started = 1;
   }
   op->next = NULL;
-  if (w->tail)
-    w->tail->next = op;
-  else
-    w->head = op;
+  if (w->tail) w->tail->next = op;
+  else w->head = op;
   w->tail = op;
   w->enqueued++;
   pthread_cond_broadcast(&q->cond);
@@ -316,7 +313,8 @@ static int reach(int ndim, const int64_t *shape, const int64_t *bstrides, size_t
       return 0;
     }
     if (__builtin_mul_overflow(shape[d] - 1, bstrides[d], &ext)) return -1;
-    if (ext < 0 ? __builtin_add_overflow(l, ext, &l) : __builtin_add_overflow(h, ext, &h)) return -1;
+    if (ext < 0 ? __builtin_add_overflow(l, ext, &l) : __builtin_add_overflow(h, ext, &h))
+      return -1;
   }
   if (offset > (uint64_t)INT64_MAX || __builtin_add_overflow((int64_t)offset, l, &l) ||
       __builtin_add_overflow((int64_t)offset, h, &h) || l < 0 ||
@@ -342,10 +340,8 @@ static void walk(int ndim, const int64_t *shape, char *d, const int64_t *ds, con
     if (shape[k] == 0) return;
   for (;;) {
     int k;
-    if (s)
-      memcpy(d + od, s + os, item);
-    else
-      memset(d + od, DLB_QUEUED_POISON, item);
+    if (s) memcpy(d + od, s + os, item);
+    else memset(d + od, DLB_QUEUED_POISON, item);
     for (k = ndim - 1; k >= 0; k--) {
       od += ds[k];
       if (s) os += ss[k];
@@ -440,8 +436,7 @@ static void q_deallocate(void *ctx, int dev, void *handle) {
   q->st.deallocate++;
   if (!(b = block_of(q, handle)) || b->kind != BLOCK_OWN)
     violation(q, "deallocate of a handle that is not a live allocation");
-  else
-    retire_block(q, b, 0);
+  else retire_block(q, b, 0);
   UNLOCK(q);
 }
 
@@ -529,10 +524,8 @@ static dlb_status q_export(void *ctx, int dev, void *handle, void **data) {
   qblock *b;
   LOCK(q);
   q->st.export_pointer++;
-  if ((b = block_of(q, handle)) != NULL)
-    *data = b->data;
-  else
-    violation(q, "export of a handle that is not live");
+  if ((b = block_of(q, handle)) != NULL) *data = b->data;
+  else violation(q, "export of a handle that is not live");
   UNLOCK(q);
   return b ? DLB_OK : DLB_E_BACKEND_FAILURE;
 }
@@ -619,8 +612,8 @@ static dlb_status q_copy_strided(void *ctx, const dlb_strided_copy *c) {
   if (c->ndim < 0 || c->ndim > DLB_MAX_NDIM || c->itemsize == 0 || c->itemsize > 64 ||
       copy_side(q, c, &c->dst, op->u.copy.dstr, &op->u.copy.d, &ds, &de) != 0 ||
       copy_side(q, c, &c->src, op->u.copy.sstr, (char **)&op->u.copy.s, &ss, &se) != 0 ||
-      (c->queue && !(w = device_queue(q, c->queue, c->dst.handle ? c->dst.device_id
-                                                                  : c->src.device_id)))) {
+      (c->queue &&
+       !(w = device_queue(q, c->queue, c->dst.handle ? c->dst.device_id : c->src.device_id)))) {
     free(op);
     UNLOCK(q);
     return DLB_E_BACKEND_FAILURE;
@@ -735,10 +728,8 @@ static dlb_status q_stream_wait(void *ctx, int dev, int has_stream, int64_t stre
   dlb_status st = DLB_OK;
   LOCK(q);
   q->st.stream_wait++;
-  if (!(w = stream_queue(q, dev, has_stream, stream)))
-    st = DLB_E_ARGUMENT;
-  else if (event)
-    st = wait_on(q, w, event);
+  if (!(w = stream_queue(q, dev, has_stream, stream))) st = DLB_E_ARGUMENT;
+  else if (event) st = wait_on(q, w, event);
   UNLOCK(q);
   return st;
 }
@@ -847,8 +838,8 @@ static dlb_status submit_kernel(dlb_queued *q, qop *op, int ok, void *queue, int
       while (!op->finished) pthread_cond_wait(&q->cond, &q->mu);
       st = op->status;
     }
-    if (st != DLB_OK) *error = op->u.kernel.which == K_REDUCE ? op->u.kernel.u.red.error
-                                                              : op->u.kernel.error;
+    if (st != DLB_OK)
+      *error = op->u.kernel.which == K_REDUCE ? op->u.kernel.u.red.error : op->u.kernel.error;
     free(op);
     return st;
   }
@@ -968,12 +959,8 @@ static dlb_status run_kernel(dlb_queued *q, qop *op) {
     case K_ELEMENTWISE:
       op->u.kernel.u.ew.queue = NULL;
       return h->elementwise(NULL, &op->u.kernel.u.ew);
-    case K_REDUCE:
-      op->u.kernel.u.red.queue = NULL;
-      return h->reduce(NULL, &op->u.kernel.u.red);
-    case K_MATMUL:
-      op->u.kernel.u.mm.queue = NULL;
-      return h->matmul(NULL, &op->u.kernel.u.mm);
+    case K_REDUCE: op->u.kernel.u.red.queue = NULL; return h->reduce(NULL, &op->u.kernel.u.red);
+    case K_MATMUL: op->u.kernel.u.mm.queue = NULL; return h->matmul(NULL, &op->u.kernel.u.mm);
     case K_CAST:
       return h->cast(NULL, &op->u.kernel.u.cf.dst, &op->u.kernel.u.cf.src, NULL,
                      &op->u.kernel.error);
@@ -1007,9 +994,7 @@ static void run_op(dlb_queued *q, qqueue *w, qop *op) {
       if (--op->u.retire->remaining == 0) retire_done(q, op->u.retire);
       pthread_cond_broadcast(&q->cond);
       break;
-    default:
-      memcpy(op->u.read.dst, op->u.read.src, op->u.read.n);
-      break;
+    default: memcpy(op->u.read.dst, op->u.read.src, op->u.read.n); break;
   }
 }
 
@@ -1140,7 +1125,8 @@ void dlb_queued_sync(dlb_queued *q, void *queue) {
   UNLOCK(q);
 }
 
-int dlb_queued_consumer_read(dlb_queued *q, void *queue, const void *src, size_t nbytes, void *dst) {
+int dlb_queued_consumer_read(dlb_queued *q, void *queue, const void *src, size_t nbytes,
+                             void *dst) {
   qop *op = op_new(OP_READ);
   qblock *b;
   int rc = -1;
@@ -1165,10 +1151,8 @@ static int host_access(dlb_queued *q, const void *device, void *host, size_t n, 
   int rc = -1;
   LOCK(q);
   if (block_holding(q, (uintptr_t)device, n, 0)) {
-    if (writing)
-      memcpy((void *)device, host, n);
-    else
-      memcpy(host, device, n);
+    if (writing) memcpy((void *)device, host, n);
+    else memcpy(host, device, n);
     rc = 0;
   }
   UNLOCK(q);

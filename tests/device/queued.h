@@ -73,19 +73,19 @@ typedef struct dlb_queued dlb_queued;
 
 /* Calls per hook and what the queues did; read with dlb_queued_stats_get. */
 typedef struct dlb_queued_stats {
-  long allocate, deallocate, freed, live;        /* live: own blocks not yet freed */
+  long allocate, deallocate, freed, live; /* live: own blocks not yet freed */
   long to_host, from_host, within, export_pointer;
   long copy_strided, strided_host, strided_queued; /* copy_strided calls, by kind */
   long queue, event_record, event_wait, event_synchronize, event_release, stream_wait;
   long adopt, adopt_refused, forget;
-  long elementwise, reduce, matmul, cast, fill;  /* kernel entry calls */
-  long ran_on_worker;                            /* kernels run by a worker thread */
-  long ops_run, waits_run, poisoned;             /* operations run, waits run, poisoned enqueues */
-  long host_blocks;                              /* hooks that made the host wait for a queue */
-  long kernel_failures;                          /* kernels that failed on a worker */
-  long violations;                               /* bad handle, range or queue (a core bug) */
-  long races;                                    /* host copies of bytes queued work still writes */
-  long events_live;                              /* recorded less released */
+  long elementwise, reduce, matmul, cast, fill; /* kernel entry calls */
+  long ran_on_worker;                           /* kernels run by a worker thread */
+  long ops_run, waits_run, poisoned;            /* operations run, waits run, poisoned enqueues */
+  long host_blocks;                             /* hooks that made the host wait for a queue */
+  long kernel_failures;                         /* kernels that failed on a worker */
+  long violations;                              /* bad handle, range or queue (a core bug) */
+  long races;                                   /* host copies of bytes queued work still writes */
+  long events_live;                             /* recorded less released */
 } dlb_queued_stats;
 
 /* A new backend context with one reference (NULL when out of memory).

@@ -37,14 +37,14 @@ typedef struct producer {
   int versioned;
   int has_deleter;
   int deleter_calls;
-  int readonly;          /* READ_ONLY flag set on a versioned tensor */
-  int backed;            /* every element the geometry reaches is ours to touch */
+  int readonly; /* READ_ONLY flag set on a versioned tensor */
+  int backed;   /* every element the geometry reaches is ours to touch */
   DLManagedTensorVersioned *v;
   DLManagedTensor *l;
   int64_t *shape, *strides;
-  unsigned char *block;  /* the producer's memory (exactly the reachable range) */
+  unsigned char *block; /* the producer's memory (exactly the reachable range) */
   size_t block_size;
-  uint64_t checksum;     /* of block, for READ_ONLY tensors */
+  uint64_t checksum; /* of block, for READ_ONLY tensors */
 } producer;
 
 static uint64_t checksum(const unsigned char *p, size_t n) {
@@ -80,16 +80,29 @@ static void deleter_legacy(DLManagedTensor *self) { on_delete(self->manager_ctx)
 /* ---- selectors: fuzz bytes -> hostile values --------------------------------- */
 
 static int32_t pick_ndim(fuzz_bytes *b) {
-  static const int32_t special[] = {5, 6, 8, 31, 32, 33, 40, -1, -2, INT32_MIN, INT32_MAX, 64, 100, 0, 1, 2};
+  static const int32_t special[] = {5,  6,         8,         31, 32,  33, 40, -1,
+                                    -2, INT32_MIN, INT32_MAX, 64, 100, 0,  1,  2};
   uint8_t s = fb_u8(b);
   return s < 200 ? s % 5 : special[s % 16];
 }
 
 static int64_t pick_extent(fuzz_bytes *b) {
-  static const int64_t special[] = {-1, INT64_MIN, INT64_MAX, INT64_C(1) << 31, INT64_C(1) << 32,
-                                    INT64_C(1) << 62, 1000, 65536, INT64_C(1) << 40,
-                                    INT64_MAX / 2 + 1, INT64_C(3037000500), -2, 255, 256,
-                                    INT64_C(1) << 20, 10};
+  static const int64_t special[] = {-1,
+                                    INT64_MIN,
+                                    INT64_MAX,
+                                    INT64_C(1) << 31,
+                                    INT64_C(1) << 32,
+                                    INT64_C(1) << 62,
+                                    1000,
+                                    65536,
+                                    INT64_C(1) << 40,
+                                    INT64_MAX / 2 + 1,
+                                    INT64_C(3037000500),
+                                    -2,
+                                    255,
+                                    256,
+                                    INT64_C(1) << 20,
+                                    10};
   uint8_t s = fb_u8(b);
   if (s < 160) return s % 8;
   if (s < 192) return special[s % 16];
@@ -98,9 +111,22 @@ static int64_t pick_extent(fuzz_bytes *b) {
 
 /* A stride; `contiguous` is the row-major stride of this dim (when known). */
 static int64_t pick_stride(fuzz_bytes *b, int64_t contiguous) {
-  static const int64_t special[] = {0, INT64_MIN, INT64_MAX, -(INT64_C(1) << 31), INT64_C(1) << 31,
-                                    INT64_C(1) << 62, -(INT64_C(1) << 62), INT64_MAX / 3,
-                                    INT64_MIN / 3, 1000, -1000, 65536, INT64_C(1) << 40, -7, 9, 1};
+  static const int64_t special[] = {0,
+                                    INT64_MIN,
+                                    INT64_MAX,
+                                    -(INT64_C(1) << 31),
+                                    INT64_C(1) << 31,
+                                    INT64_C(1) << 62,
+                                    -(INT64_C(1) << 62),
+                                    INT64_MAX / 3,
+                                    INT64_MIN / 3,
+                                    1000,
+                                    -1000,
+                                    65536,
+                                    INT64_C(1) << 40,
+                                    -7,
+                                    9,
+                                    1};
   uint8_t s = fb_u8(b);
   if (s < 96) return contiguous;
   if (s < 192) return (int64_t)((s - 96) % 17) - 8;
@@ -109,10 +135,10 @@ static int64_t pick_stride(fuzz_bytes *b, int64_t contiguous) {
 }
 
 static DLDataType pick_dtype(fuzz_bytes *b) {
-  static const uint8_t table[][2] = {
-      {0, 8},  {0, 16}, {0, 32}, {0, 64}, {1, 8},  {1, 16}, {1, 32}, {1, 64},
-      {2, 16}, {2, 32}, {2, 64}, {4, 16}, {5, 64}, {5, 128}, {6, 8}, {2, 64},
-      {2, 8},  {3, 8},  {1, 128}, {6, 16}, {0, 1}, {0, 4},  {5, 32}, {7, 8}};
+  static const uint8_t table[][2] = {{0, 8},   {0, 16},  {0, 32}, {0, 64}, {1, 8},  {1, 16},
+                                     {1, 32},  {1, 64},  {2, 16}, {2, 32}, {2, 64}, {4, 16},
+                                     {5, 64},  {5, 128}, {6, 8},  {2, 64}, {2, 8},  {3, 8},
+                                     {1, 128}, {6, 16},  {0, 1},  {0, 4},  {5, 32}, {7, 8}};
   DLDataType t;
   uint8_t s = fb_u8(b);
   if (s < 216) {
@@ -130,9 +156,9 @@ static DLDataType pick_dtype(fuzz_bytes *b) {
 }
 
 static DLDevice pick_device(fuzz_bytes *b) {
-  static const int32_t types[] = {kDLCPU, kDLCUDAHost, kDLCUDAManaged, kDLROCMHost, kDLCUDA,
-                                  kDLROCM, kDLOpenCL, kDLVulkan, kDLMetal, kDLVPI, kDLExtDev,
-                                  14, 0, -1, INT32_MAX, 18};
+  static const int32_t types[] = {
+      kDLCPU,   kDLCUDAHost, kDLCUDAManaged, kDLROCMHost, kDLCUDA, kDLROCM, kDLOpenCL, kDLVulkan,
+      kDLMetal, kDLVPI,      kDLExtDev,      14,          0,       -1,      INT32_MAX, 18};
   static const int32_t ids[] = {1, -1, INT32_MIN, INT32_MAX, 7, 2, 0, 255};
   DLDevice d;
   uint8_t s = fb_u8(b), i = fb_u8(b);
@@ -142,14 +168,26 @@ static DLDevice pick_device(fuzz_bytes *b) {
 }
 
 static uint64_t pick_byte_offset(fuzz_bytes *b, uint64_t item) {
-  static const uint64_t special[] = {(uint64_t)PTRDIFF_MAX, (uint64_t)PTRDIFF_MAX + 1, UINT64_MAX,
-                                     UINT64_C(1) << 40, UINT64_C(1) << 62, UINT64_C(1) << 63,
-                                     UINT64_MAX - 7, 4096, 1, 3, 65535, UINT64_C(1) << 32,
-                                     (uint64_t)PTRDIFF_MAX - 7, 8, 16, 64};
+  static const uint64_t special[] = {(uint64_t)PTRDIFF_MAX,
+                                     (uint64_t)PTRDIFF_MAX + 1,
+                                     UINT64_MAX,
+                                     UINT64_C(1) << 40,
+                                     UINT64_C(1) << 62,
+                                     UINT64_C(1) << 63,
+                                     UINT64_MAX - 7,
+                                     4096,
+                                     1,
+                                     3,
+                                     65535,
+                                     UINT64_C(1) << 32,
+                                     (uint64_t)PTRDIFF_MAX - 7,
+                                     8,
+                                     16,
+                                     64};
   uint8_t s = fb_u8(b);
   if (s < 128) return 0;
-  if (s < 176) return (uint64_t)(s - 128) * item;          /* aligned */
-  if (s < 208) return (uint64_t)(s - 176);                 /* unaligned */
+  if (s < 176) return (uint64_t)(s - 128) * item; /* aligned */
+  if (s < 208) return (uint64_t)(s - 176);        /* unaligned */
   if (s < 240) return special[s % 16];
   return fb_u64(b);
 }
@@ -157,8 +195,8 @@ static uint64_t pick_byte_offset(fuzz_bytes *b, uint64_t item) {
 /* ---- the geometry, computed independently of dlbridge ----------------------------- */
 
 typedef struct geometry {
-  int known;           /* ndim in range, extents >= 0, nothing overflowed */
-  int64_t numel;       /* when known */
+  int known;            /* ndim in range, extents >= 0, nothing overflowed */
+  int64_t numel;        /* when known */
   __int128 first, last; /* byte range [first, last) from data, when known and numel > 0 */
 } geometry;
 
@@ -451,8 +489,7 @@ static int l_push(lua_State *L) {
   lua_settop(L, 0);
   if (capsule)
     st = p->versioned ? dlb_push_capsule_versioned(L, p->v) : dlb_push_capsule_legacy(L, p->l);
-  else
-    st = p->versioned ? dlb_push_versioned(L, p->v) : dlb_push_legacy(L, p->l);
+  else st = p->versioned ? dlb_push_versioned(L, p->v) : dlb_push_legacy(L, p->l);
   lua_pushinteger(L, st);
   lua_insert(L, 1);
   return 2;
@@ -464,16 +501,22 @@ static const char exercise[] =
     "local dl, x0, ops, backed, route, has_deleter, FAIL, DELCOUNT, ACCEPTED, TRACE = ...\n"
     "local pos = 1\n"
     "local function byte() local b = ops:byte(pos) or 0; pos = pos + 1; return b end\n"
-    "local INTS = {1, 2, -1, -2, 0, 3, 4, 5, 33, -33, 100, math.maxinteger, math.mininteger, 7, 8, -3}\n"
+    "local INTS = {1, 2, -1, -2, 0, 3, 4, 5, 33, -33, 100, math.maxinteger, math.mininteger, 7, 8, "
+    "-3}\n"
     "local function int() return INTS[byte() % #INTS + 1] end\n"
-    "local function maybe() local b = byte(); if b < 64 then return nil end; return INTS[b % #INTS + 1] end\n"
-    "local VALS = {0, 1, -1, 0.5, 1e300, 0/0, 1/0, true, false, {re = 1, im = 2}, 'x', math.maxinteger,\n"
+    "local function maybe() local b = byte(); if b < 64 then return nil end; return INTS[b % #INTS "
+    "+ 1] end\n"
+    "local VALS = {0, 1, -1, 0.5, 1e300, 0/0, 1/0, true, false, {re = 1, im = 2}, 'x', "
+    "math.maxinteger,\n"
     "              math.mininteger, 255, 65520, -0.0, {}, {1, 2}, 3.0, 2^63}\n"
     "local function val() return VALS[byte() % #VALS + 1] end\n"
-    "local DTYPES = {'float64', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64',\n"
-    "                'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'complex64', 'complex128', 'nope'}\n"
+    "local DTYPES = {'float64', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', "
+    "'int64',\n"
+    "                'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'complex64', 'complex128', "
+    "'nope'}\n"
     "local function code(e) return type(e) == 'table' and tostring(e.code) or tostring(e) end\n"
-    "local function get(x, k) local ok, v = pcall(function() return x[k] end); if ok then return v end; return nil end\n"
+    "local function get(x, k) local ok, v = pcall(function() return x[k] end); if ok then return v "
+    "end; return nil end\n"
     "local function same(s, t)\n"
     "  if type(s) ~= 'table' or type(t) ~= 'table' or #s ~= #t then return false end\n"
     "  for i = 1, #s do if s[i] ~= t[i] then return false end end\n"
@@ -481,7 +524,8 @@ static const char exercise[] =
     "end\n"
     "local function consumed_again(cap, what)\n"
     "  local ok, e = pcall(dl.from_dlpack, cap)\n"
-    "  if ok or code(e) ~= 'CAPSULE_CONSUMED' then FAIL(what .. ': the capsule could be consumed again (' .. code(e) .. ')') end\n"
+    "  if ok or code(e) ~= 'CAPSULE_CONSUMED' then FAIL(what .. ': the capsule could be consumed "
+    "again (' .. code(e) .. ')') end\n"
     "end\n"
     "local a\n"
     "if route == 0 then\n"
@@ -497,12 +541,14 @@ static const char exercise[] =
     "  x0 = nil\n"
     "  if route == 2 and backed then\n"
     "    local s = byte() % 4\n"
-    "    opts = ({{copy = true}, {device = 'cpu', copy = true}, {device = 'cpu'}, {copy = false}})[s + 1]\n"
+    "    opts = ({{copy = true}, {device = 'cpu', copy = true}, {device = 'cpu'}, {copy = "
+    "false}})[s + 1]\n"
     "  end\n"
     "  local ok, r = pcall(dl.from_dlpack, cap, opts)\n"
     "  if not ok then\n"
     "    if has_deleter and DELCOUNT() ~= 1 then\n"
-    "      FAIL('from_dlpack failed (' .. code(r) .. ') and the deleter ran ' .. DELCOUNT() .. ' times')\n"
+    "      FAIL('from_dlpack failed (' .. code(r) .. ') and the deleter ran ' .. DELCOUNT() .. ' "
+    "times')\n"
     "    end\n"
     "    consumed_again(cap, 'after a failed import')\n"
     "    return\n"
@@ -514,14 +560,16 @@ static const char exercise[] =
     "end\n"
     "local P, caps = {a}, {}\n"
     "local function pick() return P[byte() % #P + 1] end\n"
-    "local function add(ok, v) if ok and dl.is_array(v) and #P < 24 then P[#P + 1] = v end; return v end\n"
+    "local function add(ok, v) if ok and dl.is_array(v) and #P < 24 then P[#P + 1] = v end; return "
+    "v end\n"
     "local function shape(x) return get(x, 'shape') or {} end\n"
     /* The work of totable/tobytes/tostring: the product of the extents, zeros
      * counted as 1 (a size-0 array still makes one Lua table per row). */
     "local function small(x, limit)\n"
     "  local s = get(x, 'shape'); if not s then return false end\n"
     "  local w = 1\n"
-    "  for _, e in ipairs(s) do w = w * math.max(e, 1); if w > (limit or 65536) then return false end end\n"
+    "  for _, e in ipairs(s) do w = w * math.max(e, 1); if w > (limit or 65536) then return false "
+    "end end\n"
     "  return true\n"
     "end\n"
     "local function M(x, name, ...)\n"
@@ -534,15 +582,19 @@ static const char exercise[] =
     "while pos <= #ops and n < 64 do\n"
     "  n = n + 1\n"
     "  local op, x = byte() % 25, pick()\n"
-    "  if TRACE then TRACE('op', op, #P, tostring((get(x, 'ndim'))), tostring((get(x, 'size')))) end\n"
+    "  if TRACE then TRACE('op', op, #P, tostring((get(x, 'ndim'))), tostring((get(x, 'size')))) "
+    "end\n"
     "  if op == 0 then\n"
-    "    pcall(function() local _ = x.shape, x.strides, x.ndim, x.size, x.dtype, x.itemsize, x.nbytes,\n"
-    "      x.device, x.backend, x.readonly, x:is_contiguous(), x:__dlpack_device(), #x, x.nope end)\n"
+    "    pcall(function() local _ = x.shape, x.strides, x.ndim, x.size, x.dtype, x.itemsize, "
+    "x.nbytes,\n"
+    "      x.device, x.backend, x.readonly, x:is_contiguous(), x:__dlpack_device(), #x, x.nope "
+    "end)\n"
     "  elseif op == 1 then add(M(x, 'select', int(), int()))\n"
     "  elseif op == 2 then add(M(x, 'slice', int(), maybe(), maybe(), maybe()))\n"
     "  elseif op == 3 then add(M(x, 'narrow', int(), int(), int()))\n"
     "  elseif op == 4 then\n"
-    "    if byte() % 2 == 0 then add(M(x, 'transpose')) else add(M(x, 'transpose', int(), int())) end\n"
+    "    if byte() % 2 == 0 then add(M(x, 'transpose')) else add(M(x, 'transpose', int(), int())) "
+    "end\n"
     "  elseif op == 5 then\n"
     "    local nd, perm = get(x, 'ndim') or 0, {}\n"
     "    for d = 1, nd do perm[d] = d end\n"
@@ -555,15 +607,18 @@ static const char exercise[] =
     "  elseif op == 8 then\n"
     "    local s, t = shape(x), {}\n"
     "    for k = 1, byte() % 3 do t[#t + 1] = byte() % 4 end\n"
-    "    for d = 1, #s do local c = byte() % 4; t[#t + 1] = c == 0 and -1 or c == 1 and s[d] or c == 2 and 3 or int() end\n"
+    "    for d = 1, #s do local c = byte() % 4; t[#t + 1] = c == 0 and -1 or c == 1 and s[d] or c "
+    "== 2 and 3 or int() end\n"
     "    add(M(x, 'expand', t))\n"
     "  elseif op == 9 then\n"
     "    local s, c, t = shape(x), byte() % 4, nil\n"
-    "    if c == 0 then t = {-1} elseif c == 1 then t = {} for d = #s, 1, -1 do t[#t + 1] = s[d] end\n"
+    "    if c == 0 then t = {-1} elseif c == 1 then t = {} for d = #s, 1, -1 do t[#t + 1] = s[d] "
+    "end\n"
     "    elseif c == 2 then t = {int(), -1} else t = {int(), int(), int()} end\n"
     "    add(M(x, 'view', t))\n"
     "  elseif op == 10 then\n"
-    "    if backed or (get(x, 'ndim') or 0) > 1 then add(pcall(function() return x[int()] end)) end\n"
+    "    if backed or (get(x, 'ndim') or 0) > 1 then add(pcall(function() return x[int()] end)) "
+    "end\n"
     "  elseif op == 11 then\n"
     "    if backed and small(x) then local _ = tostring(x) end\n"
     "  elseif op == 12 then\n"
@@ -578,24 +633,28 @@ static const char exercise[] =
     "      end\n"
     "    end\n"
     "  elseif op == 14 then\n"
-    "    if backed then local idx = {}; for d = 1, get(x, 'ndim') or 0 do idx[d] = int() end; M(x, 'get', table.unpack(idx)) end\n"
+    "    if backed then local idx = {}; for d = 1, get(x, 'ndim') or 0 do idx[d] = int() end; M(x, "
+    "'get', table.unpack(idx)) end\n"
     "  elseif op == 15 then\n"
     "    if backed and small(x) then\n"
     "      local w, ro = byte() % 5, get(x, 'readonly')\n"
     "      local ok\n"
     "      if w == 0 then ok = pcall(function() x[int()] = val() end)\n"
-    "      elseif w == 1 then local idx = {}; for d = 1, get(x, 'ndim') or 0 do idx[d] = int() end\n"
+    "      elseif w == 1 then local idx = {}; for d = 1, get(x, 'ndim') or 0 do idx[d] = int() "
+    "end\n"
     "        idx[#idx + 1] = val(); ok = M(x, 'set', table.unpack(idx))\n"
     "      elseif w == 2 then ok = M(x, 'fill', val())\n"
     "      elseif w == 3 then ok = M(x, 'copy_from', pick())\n"
     "      else ok = M(x, 'copy_from', val()) end\n"
-    "      if ok and ro and get(x, 'size') ~= 0 then FAIL('a write to a read-only array succeeded') end\n"
+    "      if ok and ro and get(x, 'size') ~= 0 then FAIL('a write to a read-only array "
+    "succeeded') end\n"
     "    end\n"
     "  elseif op == 16 then\n"
     "    if backed and small(x) then\n"
     "      local c = byte() % 4\n"
     "      if c == 0 then add(M(x, 'copy')) elseif c == 1 then add(M(x, 'contiguous'))\n"
-    "      elseif c == 2 then add(M(x, 'reshape', {-1})) else add(M(x, 'astype', DTYPES[byte() % #DTYPES + 1])) end\n"
+    "      elseif c == 2 then add(M(x, 'reshape', {-1})) else add(M(x, 'astype', DTYPES[byte() % "
+    "#DTYPES + 1])) end\n"
     "    end\n"
     "  elseif op == 17 or op == 18 then\n"
     "    local c, opts = byte() % 12, nil\n"
@@ -606,7 +665,8 @@ static const char exercise[] =
     "    elseif c == 4 then opts = {max_version = {2, 0}}\n"
     "    elseif c == 5 then opts = {copy = false}\n"
     "    elseif c == 6 and backed and small(x) then opts = {copy = true}; copying = true\n"
-    "    elseif c == 7 and backed and small(x) then opts = {max_version = {0, 0}, copy = true}; copying = true\n"
+    "    elseif c == 7 and backed and small(x) then opts = {max_version = {0, 0}, copy = true}; "
+    "copying = true\n"
     "    elseif c == 8 then opts = {dl_device = {1, 0}}\n"
     "    elseif c == 9 then opts = {dl_device = {2, 0}}\n"
     "    elseif c == 10 then opts = {stream = 1}\n"
@@ -616,7 +676,8 @@ static const char exercise[] =
     "                   (op == 18 and not (opts and opts.max_version))\n"
     "    -- a legacy tensor has no read-only flag: a read-only array goes out as a copy\n"
     "    if legacy and (not opts or opts.copy == nil) and get(x, 'readonly') then\n"
-    "      if backed and small(x) then copying = true else opts = opts or {}; opts.copy = false end\n"
+    "      if backed and small(x) then copying = true else opts = opts or {}; opts.copy = false "
+    "end\n"
     "    end\n"
     "    local ok, cap = M(x, op == 17 and 'to_dlpack' or '__dlpack', opts)\n"
     "    if ok then\n"
@@ -626,9 +687,12 @@ static const char exercise[] =
     "        local ok2, y = pcall(dl.from_dlpack, cap)\n"
     "        if not ok2 then FAIL('re-importing our own export failed: ' .. code(y)) end\n"
     "        if not copying then\n"
-    "          if not same(shape(x), shape(y)) or not same(get(x, 'strides'), get(y, 'strides')) or\n"
-    "             get(x, 'dtype') ~= get(y, 'dtype') then FAIL('export + import changed the geometry') end\n"
-    "          if get(x, 'readonly') and not get(y, 'readonly') then FAIL('export + import made a read-only array writable') end\n"
+    "          if not same(shape(x), shape(y)) or not same(get(x, 'strides'), get(y, 'strides')) "
+    "or\n"
+    "             get(x, 'dtype') ~= get(y, 'dtype') then FAIL('export + import changed the "
+    "geometry') end\n"
+    "          if get(x, 'readonly') and not get(y, 'readonly') then FAIL('export + import made a "
+    "read-only array writable') end\n"
     "        end\n"
     "        consumed_again(cap, 'own export')\n"
     "        add(true, y)\n"
@@ -640,7 +704,8 @@ static const char exercise[] =
     "  elseif op == 22 then\n"
     "    if backed and small(x) then\n"
     "      local c = byte() % 3\n"
-    "      if c == 0 then add(pcall(dl.array, x)) elseif c == 1 then add(M(x, 'to', 'cpu', {copy = true}))\n"
+    "      if c == 0 then add(pcall(dl.array, x)) elseif c == 1 then add(M(x, 'to', 'cpu', {copy = "
+    "true}))\n"
     "      else add(pcall(dl.device_put, x, 'cpu')) end\n"
     "    end\n"
     "  elseif op == 23 then\n"
@@ -687,7 +752,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if ((h.flags_sel & 0x20) && dlb_set_memory_limit(L, (size_t)h.pattern * 64 + 1) != DLB_OK)
     fuzz_fail("dlb_set_memory_limit failed on an open state");
   if (h.mode & M_FAIL_ALLOC) /* 1 to 3 failures in a row, or a dead heap */
-    fuzz_heap_fail_after(&heap, h.alloc_fail % 16, (h.alloc_fail >> 4) % 4 == 3 ? -1 : (h.alloc_fail >> 4) % 4 + 1);
+    fuzz_heap_fail_after(&heap, h.alloc_fail % 16,
+                         (h.alloc_fail >> 4) % 4 == 3 ? -1 : (h.alloc_fail >> 4) % 4 + 1);
   st = lua_pcall(L, 2, 2, 0);
   fuzz_heap_reset(&heap);
   if (st != LUA_OK) {
@@ -722,17 +788,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lua_pushcfunction(L, l_fail);
     lua_pushcfunction(L, l_delcount);
     lua_pushcfunction(L, l_accepted);
-    if (fuzz_verbose())
-      lua_pushcfunction(L, l_trace);
-    else
-      lua_pushnil(L);
+    if (fuzz_verbose()) lua_pushcfunction(L, l_trace);
+    else lua_pushnil(L);
     if (lua_pcall(L, 10, 0, 0) != LUA_OK && fuzz_verbose())
       fprintf(stderr, "exercise: %s\n", luaL_tolstring(L, -1, NULL));
     lua_settop(L, top);
   }
   lua_close(L);
   if (p.has_deleter) {
-    if (p.deleter_calls != 1) fuzz_fail("after lua_close the deleter had run %d times", p.deleter_calls);
+    if (p.deleter_calls != 1)
+      fuzz_fail("after lua_close the deleter had run %d times", p.deleter_calls);
   } else {
     release_memory(&p);
     free(p.v);

@@ -78,11 +78,38 @@ static uint8_t u8(gen *g) { return fb_u8(&g->b); }
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static void g_int(gen *g) {
-  static const char *ints[] = {
-      "0", "1", "2", "3", "4", "5", "7", "8", "-1", "-2", "-3", "31", "32", "33", "64", "100",
-      "255", "256", "1000", "65535", "2147483647", "-2147483648", "2147483648", "4294967296",
-      "9007199254740993", "MI", "mi", "MI - 1", "mi + 1", "1000000000", "1000000000000000000",
-      "-0"};
+  static const char *ints[] = {"0",
+                               "1",
+                               "2",
+                               "3",
+                               "4",
+                               "5",
+                               "7",
+                               "8",
+                               "-1",
+                               "-2",
+                               "-3",
+                               "31",
+                               "32",
+                               "33",
+                               "64",
+                               "100",
+                               "255",
+                               "256",
+                               "1000",
+                               "65535",
+                               "2147483647",
+                               "-2147483648",
+                               "2147483648",
+                               "4294967296",
+                               "9007199254740993",
+                               "MI",
+                               "mi",
+                               "MI - 1",
+                               "mi + 1",
+                               "1000000000",
+                               "1000000000000000000",
+                               "-0"};
   uint8_t s = u8(g);
   if (s < 96) put(&g->t, "%d", (int)(s % 6)); /* mostly small */
   else if (s < 128) put(&g->t, "%d", -(int)(s % 4) - 1);
@@ -90,10 +117,10 @@ static void g_int(gen *g) {
 }
 
 static void g_float(gen *g) {
-  static const char *floats[] = {"0.0", "-0.0", "0.5", "1.5", "3.0", "-1.0", "1e300", "-1e300",
-                                 "nan", "inf", "-inf", "2^63", "-2^63", "65520.0", "1e-320",
-                                 "math.pi", "2^53", "1e9", "2.0", "-2.5", "1e18", "4294967296.0",
-                                 "0.1", "-(2^63)"};
+  static const char *floats[] = {"0.0",   "-0.0",    "0.5",    "1.5",          "3.0",  "-1.0",
+                                 "1e300", "-1e300",  "nan",    "inf",          "-inf", "2^63",
+                                 "-2^63", "65520.0", "1e-320", "math.pi",      "2^53", "1e9",
+                                 "2.0",   "-2.5",    "1e18",   "4294967296.0", "0.1",  "-(2^63)"};
   put(&g->t, "%s", floats[u8(g) % COUNT(floats)]);
 }
 
@@ -139,17 +166,33 @@ static void g_shape(gen *g, int allow_minus_one) {
   } else if (s < 220) {
     g_shape_entry(g, allow_minus_one);
   } else {
-    static const char *odd[] = {"{1, '2'}", "{1.5}", "{2, dtype = 'int32'}", "'x'", "nil",
-                                "{nan}", "{-1}", "{{}}", "{[2] = 3}", "{MI, 0}", "{MI, MI}",
-                                "{0, MI}", "{mi}", "{2^62, 4}", "S[1]", "{-1, -1}",
-                                "{1000000000}", "{65536, 65536}", "{0, 2^40, 2^40}", "{2^31}"};
+    static const char *odd[] = {"{1, '2'}",
+                                "{1.5}",
+                                "{2, dtype = 'int32'}",
+                                "'x'",
+                                "nil",
+                                "{nan}",
+                                "{-1}",
+                                "{{}}",
+                                "{[2] = 3}",
+                                "{MI, 0}",
+                                "{MI, MI}",
+                                "{0, MI}",
+                                "{mi}",
+                                "{2^62, 4}",
+                                "S[1]",
+                                "{-1, -1}",
+                                "{1000000000}",
+                                "{65536, 65536}",
+                                "{0, 2^40, 2^40}",
+                                "{2^31}"};
     put(&g->t, "%s", odd[s % COUNT(odd)]);
   }
 }
 
-static const char *dtypes[] = {"float64", "float32", "float16", "bfloat16", "int8", "int16",
-                               "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
-                               "complex64", "complex128"};
+static const char *dtypes[] = {"float64", "float32", "float16", "bfloat16",  "int8",
+                               "int16",   "int32",   "int64",   "uint8",     "uint16",
+                               "uint32",  "uint64",  "bool",    "complex64", "complex128"};
 
 static void g_dtype(gen *g) {
   uint8_t s = u8(g);
@@ -163,10 +206,11 @@ static void g_dtype(gen *g) {
 
 static void g_device(gen *g) {
   /* 'gpu' is the device-like queued backend (tests/device/queued.h), 2 devices. */
-  static const char *devs[] = {"'cpu'", "'cpu'", "'cpu:0'", "'cpu:1'", "'cpu:-1'", "'gpu'", "''",
-                               "'cpu:99999999999999999999'", "1", "'cuda:0'", "'cpu:'", "'CPU'",
-                               "nil", "'cpu:0x0'", "'cpu: 0'", "'cpu\\0'", "'gpu:1'", "'gpu'",
-                               "'gpu:2'"};
+  static const char *devs[] = {"'cpu'",    "'cpu'",     "'cpu:0'",  "'cpu:1'",
+                               "'cpu:-1'", "'gpu'",     "''",       "'cpu:99999999999999999999'",
+                               "1",        "'cuda:0'",  "'cpu:'",   "'CPU'",
+                               "nil",      "'cpu:0x0'", "'cpu: 0'", "'cpu\\0'",
+                               "'gpu:1'",  "'gpu'",     "'gpu:2'"};
   put(&g->t, "%s", devs[u8(g) % COUNT(devs)]);
 }
 
@@ -174,11 +218,32 @@ static void g_device(gen *g) {
 static void g_opts(gen *g) {
   uint8_t s = u8(g);
   switch (s % 10) {
-    case 0: case 1: case 2: put(&g->t, "nil"); break;
-    case 3: case 4: put(&g->t, "{dtype = "); g_dtype(g); put(&g->t, "}"); break;
-    case 5: put(&g->t, "{device = "); g_device(g); put(&g->t, "}"); break;
-    case 6: put(&g->t, "{dtype = "); g_dtype(g); put(&g->t, ", device = "); g_device(g); put(&g->t, "}"); break;
-    case 7: put(&g->t, "{dtyp = "); g_dtype(g); put(&g->t, "}"); break;
+    case 0:
+    case 1:
+    case 2: put(&g->t, "nil"); break;
+    case 3:
+    case 4:
+      put(&g->t, "{dtype = ");
+      g_dtype(g);
+      put(&g->t, "}");
+      break;
+    case 5:
+      put(&g->t, "{device = ");
+      g_device(g);
+      put(&g->t, "}");
+      break;
+    case 6:
+      put(&g->t, "{dtype = ");
+      g_dtype(g);
+      put(&g->t, ", device = ");
+      g_device(g);
+      put(&g->t, "}");
+      break;
+    case 7:
+      put(&g->t, "{dtyp = ");
+      g_dtype(g);
+      put(&g->t, "}");
+      break;
     case 8: put(&g->t, "{}"); break;
     default: {
       static const char *odd[] = {"'x'", "{[1] = 2}", "{dtype = 'int8', [true] = 1}", "5", "S[2]"};
@@ -192,9 +257,12 @@ static void g_value(gen *g) {
   uint8_t s = u8(g);
   if (s < 120) g_num(g);
   else if (s < 190) {
-    static const char *vals[] = {"true", "false", "{re = 1, im = 2}", "{re = nan}", "{im = -0.0}",
-                                 "'x'", "{}", "{1, 2}", "nil", "E0", "{re = '1'}", "{re = 1e300, im = inf}",
-                                 "'3'", "{{1}}", "0/0", "{re = MI}"};
+    static const char *vals[] = {"true",       "false",       "{re = 1, im = 2}",
+                                 "{re = nan}", "{im = -0.0}", "'x'",
+                                 "{}",         "{1, 2}",      "nil",
+                                 "E0",         "{re = '1'}",  "{re = 1e300, im = inf}",
+                                 "'3'",        "{{1}}",       "0/0",
+                                 "{re = MI}"};
     put(&g->t, "%s", vals[s % COUNT(vals)]);
   } else {
     g_slot(g);
@@ -218,10 +286,18 @@ static void g_data(gen *g, int depth) {
     }
     put(&g->t, "}");
   } else {
-    static const char *odd[] = {"{{1, 2}, {3}}", "{1, {2}}", "{{}, {}}", "{{{}}}", "{true, 1}",
-                                "{1, 2, x = 3}", "{[1] = 1, [3] = 3}", "{{re = 1}, 2}",
-                                "{1, nil, 3}", "setmetatable({1, 2}, {__index = function() error('idx') end})",
-                                "{{1, 2}, {3, 4}, {5, 6}}", "{math.huge, -math.huge, nan}"};
+    static const char *odd[] = {"{{1, 2}, {3}}",
+                                "{1, {2}}",
+                                "{{}, {}}",
+                                "{{{}}}",
+                                "{true, 1}",
+                                "{1, 2, x = 3}",
+                                "{[1] = 1, [3] = 3}",
+                                "{{re = 1}, 2}",
+                                "{1, nil, 3}",
+                                "setmetatable({1, 2}, {__index = function() error('idx') end})",
+                                "{{1, 2}, {3, 4}, {5, 6}}",
+                                "{math.huge, -math.huge, nan}"};
     put(&g->t, "%s", odd[s % COUNT(odd)]);
   }
 }
@@ -247,23 +323,34 @@ static void g_export_opts(gen *g) {
     return;
   }
   if (s >= 240) {
-    static const char *odd[] = {"'x'", "{max_version = {1}}", "{max_version = {'1', 0}}",
-                                "{max_version = {-1, 0}}", "{max_version = {2^31, 0}}",
-                                "{dl_device = {1}}", "{copy = 1}", "{stream = 1.5}",
-                                "{fallback = 'gpu'}", "{nope = 1}", "{[1] = 1}", "{stream = 'x'}",
-                                "{max_version = {1, MI}}", "{dl_device = {1, 2^31}}", "5", "{}"};
+    static const char *odd[] = {"'x'",
+                                "{max_version = {1}}",
+                                "{max_version = {'1', 0}}",
+                                "{max_version = {-1, 0}}",
+                                "{max_version = {2^31, 0}}",
+                                "{dl_device = {1}}",
+                                "{copy = 1}",
+                                "{stream = 1.5}",
+                                "{fallback = 'gpu'}",
+                                "{nope = 1}",
+                                "{[1] = 1}",
+                                "{stream = 'x'}",
+                                "{max_version = {1, MI}}",
+                                "{dl_device = {1, 2^31}}",
+                                "5",
+                                "{}"};
     put(&g->t, "%s", odd[s % COUNT(odd)]);
     return;
   }
   put(&g->t, "{");
   if (s & 1) {
-    static const char *mv[] = {"{1, 3}", "{1, 0}", "{0, 0}", "{0, 6}", "{1, 99}", "{2, 0}",
-                               "{1, 2147483647}", "{0, 1}"};
+    static const char *mv[] = {"{1, 3}",  "{1, 0}", "{0, 0}",          "{0, 6}",
+                               "{1, 99}", "{2, 0}", "{1, 2147483647}", "{0, 1}"};
     put(&g->t, "max_version = %s, ", mv[u8(g) % COUNT(mv)]);
   }
   if (s & 2) {
-    static const char *dv[] = {"{1, 0}", "{1, 1}", "{2, 0}", "{3, 0}", "{12, 0}", "{0, 0}",
-                               "{1, 2147483647}", "{13, 0}"};
+    static const char *dv[] = {"{1, 0}",  "{1, 1}", "{2, 0}",          "{3, 0}",
+                               "{12, 0}", "{0, 0}", "{1, 2147483647}", "{13, 0}"};
     put(&g->t, "dl_device = %s, ", dv[u8(g) % COUNT(dv)]);
   }
   if (s & 4) put(&g->t, "copy = %s, ", u8(g) & 1 ? "true" : "false");
@@ -282,10 +369,20 @@ static void g_export_opts(gen *g) {
 static void g_from_opts(gen *g) {
   uint8_t s = u8(g);
   switch (s % 8) {
-    case 0: case 1: case 2: put(&g->t, "nil"); break;
+    case 0:
+    case 1:
+    case 2: put(&g->t, "nil"); break;
     case 3: put(&g->t, "{copy = %s}", s & 8 ? "true" : "false"); break;
-    case 4: put(&g->t, "{device = "); g_device(g); put(&g->t, "}"); break;
-    case 5: put(&g->t, "{device = "); g_device(g); put(&g->t, ", copy = %s}", s & 8 ? "true" : "false"); break;
+    case 4:
+      put(&g->t, "{device = ");
+      g_device(g);
+      put(&g->t, "}");
+      break;
+    case 5:
+      put(&g->t, "{device = ");
+      g_device(g);
+      put(&g->t, ", copy = %s}", s & 8 ? "true" : "false");
+      break;
     case 6: put(&g->t, "{nope = 1}"); break;
     default: put(&g->t, "%s", s & 8 ? "5" : "{copy = 'yes'}");
   }
@@ -296,16 +393,27 @@ static void g_producer(gen *g) {
   uint8_t s = u8(g);
   int j = u8(g) % NSLOTS + 1;
   switch (s % 10) {
-    case 0: case 1: case 2: case 3: put(&g->t, "S[%d]", j); break;
-    case 4: put(&g->t, "{__dlpack = function(self, o) return MT.to_dlpack(S[%d], o) end}", j); break;
+    case 0:
+    case 1:
+    case 2:
+    case 3: put(&g->t, "S[%d]", j); break;
+    case 4:
+      put(&g->t, "{__dlpack = function(self, o) return MT.to_dlpack(S[%d], o) end}", j);
+      break;
     case 5: put(&g->t, "{__dlpack = function(self, o) return S[%d] end}", j); break;
     case 6: /* knows only the legacy ABI */
-      put(&g->t, "{__dlpack = function(self, o) if o then error('legacy only') end "
-                 "return MT.to_dlpack(S[%d], {max_version = {0, 0}}) end}", j);
+      put(&g->t,
+          "{__dlpack = function(self, o) if o then error('legacy only') end "
+          "return MT.to_dlpack(S[%d], {max_version = {0, 0}}) end}",
+          j);
       break;
     case 7: put(&g->t, "{__dlpack = function() error(E0) end}"); break;
     case 8: put(&g->t, "setmetatable({}, {__index = function() error('lookup') end})"); break;
-    default: put(&g->t, "{__dlpack = setmetatable({}, {__call = function(_, self, o) return MT.to_dlpack(S[%d], o) end})}", j);
+    default:
+      put(&g->t,
+          "{__dlpack = setmetatable({}, {__call = function(_, self, o) return MT.to_dlpack(S[%d], "
+          "o) end})}",
+          j);
   }
 }
 
@@ -350,13 +458,30 @@ static void g_statement(gen *g, int depth, int in_coroutine);
 static void st_view(gen *g) {
   uint8_t m = u8(g) % 13;
   switch (m) {
-    case 0: call_head(g, 1, "MT.view"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_shape(g, 1); break;
-    case 1: call_head(g, 1, "MT.reshape"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_shape(g, 1); break;
+    case 0:
+      call_head(g, 1, "MT.view");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_shape(g, 1);
+      break;
+    case 1:
+      call_head(g, 1, "MT.reshape");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_shape(g, 1);
+      break;
     case 2:
       call_head(g, 1, "MT.transpose");
       put(&g->t, ", ");
       g_self(g);
-      if (u8(g) & 1) { put(&g->t, ", "); g_dim(g); put(&g->t, ", "); g_dim(g); }
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        g_dim(g);
+        put(&g->t, ", ");
+        g_dim(g);
+      }
       break;
     case 3: {
       int n = u8(g) % 6;
@@ -364,12 +489,33 @@ static void st_view(gen *g) {
       put(&g->t, ", ");
       g_self(g);
       put(&g->t, ", {");
-      for (int i = 0; i < n; i++) { if (i) put(&g->t, ", "); g_dim(g); }
+      for (int i = 0; i < n; i++) {
+        if (i) put(&g->t, ", ");
+        g_dim(g);
+      }
       put(&g->t, "}");
       break;
     }
-    case 4: call_head(g, 1, "MT.narrow"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_dim(g); put(&g->t, ", "); g_dim(g); put(&g->t, ", "); g_dim(g); break;
-    case 5: call_head(g, 1, "MT.select"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_dim(g); put(&g->t, ", "); g_dim(g); break;
+    case 4:
+      call_head(g, 1, "MT.narrow");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      break;
+    case 5:
+      call_head(g, 1, "MT.select");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      break;
     case 6:
       call_head(g, 1, "MT.slice");
       put(&g->t, ", ");
@@ -382,11 +528,39 @@ static void st_view(gen *g) {
         else g_dim(g);
       }
       break;
-    case 7: call_head(g, 1, "MT.squeeze"); put(&g->t, ", "); g_self(g); if (u8(g) & 1) { put(&g->t, ", "); g_dim(g); } break;
-    case 8: call_head(g, 1, "MT.unsqueeze"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_dim(g); break;
-    case 9: call_head(g, 1, "MT.expand"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_shape(g, 1); break;
-    case 10: call_head(g, 1, "MT.contiguous"); put(&g->t, ", "); g_self(g); break;
-    case 11: call_head(g, 0, "MT.is_contiguous"); put(&g->t, ", "); g_self(g); break;
+    case 7:
+      call_head(g, 1, "MT.squeeze");
+      put(&g->t, ", ");
+      g_self(g);
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        g_dim(g);
+      }
+      break;
+    case 8:
+      call_head(g, 1, "MT.unsqueeze");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      break;
+    case 9:
+      call_head(g, 1, "MT.expand");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_shape(g, 1);
+      break;
+    case 10:
+      call_head(g, 1, "MT.contiguous");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 11:
+      call_head(g, 0, "MT.is_contiguous");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
     default: /* a chain through the Lua syntax (not direct: no strict check) */
       call_head(g, 1, "CHAIN");
       put(&g->t, ", ");
@@ -402,36 +576,114 @@ static void st_view(gen *g) {
 static void st_data(gen *g) {
   uint8_t m = u8(g) % 10;
   switch (m) {
-    case 0: call_head(g, 1, "MT.copy"); put(&g->t, ", "); g_self(g); break;
-    case 1: call_head(g, 1, "MT.astype"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_dtype(g); break;
-    case 2: call_head(g, 0, "MT.fill"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_value(g); break;
-    case 3: call_head(g, 0, "MT.copy_from"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_data(g, 0); break;
-    case 4: call_head(g, 1, "MT.totable"); put(&g->t, ", SMALL("); g_self(g); put(&g->t, ")"); break;
-    case 5: call_head(g, 1, "MT.tobytes"); put(&g->t, ", SMALL("); g_self(g); put(&g->t, ")"); break;
-    case 6: call_head(g, 1, "AMT.__tostring"); put(&g->t, ", "); g_self(g); break;
-    case 7: call_head(g, 1, "AMT.__len"); put(&g->t, ", "); g_self(g); break;
-    case 8: call_head(g, 1, "TOSTR"); put(&g->t, ", "); g_self(g); break;
-    default: call_head(g, 1, "dl.array"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_opts(g);
+    case 0:
+      call_head(g, 1, "MT.copy");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 1:
+      call_head(g, 1, "MT.astype");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_dtype(g);
+      break;
+    case 2:
+      call_head(g, 0, "MT.fill");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_value(g);
+      break;
+    case 3:
+      call_head(g, 0, "MT.copy_from");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_data(g, 0);
+      break;
+    case 4:
+      call_head(g, 1, "MT.totable");
+      put(&g->t, ", SMALL(");
+      g_self(g);
+      put(&g->t, ")");
+      break;
+    case 5:
+      call_head(g, 1, "MT.tobytes");
+      put(&g->t, ", SMALL(");
+      g_self(g);
+      put(&g->t, ")");
+      break;
+    case 6:
+      call_head(g, 1, "AMT.__tostring");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 7:
+      call_head(g, 1, "AMT.__len");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 8:
+      call_head(g, 1, "TOSTR");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    default:
+      call_head(g, 1, "dl.array");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_opts(g);
   }
   put(&g->t, ")\n");
 }
 
 static void st_index(gen *g) {
   uint8_t m = u8(g) % 6;
-  static const char *attrs[] = {"'shape'", "'strides'", "'ndim'", "'size'", "'dtype'", "'itemsize'",
-                                "'nbytes'", "'device'", "'backend'", "'readonly'", "'nope'", "'delete'",
-                                "'__index'", "{}", "true", "nil"};
+  static const char *attrs[] = {"'shape'",   "'strides'",  "'ndim'",   "'size'",
+                                "'dtype'",   "'itemsize'", "'nbytes'", "'device'",
+                                "'backend'", "'readonly'", "'nope'",   "'delete'",
+                                "'__index'", "{}",         "true",     "nil"};
   switch (m) {
-    case 0: call_head(g, 1, "AMT.__index"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_dim(g); break;
-    case 1: call_head(g, 1, "AMT.__index"); put(&g->t, ", "); g_self(g); put(&g->t, ", %s", attrs[u8(g) % COUNT(attrs)]); break;
-    case 2: call_head(g, 0, "AMT.__newindex"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_dim(g); put(&g->t, ", "); g_data(g, 1); break;
-    case 3: call_head(g, 0, "AMT.__newindex"); put(&g->t, ", "); g_self(g); put(&g->t, ", %s, ", attrs[u8(g) % COUNT(attrs)]); g_value(g); break;
+    case 0:
+      call_head(g, 1, "AMT.__index");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      break;
+    case 1:
+      call_head(g, 1, "AMT.__index");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", %s", attrs[u8(g) % COUNT(attrs)]);
+      break;
+    case 2:
+      call_head(g, 0, "AMT.__newindex");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_dim(g);
+      put(&g->t, ", ");
+      g_data(g, 1);
+      break;
+    case 3:
+      call_head(g, 0, "AMT.__newindex");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", %s, ", attrs[u8(g) % COUNT(attrs)]);
+      g_value(g);
+      break;
     case 4: {
       int n = u8(g) % 5;
       call_head(g, 1, "MT.get");
       put(&g->t, ", ");
       g_self(g);
-      for (int i = 0; i < n; i++) { put(&g->t, ", "); g_dim(g); }
+      for (int i = 0; i < n; i++) {
+        put(&g->t, ", ");
+        g_dim(g);
+      }
       break;
     }
     default: {
@@ -439,7 +691,10 @@ static void st_index(gen *g) {
       call_head(g, 0, "MT.set");
       put(&g->t, ", ");
       g_self(g);
-      for (int i = 0; i < n; i++) { put(&g->t, ", "); g_dim(g); }
+      for (int i = 0; i < n; i++) {
+        put(&g->t, ", ");
+        g_dim(g);
+      }
       put(&g->t, ", ");
       g_value(g);
     }
@@ -450,7 +705,9 @@ static void st_index(gen *g) {
 static void st_create(gen *g) {
   uint8_t m = u8(g) % 9;
   switch (m) {
-    case 0: case 1: case 2: {
+    case 0:
+    case 1:
+    case 2: {
       static const char *f[] = {"dl.zeros", "dl.ones", "dl.empty"};
       call_head(g, 1, f[m]);
       put(&g->t, ", ");
@@ -459,20 +716,46 @@ static void st_create(gen *g) {
       g_opts(g);
       break;
     }
-    case 3: call_head(g, 1, "dl.full"); put(&g->t, ", "); g_shape(g, 0); put(&g->t, ", "); g_value(g); put(&g->t, ", "); g_opts(g); break;
-    case 4: call_head(g, 1, "dl.array"); put(&g->t, ", "); g_data(g, 0); put(&g->t, ", "); g_opts(g); break;
+    case 3:
+      call_head(g, 1, "dl.full");
+      put(&g->t, ", ");
+      g_shape(g, 0);
+      put(&g->t, ", ");
+      g_value(g);
+      put(&g->t, ", ");
+      g_opts(g);
+      break;
+    case 4:
+      call_head(g, 1, "dl.array");
+      put(&g->t, ", ");
+      g_data(g, 0);
+      put(&g->t, ", ");
+      g_opts(g);
+      break;
     case 5: {
       int n = u8(g) % 4;
       call_head(g, 1, "dl.arange");
-      for (int i = 0; i < n; i++) { put(&g->t, ", "); g_num(g); }
-      if (u8(g) & 1) { put(&g->t, ", "); g_opts(g); }
+      for (int i = 0; i < n; i++) {
+        put(&g->t, ", ");
+        g_num(g);
+      }
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        g_opts(g);
+      }
       break;
     }
     case 6: {
       int n = u8(g) % 4;
       call_head(g, 1, "dl.linspace");
-      for (int i = 0; i < n; i++) { put(&g->t, ", "); g_num(g); }
-      if (u8(g) & 1) { put(&g->t, ", "); g_opts(g); }
+      for (int i = 0; i < n; i++) {
+        put(&g->t, ", ");
+        g_num(g);
+      }
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        g_opts(g);
+      }
       break;
     }
     case 7:
@@ -481,7 +764,14 @@ static void st_create(gen *g) {
       g_bytes(g);
       put(&g->t, ", ");
       g_dtype(g);
-      if (u8(g) & 1) { put(&g->t, ", "); g_shape(g, 0); if (u8(g) & 1) { put(&g->t, ", "); g_opts(g); } }
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        g_shape(g, 0);
+        if (u8(g) & 1) {
+          put(&g->t, ", ");
+          g_opts(g);
+        }
+      }
       break;
     default: /* a small array of known contents, the common case for everything else */
       put(&g->t, "CALL(%d, -1, dl.arange, %d, {dtype = '%s'}", u8(g) % NSLOTS + 1, u8(g) % 13,
@@ -493,27 +783,60 @@ static void st_create(gen *g) {
 static void st_dlpack(gen *g) {
   uint8_t m = u8(g) % 8;
   switch (m) {
-    case 0: case 1: call_head(g, 1, "MT.to_dlpack"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_export_opts(g); break;
-    case 2: call_head(g, 1, "MT.__dlpack"); put(&g->t, ", "); g_self(g); put(&g->t, ", "); g_export_opts(g); break;
-    case 3: call_head(g, 0, "MT.__dlpack_device"); put(&g->t, ", "); g_self(g); break;
-    case 4: case 5: call_head(g, 1, "dl.from_dlpack"); put(&g->t, ", "); g_producer(g); put(&g->t, ", "); g_from_opts(g); break;
+    case 0:
+    case 1:
+      call_head(g, 1, "MT.to_dlpack");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_export_opts(g);
+      break;
+    case 2:
+      call_head(g, 1, "MT.__dlpack");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", ");
+      g_export_opts(g);
+      break;
+    case 3:
+      call_head(g, 0, "MT.__dlpack_device");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 4:
+    case 5:
+      call_head(g, 1, "dl.from_dlpack");
+      put(&g->t, ", ");
+      g_producer(g);
+      put(&g->t, ", ");
+      g_from_opts(g);
+      break;
     case 6: {
-      static const char *keys[] = {"'version'", "'device'", "'consumed'", "'versioned'", "'x'", "1"};
+      static const char *keys[] = {"'version'",   "'device'", "'consumed'",
+                                   "'versioned'", "'x'",      "1"};
       call_head(g, 1, "CMT.__index");
       put(&g->t, ", ");
       g_self(g);
       put(&g->t, ", %s", keys[u8(g) % COUNT(keys)]);
       break;
     }
-    default: call_head(g, 1, "CMT.__tostring"); put(&g->t, ", "); g_self(g);
+    default:
+      call_head(g, 1, "CMT.__tostring");
+      put(&g->t, ", ");
+      g_self(g);
   }
   put(&g->t, ")\n");
 }
 
 static void st_transfer(gen *g) {
-  static const char *put_opts[] = {"nil", "{copy = true}", "{donate = true}",
-                                   "{copy = true, donate = true}", "{nope = 1}", "{copy = 1}",
-                                   "'x'", "{copy = false, donate = true}"};
+  static const char *put_opts[] = {"nil",
+                                   "{copy = true}",
+                                   "{donate = true}",
+                                   "{copy = true, donate = true}",
+                                   "{nope = 1}",
+                                   "{copy = 1}",
+                                   "'x'",
+                                   "{copy = false, donate = true}"};
   uint8_t m = u8(g);
   call_head(g, 1, m & 1 ? "dl.device_put" : "MT.to");
   put(&g->t, ", ");
@@ -541,21 +864,55 @@ static void st_misc(gen *g) {
   switch (m) {
     case 11: call_head(g, 1, "dl.memory"); break;
     case 12: {
-      static const char *limits[] = {"0", "1", "4096", "65536", "1048576", "1073741824", "64", "256"};
+      static const char *limits[] = {"0",       "1",          "4096", "65536",
+                                     "1048576", "1073741824", "64",   "256"};
       call_head(g, 0, "LIMIT");
       put(&g->t, ", %s", limits[u8(g) % COUNT(limits)]);
       break;
     }
     case 0: call_head(g, 1, "dl.backends"); break;
     case 1: call_head(g, 1, "dl.dtypes"); break;
-    case 2: call_head(g, 1, "dl.is_array"); put(&g->t, ", "); g_self(g); break;
-    case 3: call_head(g, 1, "dl.is_error"); put(&g->t, ", "); g_self(g); break;
-    case 4: call_head(g, 1, "dl.try"); put(&g->t, ", dl.zeros, "); g_shape(g, 0); break;
-    case 5: call_head(g, 1, "SAFE"); put(&g->t, ", "); g_shape(g, 0); break;
-    case 6: call_head(g, 1, "CONCAT"); put(&g->t, ", "); g_self(g); break;
-    case 7: call_head(g, 1, "ERRIS"); put(&g->t, ", "); g_self(g); put(&g->t, ", 'SHAPE'"); break;
-    case 8: call_head(g, 1, "dl.traceback"); put(&g->t, ", "); g_self(g); break;
-    case 9: put(&g->t, "S[%d] = ", u8(g) % NSLOTS + 1); g_value(g); put(&g->t, "\n"); return;
+    case 2:
+      call_head(g, 1, "dl.is_array");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 3:
+      call_head(g, 1, "dl.is_error");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 4:
+      call_head(g, 1, "dl.try");
+      put(&g->t, ", dl.zeros, ");
+      g_shape(g, 0);
+      break;
+    case 5:
+      call_head(g, 1, "SAFE");
+      put(&g->t, ", ");
+      g_shape(g, 0);
+      break;
+    case 6:
+      call_head(g, 1, "CONCAT");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 7:
+      call_head(g, 1, "ERRIS");
+      put(&g->t, ", ");
+      g_self(g);
+      put(&g->t, ", 'SHAPE'");
+      break;
+    case 8:
+      call_head(g, 1, "dl.traceback");
+      put(&g->t, ", ");
+      g_self(g);
+      break;
+    case 9:
+      put(&g->t, "S[%d] = ", u8(g) % NSLOTS + 1);
+      g_value(g);
+      put(&g->t, "\n");
+      return;
     default: put(&g->t, "S[%d] = S[%d]\n", u8(g) % NSLOTS + 1, u8(g) % NSLOTS + 1); return;
   }
   put(&g->t, ")\n");
@@ -584,83 +941,140 @@ static void g_out_option(gen *g) {
  * reductions, matmul and joining, with hostile operands and options. */
 static void st_compute(gen *g) {
   static const char *binary[] = {
-      "dl.add",     "dl.sub",       "dl.mul",     "dl.div",        "dl.floor_divide", "dl.mod",
-      "dl.pow",     "dl.maximum",   "dl.minimum", "dl.atan2",      "dl.bitwise_and",  "dl.left_shift",
-      "dl.right_shift", "dl.logical_xor", "dl.equal", "dl.less",   "MT.ge",           "AMT.__add",
-      "AMT.__idiv", "AMT.__pow",    "AMT.__shl",  "AMT.__band",    "AMT.__mod",       "AMT.__div"};
-  static const char *unary[] = {"dl.neg",   "dl.abs",       "dl.sign",        "dl.sqrt",
-                                "dl.exp",   "dl.log1p",     "dl.tanh",        "dl.round",
+      "dl.add",         "dl.sub",        "dl.mul",         "dl.div",         "dl.floor_divide",
+      "dl.mod",         "dl.pow",        "dl.maximum",     "dl.minimum",     "dl.atan2",
+      "dl.bitwise_and", "dl.left_shift", "dl.right_shift", "dl.logical_xor", "dl.equal",
+      "dl.less",        "MT.ge",         "AMT.__add",      "AMT.__idiv",     "AMT.__pow",
+      "AMT.__shl",      "AMT.__band",    "AMT.__mod",      "AMT.__div"};
+  static const char *unary[] = {"dl.neg",   "dl.abs",         "dl.sign",        "dl.sqrt",
+                                "dl.exp",   "dl.log1p",       "dl.tanh",        "dl.round",
                                 "dl.isnan", "dl.bitwise_not", "dl.logical_not", "dl.floor",
                                 "dl.sin",   "dl.exp2"};
-  static const char *reductions[] = {"dl.sum", "dl.prod",   "dl.mean", "dl.max",  "dl.argmin",
-                                     "dl.any", "dl.std",    "dl.var",  "dl.argmax", "dl.count_nonzero",
-                                     "dl.all", "dl.min"};
-  static const char *reduce_opts[] = {"nil", "1", "-1", "{dim = 1}", "{dim = {1, 2}}",
-                                      "{dim = 2, keepdims = true}", "{dtype = 'float32'}",
-                                      "{ddof = 1}", "{dim = 0}", "{dim = {1, 1}}", "{nope = 1}",
-                                      "{dim = 33}", "{dim = {}}", "{ddof = MI}", "{dtype = 'int8'}"};
-  static const char *ordering[] = {"dl.sort", "dl.argsort", "dl.unique", "dl.cumsum", "dl.cumprod",
-                                   "dl.diff", "dl.nonzero", "dl.argwhere", "dl.bincount",
-                                   "dl.histogram"};
-  static const char *ordering_opts[] = {"nil", "1", "-1", "{dim = 1}", "{descending = true}",
-                                        "{stable = true, dim = -1}", "{dim = 33}", "{nope = 1}",
+  static const char *reductions[] = {"dl.sum",    "dl.prod",          "dl.mean", "dl.max",
+                                     "dl.argmin", "dl.any",           "dl.std",  "dl.var",
+                                     "dl.argmax", "dl.count_nonzero", "dl.all",  "dl.min"};
+  static const char *reduce_opts[] = {"nil",
+                                      "1",
+                                      "-1",
+                                      "{dim = 1}",
+                                      "{dim = {1, 2}}",
+                                      "{dim = 2, keepdims = true}",
+                                      "{dtype = 'float32'}",
+                                      "{ddof = 1}",
+                                      "{dim = 0}",
+                                      "{dim = {1, 1}}",
+                                      "{nope = 1}",
+                                      "{dim = 33}",
+                                      "{dim = {}}",
+                                      "{ddof = MI}",
+                                      "{dtype = 'int8'}"};
+  static const char *ordering[] = {"dl.sort",     "dl.argsort",  "dl.unique",  "dl.cumsum",
+                                   "dl.cumprod",  "dl.diff",     "dl.nonzero", "dl.argwhere",
+                                   "dl.bincount", "dl.histogram"};
+  static const char *ordering_opts[] = {"nil",
+                                        "1",
+                                        "-1",
+                                        "{dim = 1}",
+                                        "{descending = true}",
+                                        "{stable = true, dim = -1}",
+                                        "{dim = 33}",
+                                        "{nope = 1}",
                                         "{return_inverse = true, return_counts = true}",
-                                        "{n = 2}", "{n = -1}", "{n = MI}", "{bins = 3}",
-                                        "{bins = 0}", "{bins = MI}", "{range = {nan, 1}}",
-                                        "{range = {1, 0}}", "{minlength = MI}", "{weights = S[2]}",
-                                        "{dtype = 'int8'}", "{out = S[1]}", "{bins = S[3]}"};
-  static const char *picks[] = {"dl.take", "dl.take_along_dim", "dl.put_along_dim", "dl.topk",
-                                "dl.searchsorted", "INDEX", "ASSIGN"};
+                                        "{n = 2}",
+                                        "{n = -1}",
+                                        "{n = MI}",
+                                        "{bins = 3}",
+                                        "{bins = 0}",
+                                        "{bins = MI}",
+                                        "{range = {nan, 1}}",
+                                        "{range = {1, 0}}",
+                                        "{minlength = MI}",
+                                        "{weights = S[2]}",
+                                        "{dtype = 'int8'}",
+                                        "{out = S[1]}",
+                                        "{bins = S[3]}"};
+  static const char *picks[] = {"dl.take", "dl.take_along_dim", "dl.put_along_dim",
+                                "dl.topk", "dl.searchsorted",   "INDEX",
+                                "ASSIGN"};
   uint8_t m = u8(g) % 11;
   if (m == 9) { /* selecting, sorting, scanning, counting: hostile options */
     call_head(g, 1, ordering[u8(g) % COUNT(ordering)]);
-    put(&g->t, ", TINY("); g_self(g); put(&g->t, "), %s)\n", ordering_opts[u8(g) % COUNT(ordering_opts)]);
+    put(&g->t, ", TINY(");
+    g_self(g);
+    put(&g->t, "), %s)\n", ordering_opts[u8(g) % COUNT(ordering_opts)]);
     return;
   }
   if (m == 10) { /* by arrays of indices or masks, k, insertion points */
     const char *f = picks[u8(g) % COUNT(picks)];
     call_head(g, 1, f);
-    put(&g->t, ", TINY("); g_self(g); put(&g->t, "), ");
+    put(&g->t, ", TINY(");
+    g_self(g);
+    put(&g->t, "), ");
     if (strcmp(f, "dl.topk") == 0) {
       g_int(g);
     } else {
       g_operand(g);
     }
     if (strcmp(f, "dl.put_along_dim") == 0 || strcmp(f, "ASSIGN") == 0) {
-      put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
     }
-    if (u8(g) & 1) { put(&g->t, ", "); g_dim(g); }
+    if (u8(g) & 1) {
+      put(&g->t, ", ");
+      g_dim(g);
+    }
     put(&g->t, ")\n");
     return;
   }
   switch (m) {
-    case 0: case 1: case 2:
+    case 0:
+    case 1:
+    case 2:
       call_head(g, 1, binary[u8(g) % COUNT(binary)]);
-      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
       g_out_option(g);
       break;
-    case 3: case 4:
+    case 3:
+    case 4:
       call_head(g, 1, unary[u8(g) % COUNT(unary)]);
-      put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
       g_out_option(g);
       break;
     case 5:
       call_head(g, 1, reductions[u8(g) % COUNT(reductions)]);
-      put(&g->t, ", TINY("); g_self(g); put(&g->t, "), %s", reduce_opts[u8(g) % COUNT(reduce_opts)]);
+      put(&g->t, ", TINY(");
+      g_self(g);
+      put(&g->t, "), %s", reduce_opts[u8(g) % COUNT(reduce_opts)]);
       break;
     case 6:
       call_head(g, 1, "dl.matmul");
-      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
       g_out_option(g);
       break;
     case 7:
       call_head(g, 1, u8(g) & 1 ? "dl.where" : "dl.clip");
-      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
       break;
     default:
       call_head(g, 1, u8(g) & 1 ? "dl.concat" : "dl.stack");
-      put(&g->t, ", {"); g_operand(g); put(&g->t, ", "); g_operand(g);
-      put(&g->t, "}, "); g_dim(g);
+      put(&g->t, ", {");
+      g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
+      put(&g->t, "}, ");
+      g_dim(g);
   }
   put(&g->t, ")\n");
 }
@@ -670,56 +1084,106 @@ static void st_compute(gen *g) {
 static void st_helpers(gen *g) {
   static const char *sized[] = {"dl.eye", "dl.identity", "dl.logspace", "dl.meshgrid"};
   static const char *likes[] = {"dl.zeros_like", "dl.ones_like", "dl.empty_like", "dl.full_like"};
-  static const char *reshaping[] = {"dl.tile", "dl.repeat_elements", "dl.roll", "dl.flip",
-                                    "dl.pad", "MT.flatten", "MT.ravel", "MT.item"};
+  static const char *reshaping[] = {"dl.tile", "dl.repeat_elements", "dl.roll",  "dl.flip",
+                                    "dl.pad",  "MT.flatten",         "MT.ravel", "MT.item"};
   static const char *pairs[] = {"dl.convolve", "dl.isclose", "dl.allclose", "dl.array_equal"};
-  static const char *opts[] = {"nil", "{dim = 1}", "{dim = -1}", "{dim = {1, 2}}", "{dim = 33}",
-                               "{nope = 1}", "{dim = 'x'}", "{mode = 'valid'}", "{mode = 'x'}",
-                               "{rtol = nan}", "{atol = -1}", "{equal_nan = true}",
-                               "{dtype = 'int8'}", "{dtype = 'nope'}", "{value = MI}",
-                               "{indexing = 'ij'}", "{indexing = 1}", "{base = 0}",
-                               "{endpoint = false}", "{k = MI}", "{k = mi}", "{1, 2}",
-                               "{dim = 1, x = 2}", "{sparse = true, copy = false}"};
-  static const char *methods[] = {"random",  "integers", "standard_normal", "normal",
-                                  "uniform", "permutation", "shuffle",      "spawn",
-                                  "state"};
-  static const char *gen_args[] = {"",        "3",          "MI",          "-1",
-                                   "{2, 3}",  "{}",         "S[1]",        "0, 10, 3",
-                                   "0, MI, 5", "mi, MI, {2}", "nan, 1, 2",  "0, 1, {2, 2}",
-                                   "{dtype = 'float32'}", "{dtype = 'int8'}", "1e9", "2, 1",
-                                   "0, 1, 4, {dtype = 'float32', endpoint = true}", "inf",
-                                   "TINY(S[2])", "S[3], {dim = 2}", "{axis = 1}", "1, -1"};
+  static const char *opts[] = {"nil",
+                               "{dim = 1}",
+                               "{dim = -1}",
+                               "{dim = {1, 2}}",
+                               "{dim = 33}",
+                               "{nope = 1}",
+                               "{dim = 'x'}",
+                               "{mode = 'valid'}",
+                               "{mode = 'x'}",
+                               "{rtol = nan}",
+                               "{atol = -1}",
+                               "{equal_nan = true}",
+                               "{dtype = 'int8'}",
+                               "{dtype = 'nope'}",
+                               "{value = MI}",
+                               "{indexing = 'ij'}",
+                               "{indexing = 1}",
+                               "{base = 0}",
+                               "{endpoint = false}",
+                               "{k = MI}",
+                               "{k = mi}",
+                               "{1, 2}",
+                               "{dim = 1, x = 2}",
+                               "{sparse = true, copy = false}"};
+  static const char *methods[] = {"random",      "integers", "standard_normal", "normal", "uniform",
+                                  "permutation", "shuffle",  "spawn",           "state"};
+  static const char *gen_args[] = {"",
+                                   "3",
+                                   "MI",
+                                   "-1",
+                                   "{2, 3}",
+                                   "{}",
+                                   "S[1]",
+                                   "0, 10, 3",
+                                   "0, MI, 5",
+                                   "mi, MI, {2}",
+                                   "nan, 1, 2",
+                                   "0, 1, {2, 2}",
+                                   "{dtype = 'float32'}",
+                                   "{dtype = 'int8'}",
+                                   "1e9",
+                                   "2, 1",
+                                   "0, 1, 4, {dtype = 'float32', endpoint = true}",
+                                   "inf",
+                                   "TINY(S[2])",
+                                   "S[3], {dim = 2}",
+                                   "{axis = 1}",
+                                   "1, -1"};
   uint8_t m = u8(g) % 8;
   switch (m) {
     case 0: {
       const char *f = sized[u8(g) % COUNT(sized)];
       int n = u8(g) % 4;
       call_head(g, 1, f);
-      for (int i = 0; i < n; i++) { put(&g->t, ", "); if (u8(g) < 40) g_operand(g); else g_num(g); }
+      for (int i = 0; i < n; i++) {
+        put(&g->t, ", ");
+        if (u8(g) < 40) g_operand(g);
+        else g_num(g);
+      }
       put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
       break;
     }
     case 1:
       call_head(g, 1, likes[u8(g) % COUNT(likes)]);
-      put(&g->t, ", "); g_operand(g);
-      if (u8(g) & 1) { put(&g->t, ", "); g_value(g); }
+      put(&g->t, ", ");
+      g_operand(g);
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        g_value(g);
+      }
       put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
       break;
-    case 2: case 3:
+    case 2:
+    case 3:
       call_head(g, 1, reshaping[u8(g) % COUNT(reshaping)]);
-      put(&g->t, ", "); g_operand(g);
-      if (u8(g) & 1) { put(&g->t, ", "); if (u8(g) & 1) g_shape(g, 1); else g_int(g); }
+      put(&g->t, ", ");
+      g_operand(g);
+      if (u8(g) & 1) {
+        put(&g->t, ", ");
+        if (u8(g) & 1) g_shape(g, 1);
+        else g_int(g);
+      }
       put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
       break;
     case 4:
       call_head(g, 1, pairs[u8(g) % COUNT(pairs)]);
-      put(&g->t, ", "); g_operand(g); put(&g->t, ", "); g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
+      put(&g->t, ", ");
+      g_operand(g);
       put(&g->t, ", %s", opts[u8(g) % COUNT(opts)]);
       break;
     case 5: /* a generator into a slot: hostile seeds too */
       call_head(g, 1, u8(g) & 1 ? "dl.random.default_rng" : "dl.random.from_state");
       put(&g->t, ", ");
-      if (u8(g) & 1) g_int(g); else g_self(g);
+      if (u8(g) & 1) g_int(g);
+      else g_self(g);
       break;
     default: { /* a Generator method on a slot (a generator, or anything else) */
       char f[32];
@@ -739,8 +1203,10 @@ static void g_statement(gen *g, int depth, int in_coroutine) {
   uint8_t op = u8(g);
   g->statements++;
   switch (op % 16) {
-    case 0: case 1: st_create(g); break;
-    case 2: case 3: st_view(g); break;
+    case 0:
+    case 1: st_create(g); break;
+    case 2:
+    case 3: st_view(g); break;
     case 4: st_data(g); break;
     case 5: st_index(g); break;
     case 6: st_dlpack(g); break;
@@ -753,14 +1219,20 @@ static void g_statement(gen *g, int depth, int in_coroutine) {
       break;
     }
     case 10: /* a finalizer: runs at a collection, or during lua_close when kept */
-      if (depth >= MAX_DEPTH) { st_delete(g); break; }
+      if (depth >= MAX_DEPTH) {
+        st_delete(g);
+        break;
+      }
       put(&g->t, "KEEP(setmetatable({}, {__gc = function()\n");
       g_statement(g, depth + 1, 0);
       if (u8(g) & 1) g_statement(g, depth + 1, 0);
       put(&g->t, "end}), %s)\n", u8(g) & 1 ? "true" : "false");
       break;
     case 11: /* a coroutine: statements with yields between, resumed now and later */
-      if (depth >= MAX_DEPTH) { st_view(g); break; }
+      if (depth >= MAX_DEPTH) {
+        st_view(g);
+        break;
+      }
       {
         int slot = u8(g) % NSLOTS + 1, n = u8(g) % 3 + 1;
         put(&g->t, "S[%d] = coroutine.create(function()\n", slot);
@@ -782,7 +1254,10 @@ static void g_statement(gen *g, int depth, int in_coroutine) {
       break;
     }
     case 13: /* a to-be-closed variable around a statement */
-      if (depth >= MAX_DEPTH) { st_index(g); break; }
+      if (depth >= MAX_DEPTH) {
+        st_index(g);
+        break;
+      }
       put(&g->t, "do local x <close> = CLOSABLE(");
       g_slot(g);
       put(&g->t, ")\n");
@@ -813,7 +1288,8 @@ static const char prelude[] =
     "local A1 = dl.arange(6, {dtype = 'int32'}):view{2, 3}\n"
     "local MT = {}\n"
     "for _, k in ipairs{'view', 'reshape', 'transpose', 'permute', 'narrow', 'select', 'slice',\n"
-    "    'squeeze', 'unsqueeze', 'expand', 'contiguous', 'is_contiguous', 'copy', 'astype', 'fill',\n"
+    "    'squeeze', 'unsqueeze', 'expand', 'contiguous', 'is_contiguous', 'copy', 'astype', "
+    "'fill',\n"
     "    'copy_from', 'totable', 'tobytes', 'get', 'set', 'delete', 'to_dlpack', '__dlpack',\n"
     "    '__dlpack_device', 'to', 'ge', 'flatten', 'ravel', 'item'} do MT[k] = A1[k] end\n"
     "local AMT = getmetatable(A1)\n"
@@ -904,10 +1380,12 @@ static int l_call(lua_State *L) {
     /* A memory error may stay a plain string only when Lua could not even
      * allocate the error object: a dead heap (fault 64..127), or a budget too
      * small for an error table (under 16 KiB). */
-    int room_to_report = !nested && (fault < 64 || fault >= 144 || (fault >= 128 + 6 && fault < 144));
+    int room_to_report =
+        !nested && (fault < 64 || fault >= 144 || (fault >= 128 + 6 && fault < 144));
     plain_oom = st == LUA_ERRMEM || (lua_type(L, -1) == LUA_TSTRING &&
                                      strcmp(lua_tostring(L, -1), "not enough memory") == 0);
-    if ((plain_oom && room_to_report) || (strict_errors && !plain_oom && !fuzz_is_dlb_error(L, -1))) {
+    if ((plain_oom && room_to_report) ||
+        (strict_errors && !plain_oom && !fuzz_is_dlb_error(L, -1))) {
       const char *what = luaL_tolstring(L, -1, NULL);
       luaL_where(L, 1); /* the CALL's line in the program (FUZZ_VERBOSE=1 lists it) */
       if (plain_oom)
@@ -969,7 +1447,8 @@ static void check_gpu(void) {
   dlb_queued_stats_get(gpu, &s);
   if (s.violations || s.races || s.live || s.events_live)
     fuzz_fail("INVARIANT BROKEN: the queued backend saw %ld violations, %ld races, %ld live "
-              "blocks, %ld live events", s.violations, s.races, s.live, s.events_live);
+              "blocks, %ld live events",
+              s.violations, s.races, s.live, s.events_live);
   dlb_queued_unref(gpu);
   gpu = NULL;
 }

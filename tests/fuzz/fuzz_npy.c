@@ -41,12 +41,14 @@ static void check_header(const dlb_npy_header *h, size_t size) {
     else if (__builtin_mul_overflow(numel, h->shape[d], &numel)) fuzz_fail("numel overflows");
   }
   if (has_zero) numel = 0;
-  if (numel != h->numel) fuzz_fail("numel %lld, expected %lld", (long long)h->numel, (long long)numel);
+  if (numel != h->numel)
+    fuzz_fail("numel %lld, expected %lld", (long long)h->numel, (long long)numel);
   if ((uint64_t)h->nbytes != (uint64_t)numel * dlb_dtype_get(h->dtype)->itemsize)
     fuzz_fail("nbytes %zu", h->nbytes);
   if (h->data_offset > size || h->nbytes > size - h->data_offset)
     fuzz_fail("data [%zu, +%zu) outside %zu bytes", h->data_offset, h->nbytes, size);
-  if (h->dtype == DLB_BFLOAT16 || (unsigned)h->dtype >= DLB_DTYPE_COUNT) fuzz_fail("dtype %d", h->dtype);
+  if (h->dtype == DLB_BFLOAT16 || (unsigned)h->dtype >= DLB_DTYPE_COUNT)
+    fuzz_fail("dtype %d", h->dtype);
 }
 
 /* Reads every element of a (ASan checks the reads); bools are 0/1. A view,
@@ -130,7 +132,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fuzz_fail("from_buffer(%d): %s, parse: %s", mode, dlb_status_name(st2), dlb_status_name(st));
     if (st2 != DLB_OK) continue;
     if (view.buffer == buf) {
-      if (mode == DLB_COPY_ALWAYS || copy_reason(&h, buf->host)) fuzz_fail("a view that must be a copy");
+      if (mode == DLB_COPY_ALWAYS || copy_reason(&h, buf->host))
+        fuzz_fail("a view that must be a copy");
       check_array(&view, &h, 1);
       /* A view holds the file's own bytes, as the copy does (nothing to convert). */
       if (copy.buffer && h.nbytes &&

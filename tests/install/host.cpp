@@ -25,7 +25,7 @@
 
 namespace {
 
-int live_objects = 0;  // C++ objects alive: 0 after every call, error or not
+int live_objects = 0; // C++ objects alive: 0 after every call, error or not
 
 // Counts itself, so that a skipped destructor shows.
 struct Tracked {
@@ -44,8 +44,7 @@ void check(dlb_status st) {
 
 // Runs body (which returns its number of results and may throw); raises the
 // failure as a dlbridge.Error once every C++ object of body is destroyed.
-template <class Body>
-int protect(lua_State *L, const char *op, Body body) {
+template <class Body> int protect(lua_State *L, const char *op, Body body) {
   dlb_status code = DLB_OK;
   char message[256] = "";
   bool pushed = false;
@@ -69,7 +68,7 @@ int protect(lua_State *L, const char *op, Body body) {
 int engine_sum(lua_State *L) {
   return protect(L, "engine.sum", [L] {
     Tracked guard;
-    std::vector<double> scratch(16);  // a C++ object the error path must free
+    std::vector<double> scratch(16); // a C++ object the error path must free
     dlb_borrowed view;
     check(dlb_borrow(L, 1, &view));
     std::unique_ptr<dlb_borrowed, void (*)(dlb_borrowed *)> hold(&view, dlb_borrow_end);
@@ -98,24 +97,24 @@ struct Mesh {
 
 // engine.mesh(n): n vertices (x, y, z) owned by a C++ Mesh, as a float32 {n, 3} array.
 int engine_mesh(lua_State *L) {
-  lua_Integer n = luaL_checkinteger(L, 1);  // may raise: no C++ object exists yet
+  lua_Integer n = luaL_checkinteger(L, 1); // may raise: no C++ object exists yet
   return protect(L, "engine.mesh", [L, n] {
     if (n < 0 || n > (1 << 20)) throw std::length_error("mesh size out of range");
     auto mesh = std::make_unique<Mesh>();
     mesh->vertices.resize(static_cast<size_t>(n) * 3);
     std::iota(mesh->vertices.begin(), mesh->vertices.end(), 0.0f);
     const int64_t shape[] = {n, 3};
-    Mesh *owner = mesh.release();  // dlbridge owns it from here, even on failure
-    check(dlb_push_external(L, owner->vertices.data(), DLDataType{kDLFloat, 32, 1}, 2, shape,
-                            nullptr, DLDevice{kDLCPU, 0}, 0,
-                            [](void *ctx) { delete static_cast<Mesh *>(ctx); }, owner));
+    Mesh *owner = mesh.release(); // dlbridge owns it from here, even on failure
+    check(dlb_push_external(
+        L, owner->vertices.data(), DLDataType{kDLFloat, 32, 1}, 2, shape, nullptr,
+        DLDevice{kDLCPU, 0}, 0, [](void *ctx) { delete static_cast<Mesh *>(ctx); }, owner));
     return 1;
   });
 }
 
 // engine.fail(): a C++ exception with a string and a vector alive.
 int engine_fail(lua_State *L) {
-  return protect(L, "engine.fail", [] () -> int {
+  return protect(L, "engine.fail", []() -> int {
     Tracked guard;
     std::string detail(100, 'x');
     std::vector<int> data(1000);
@@ -146,7 +145,7 @@ assert(not ok and err.code == "BACKEND_FAILURE", tostring(err))
 print("c++ host: ok " .. dl.version)
 )";
 
-}  // namespace
+} // namespace
 
 int main() {
   lua_State *L = luaL_newstate();
@@ -161,8 +160,9 @@ int main() {
   }
   lua_setglobal(L, "engine");
   int ok = luaL_dostring(L, script) == 0; /* (written for every Lua from 5.1 on) */
-  if (!ok) std::fprintf(stderr, "%s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object)");
-  lua_close(L);  // frees the meshes still held by Lua
+  if (!ok)
+    std::fprintf(stderr, "%s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object)");
+  lua_close(L); // frees the meshes still held by Lua
   if (live_objects != 0) {
     std::fprintf(stderr, "c++ host: %d C++ objects were never destroyed\n", live_objects);
     ok = 0;

@@ -22,14 +22,14 @@ extern "C" {
 
 static int passed = 0, failed = 0;
 
-#define EXPECT(cond)                                                                 \
-  do {                                                                              \
-    if (cond) {                                                                     \
-      passed++;                                                                     \
-    } else {                                                                        \
-      failed++;                                                                     \
-      std::fprintf(stderr, "FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-    }                                                                               \
+#define EXPECT(cond)                                                                               \
+  do {                                                                                             \
+    if (cond) {                                                                                    \
+      passed++;                                                                                    \
+    } else {                                                                                       \
+      failed++;                                                                                    \
+      std::fprintf(stderr, "FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);                       \
+    }                                                                                              \
   } while (0)
 
 // A state as the host makes it: dlbridge, the engine backend, torch.
@@ -117,8 +117,8 @@ static void check_infer(tb::runtime &rt) {
          "         :narrow(3, 1, 3):permute{3, 1, 2}:astype('float32') / 255 end "
          "batch = dl.stack(f) logits = torch.infer(batch)");
   const void *in = data_of(L, "batch"), *out = data_of(L, "logits");
-  EXPECT(in != nullptr && in == rt.last_input);   // LibTorch read the batch's memory
-  EXPECT(out != nullptr && out == rt.last_output);  // and Lua got LibTorch's memory
+  EXPECT(in != nullptr && in == rt.last_input);    // LibTorch read the batch's memory
+  EXPECT(out != nullptr && out == rt.last_output); // and Lua got LibTorch's memory
   // The same model on a private copy of the batch.
   std::vector<float> copy(3 * 3 * 24 * 32);
   std::memcpy(copy.data(), in, copy.size() * sizeof(float));
@@ -129,8 +129,9 @@ static void check_infer(tb::runtime &rt) {
   }
   at::Tensor got = at::from_blob(const_cast<void *>(out), {3, rt.classes});
   EXPECT(at::allclose(got, expected, 1e-6, 1e-7));
-  std::printf("infer: logits equal the model on a private copy (max |diff| %g), zero-copy both ways\n",
-              (got - expected).abs().max().item<double>());
+  std::printf(
+      "infer: logits equal the model on a private copy (max |diff| %g), zero-copy both ways\n",
+      (got - expected).abs().max().item<double>());
   // Softmax and argmax in dlbridge agree with LibTorch's.
   lua_getglobal(L, "logits");
   lua_pop(L, 1);
@@ -140,8 +141,8 @@ static void check_infer(tb::runtime &rt) {
   lua_getglobal(L, "classes");
   at::Tensor cls = tb::to_torch(L, -1);
   lua_settop(L, 0);
-  EXPECT(at::equal(cls, want + 1));  // 1-based
-  EXPECT(lua_true(L, "return torch.infer(batch:narrow(1, 1, 0)).shape[1] == 0"));  // an empty batch
+  EXPECT(at::equal(cls, want + 1));                                               // 1-based
+  EXPECT(lua_true(L, "return torch.infer(batch:narrow(1, 1, 0)).shape[1] == 0")); // an empty batch
   lua_close(L);
 }
 
@@ -156,11 +157,13 @@ static void check_lifetimes(tb::runtime &rt) {
   EXPECT(t.data_ptr() == m.bytes.data());
   lua_settop(L, 0);
   lua_gc(L, LUA_GCCOLLECT, 0);
-  EXPECT(m.released == 0);  // LibTorch still holds it
+  EXPECT(m.released == 0); // LibTorch still holds it
   lua_close(L);
-  EXPECT(m.released == 0);  // ... after lua_close too
+  EXPECT(m.released == 0); // ... after lua_close too
   EXPECT(t.sum().item<double>() == 15.0);
-  std::thread([u = std::move(t)]() mutable { u = at::Tensor(); }).join();  // the last holder, elsewhere
+  std::thread([u = std::move(t)]() mutable {
+    u = at::Tensor();
+  }).join(); // the last holder, elsewhere
   EXPECT(m.released == 1);
 
   // The way back: a LibTorch tensor with a counting deleter, into Lua and out again.
@@ -176,7 +179,7 @@ static void check_lifetimes(tb::runtime &rt) {
   EXPECT(data_of(L2, "y") == store.data());
   EXPECT(lua_true(L2, "return y:sum() == 16"));
   lua_getglobal(L2, "y");
-  t2 = tb::to_torch(L2, -1);  // Lua's view of LibTorch's memory, to LibTorch again
+  t2 = tb::to_torch(L2, -1); // Lua's view of LibTorch's memory, to LibTorch again
   lua_settop(L2, 0);
   EXPECT(t2.data_ptr() == store.data());
   lua_close(L2);
@@ -189,9 +192,9 @@ static void check_lifetimes(tb::runtime &rt) {
 // 5. Every dtype LibTorch 1.13 has, both ways zero-copy; those it lacks refused.
 static void check_dtypes(tb::runtime &rt) {
   lua_State *L = new_state(&rt);
-  static const char *const kinds[] = {"int8", "int16", "int32", "int64", "uint8", "float16",
-                                      "bfloat16", "float32", "float64", "complex64",
-                                      "complex128", "bool"};
+  static const char *const kinds[] = {"int8",    "int16",     "int32",      "int64",
+                                      "uint8",   "float16",   "bfloat16",   "float32",
+                                      "float64", "complex64", "complex128", "bool"};
   for (const char *dt : kinds) {
     char code[256];
     std::snprintf(code, sizeof code, "x = (dl.arange(6) %% 5):astype('%s'):view{2, 3}", dt);
@@ -205,7 +208,8 @@ static void check_dtypes(tb::runtime &rt) {
     EXPECT(t.data_ptr() == data_of(L, "x"));
     if (!t.is_complex()) {
       at::Tensor want = at::remainder(at::arange(6, at::kDouble), 5).view({2, 3});
-      EXPECT(at::equal(t.to(at::kDouble), std::string(dt) == "bool" ? (want != 0).to(at::kDouble) : want));
+      EXPECT(at::equal(t.to(at::kDouble),
+                       std::string(dt) == "bool" ? (want != 0).to(at::kDouble) : want));
     }
     tb::push_tensor(L, t);
     lua_setglobal(L, "y");
@@ -214,15 +218,20 @@ static void check_dtypes(tb::runtime &rt) {
   }
   for (const char *dt : {"uint16", "uint32", "uint64"}) {
     counted m(4 * 8);
-    push_counted(L, m, {4}, DLDataType{kDLUInt, (uint8_t)(std::string(dt) == "uint16" ? 16 : std::string(dt) == "uint32" ? 32 : 64), 1});
+    push_counted(L, m, {4},
+                 DLDataType{kDLUInt,
+                            (uint8_t)(std::string(dt) == "uint16"   ? 16
+                                      : std::string(dt) == "uint32" ? 32
+                                                                    : 64),
+                            1});
     at::Tensor t;
     EXPECT(try_to_torch(L, &t) == DLB_E_DTYPE);
     lua_settop(L, 0);
     lua_gc(L, LUA_GCCOLLECT, 0);
-    EXPECT(m.released == 1);  // the refused export was dropped: nothing holds the memory
+    EXPECT(m.released == 1); // the refused export was dropped: nothing holds the memory
   }
   EXPECT(lua_true(L, "local ok, e = pcall(torch.infer, dl.zeros{1, 3, 4, 4}:astype('uint32')) "
-                    "return not ok and e.code == 'DTYPE' and e.hint:find('int64') ~= nil"));
+                     "return not ok and e.code == 'DTYPE' and e.hint:find('int64') ~= nil"));
   lua_close(L);
   std::printf("dtypes: 12 both ways zero-copy (bool as LibTorch's bool), uint16/32/64 DTYPE\n");
 }
@@ -232,7 +241,7 @@ static void check_layouts(tb::runtime &rt) {
   lua_State *L = new_state(&rt);
   run(L, "base = dl.arange(12):astype('float32'):view{3, 4} x = base:slice(2, -1, 1, -1)");
   lua_getglobal(L, "x");
-  at::Tensor t = tb::to_torch(L, -1);  // would abort LibTorch as it is
+  at::Tensor t = tb::to_torch(L, -1); // would abort LibTorch as it is
   lua_settop(L, 0);
   bool nonneg = true;
   for (int64_t s : t.strides()) nonneg = nonneg && s >= 0;
@@ -240,7 +249,8 @@ static void check_layouts(tb::runtime &rt) {
   tb::push_tensor(L, t);
   lua_setglobal(L, "y");
   EXPECT(lua_true(L, "return dl.equal(x, y):all()"));
-  EXPECT(lua_true(L, "return torch.infer(dl.ones{1, 3, 8, 8}:astype('float32'):slice(3, -1, 1, -1)).shape[2] == 10"));
+  EXPECT(lua_true(L, "return torch.infer(dl.ones{1, 3, 8, 8}:astype('float32'):slice(3, -1, 1, "
+                     "-1)).shape[2] == 10"));
 
   // Size 0: this side's export carries data, so LibTorch's deleter runs.
   counted z(0);
@@ -298,23 +308,24 @@ static void check_layouts(tb::runtime &rt) {
 static void check_failures(tb::runtime &rt) {
   lua_State *L = new_state(&rt);
   counted m(3 * 8 * sizeof(float));
-  push_counted(L, m, {1, 3, 0, 8}, F32);  // LibTorch's conv throws on an empty image
+  push_counted(L, m, {1, 3, 0, 8}, F32); // LibTorch's conv throws on an empty image
   lua_setglobal(L, "bad");
   EXPECT(lua_true(L, "local ok, e = pcall(torch.infer, bad) "
-                    "return not ok and getmetatable(e) ~= nil and e.code == 'BACKEND_FAILURE' "
-                    "and e.message:find('LibTorch') ~= nil and e.message:find('frame #') == nil"));
+                     "return not ok and getmetatable(e) ~= nil and e.code == 'BACKEND_FAILURE' "
+                     "and e.message:find('LibTorch') ~= nil and e.message:find('frame #') == nil"));
   run(L, "bad = nil collectgarbage() collectgarbage()");
-  EXPECT(m.released == 1);  // the tensor LibTorch held was destroyed before the raise
+  EXPECT(m.released == 1); // the tensor LibTorch held was destroyed before the raise
   EXPECT(lua_true(L, "local ok, e = pcall(torch.infer, dl.zeros{2, 3}:astype('float32')) "
-                    "return not ok and e.code == 'SHAPE'"));
+                     "return not ok and e.code == 'SHAPE'"));
   EXPECT(lua_true(L, "local ok, e = pcall(torch.infer, dl.zeros{1, 3, 4, 4}, {fallbak = 'cpu'}) "
-                    "return not ok and e.code == 'ARGUMENT'"));
+                     "return not ok and e.code == 'ARGUMENT'"));
   EXPECT(lua_true(L, "local x = dl.ones{1, 3, 8, 8}:astype('float32') "
-                    "local g = dl.device_put(x, 'engine') local ok, e = pcall(torch.infer, g) "
-                    "return not ok and e.code == 'BACKEND_INCOMPATIBLE' "
-                    "and dl.equal(torch.infer(g, {fallback = 'cpu'}), torch.infer(x)):all() "
-                    "and dl.equal(torch.infer(dl.device_put(g, 'cpu')), torch.infer(x)):all()"));
-  EXPECT(lua_true(L, "local ok, e = pcall(torch.infer, 42) return not ok and e.code == 'ARGUMENT'"));
+                     "local g = dl.device_put(x, 'engine') local ok, e = pcall(torch.infer, g) "
+                     "return not ok and e.code == 'BACKEND_INCOMPATIBLE' "
+                     "and dl.equal(torch.infer(g, {fallback = 'cpu'}), torch.infer(x)):all() "
+                     "and dl.equal(torch.infer(dl.device_put(g, 'cpu')), torch.infer(x)):all()"));
+  EXPECT(
+      lua_true(L, "local ok, e = pcall(torch.infer, 42) return not ok and e.code == 'ARGUMENT'"));
   lua_close(L);
   std::printf("failures: LibTorch's exception as BACKEND_FAILURE after destructors, SHAPE, "
               "ARGUMENT, the engine's BACKEND_INCOMPATIBLE and its two recoveries\n");

@@ -94,7 +94,8 @@ static int int_list(lua_State *L, int idx, const char *key, int64_t *out) {
   }
   luaL_checktype(L, -1, LUA_TTABLE);
   n = (int)lua_rawlen(L, -1);
-  if (n > DLB_MAX_NDIM) luaL_error(L, "dlpack_producer: %s has more than %d entries", key, DLB_MAX_NDIM);
+  if (n > DLB_MAX_NDIM)
+    luaL_error(L, "dlpack_producer: %s has more than %d entries", key, DLB_MAX_NDIM);
   for (int i = 0; i < n; i++) {
     lua_rawgeti(L, -1, i + 1);
     out[i] = (int64_t)luaL_checkinteger(L, -1);
@@ -145,7 +146,8 @@ static void fill(lua_State *L, int idx, const dtype_info *t, const producer_tens
  * checked before anything is allocated, so an error leaks nothing. */
 static void check_values(lua_State *L, int idx, const dtype_info *t, int64_t numel) {
   if ((int64_t)lua_rawlen(L, idx) != numel)
-    luaL_error(L, "dlpack_producer: %d values for %d elements", (int)lua_rawlen(L, idx), (int)numel);
+    luaL_error(L, "dlpack_producer: %d values for %d elements", (int)lua_rawlen(L, idx),
+               (int)numel);
   for (int64_t k = 1; k <= numel; k++) {
     int ok = lua_rawgeti(L, idx, k) == LUA_TNUMBER &&
              (t->dl.code == kDLFloat || floor(lua_tonumber(L, -1)) == lua_tonumber(L, -1));
@@ -282,10 +284,8 @@ static const char module_anchor = 0; /* (lua_module_pin) */
 
 __attribute__((visibility("default"))) int luaopen_dlpack_producer(lua_State *L) {
   lua_module_pin(&module_anchor); /* Lua 5.1 and LuaJIT would unload it first */
-  static const luaL_Reg fns[] = {{"capsule", p_capsule},
-                                 {"deletes", p_deletes},
-                                 {"consume", p_consume},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"capsule", p_capsule}, {"deletes", p_deletes}, {"consume", p_consume}, {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -162,9 +162,9 @@ static dlb_status cpu_copy_from_host(void *ctx, int device_id, void *handle, siz
   return DLB_OK;
 }
 
-static dlb_status cpu_copy_within(void *ctx, int dst_device_id, void *dst_handle,
-                                  size_t dst_offset, int src_device_id, const void *src_handle,
-                                  size_t src_offset, size_t nbytes) {
+static dlb_status cpu_copy_within(void *ctx, int dst_device_id, void *dst_handle, size_t dst_offset,
+                                  int src_device_id, const void *src_handle, size_t src_offset,
+                                  size_t nbytes) {
   memmove(block_of(dst_handle) + dst_offset, block_of(src_handle) + src_offset, nbytes);
   return DLB_OK;
 }

@@ -15,9 +15,15 @@
 #include <string.h>
 #include "half_runs.h"
 
-typedef struct { float re, im; } complex64;
-typedef struct { double re, im; } complex128;
-typedef struct { uint64_t lo, hi; } bytes16;
+typedef struct {
+  float re, im;
+} complex64;
+typedef struct {
+  double re, im;
+} complex128;
+typedef struct {
+  uint64_t lo, hi;
+} bytes16;
 
 /* Strided runs of at most this many elements are cast in place, longer
  * ones through contiguous chunks. */
@@ -93,32 +99,32 @@ static dlb_status first_misfit(dlb_dtype dst_type, dlb_dtype src_type, const cha
 /* --- run and loop shapes --------------------------------------------------- */
 
 /* NAME_run: n elements, each s (an ST) becoming (EXPR) (a DT); never fails. */
-#define ELEMENT_RUN(NAME, ST, DT, EXPR)                                               \
-  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,    \
-                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) { \
-    for (ptrdiff_t k = 0; k < n; k++) {                                               \
-      ST s;                                                                           \
-      memcpy(&s, src + k * src_step, sizeof s);                                       \
-      const DT d = (EXPR);                                                            \
-      memcpy(dst + k * dst_step, &d, sizeof d);                                       \
-    }                                                                                 \
-    return DLB_OK;                                                                    \
+#define ELEMENT_RUN(NAME, ST, DT, EXPR)                                                            \
+  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,                 \
+                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) {              \
+    for (ptrdiff_t k = 0; k < n; k++) {                                                            \
+      ST s;                                                                                        \
+      memcpy(&s, src + k * src_step, sizeof s);                                                    \
+      const DT d = (EXPR);                                                                         \
+      memcpy(dst + k * dst_step, &d, sizeof d);                                                    \
+    }                                                                                              \
+    return DLB_OK;                                                                                 \
   }
 
 /* NAME_run into complex128: the real part (EXPR, a double over s) and a zero
  * imaginary part, stored apart (which vectorises where a 16-byte struct
  * store does not). */
-#define C128_RUN(NAME, ST, EXPR)                                                      \
-  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,    \
-                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) { \
-    for (ptrdiff_t k = 0; k < n; k++) {                                               \
-      ST s;                                                                           \
-      memcpy(&s, src + k * src_step, sizeof s);                                       \
-      const double re = (EXPR), im = 0.0;                                             \
-      memcpy(dst + k * dst_step, &re, sizeof re);                                     \
-      memcpy(dst + k * dst_step + 8, &im, sizeof im);                                 \
-    }                                                                                 \
-    return DLB_OK;                                                                    \
+#define C128_RUN(NAME, ST, EXPR)                                                                   \
+  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,                 \
+                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) {              \
+    for (ptrdiff_t k = 0; k < n; k++) {                                                            \
+      ST s;                                                                                        \
+      memcpy(&s, src + k * src_step, sizeof s);                                                    \
+      const double re = (EXPR), im = 0.0;                                                          \
+      memcpy(dst + k * dst_step, &re, sizeof re);                                                  \
+      memcpy(dst + k * dst_step + 8, &im, sizeof im);                                              \
+    }                                                                                              \
+    return DLB_OK;                                                                                 \
   }
 
 /* NAME_run from a float (x = (LOAD), an FT, over s) into the integer DT of
@@ -127,74 +133,71 @@ static dlb_status first_misfit(dlb_dtype dst_type, dlb_dtype src_type, const cha
  * and the value converts through VIA (int32_t where that holds DT: what the
  * vector units convert, then pack; else double). If any element did not
  * fit, the first is reported. */
-#define FLOAT_INT_RUN(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, VIA)            \
-  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,    \
-                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) { \
-    int all_fit = 1;                                                                  \
-    for (ptrdiff_t k = 0; k < n; k++) {                                               \
-      ST s;                                                                           \
-      memcpy(&s, src + k * src_step, sizeof s);                                       \
-      const FT x = (LOAD);                                                            \
-      const int fits = FITS(x, FT);                                                   \
-      all_fit &= fits;                                                                \
-      const DT d = (DT)(VIA)(fits ? x : (FT)0);                                       \
-      memcpy(dst + k * dst_step, &d, sizeof d);                                       \
-    }                                                                                 \
-    return all_fit ? DLB_OK : first_misfit(DTYPE, SRC_DTYPE, src, src_step, n, err);  \
+#define FLOAT_INT_RUN(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, VIA)                         \
+  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,                 \
+                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) {              \
+    int all_fit = 1;                                                                               \
+    for (ptrdiff_t k = 0; k < n; k++) {                                                            \
+      ST s;                                                                                        \
+      memcpy(&s, src + k * src_step, sizeof s);                                                    \
+      const FT x = (LOAD);                                                                         \
+      const int fits = FITS(x, FT);                                                                \
+      all_fit &= fits;                                                                             \
+      const DT d = (DT)(VIA)(fits ? x : (FT)0);                                                    \
+      memcpy(dst + k * dst_step, &d, sizeof d);                                                    \
+    }                                                                                              \
+    return all_fit ? DLB_OK : first_misfit(DTYPE, SRC_DTYPE, src, src_step, n, err);               \
   }
 
 /* The loops' parameter list is casts.h's dlb_cast_loop. */
 
 /* NAME_contiguous: NAME_run over contiguous runs. */
-#define CONTIGUOUS(NAME, ST, DT)                                                            \
-  DLB_KERNEL_CLONES static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride,    \
-                                                        const char *src,                    \
-                                                        ptrdiff_t src_stride, size_t n,     \
-                                                        dlb_error *err) {                   \
-    return NAME##_run(dst, (ptrdiff_t)sizeof(DT), src, (ptrdiff_t)sizeof(ST), (ptrdiff_t)n, \
-                      err);                                                                 \
+#define CONTIGUOUS(NAME, ST, DT)                                                                   \
+  DLB_KERNEL_CLONES static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride,           \
+                                                        const char *src, ptrdiff_t src_stride,     \
+                                                        size_t n, dlb_error *err) {                \
+    return NAME##_run(dst, (ptrdiff_t)sizeof(DT), src, (ptrdiff_t)sizeof(ST), (ptrdiff_t)n, err);  \
   }
 
 /* NAME_every_other: NAME_run from every other source element into a
  * contiguous run (the real parts of contiguous complex elements, or a[::2]). */
-#define EVERY_OTHER(NAME, ST, DT)                                                         \
-  DLB_KERNEL_CLONES static dlb_status NAME##_every_other(char *dst, ptrdiff_t dst_stride, \
-                                                         const char *src,                 \
-                                                         ptrdiff_t src_stride, size_t n,  \
-                                                         dlb_error *err) {                \
-    return NAME##_run(dst, (ptrdiff_t)sizeof(DT), src, 2 * (ptrdiff_t)sizeof(ST),         \
-                      (ptrdiff_t)n, err);                                                 \
+#define EVERY_OTHER(NAME, ST, DT)                                                                  \
+  DLB_KERNEL_CLONES static dlb_status NAME##_every_other(char *dst, ptrdiff_t dst_stride,          \
+                                                         const char *src, ptrdiff_t src_stride,    \
+                                                         size_t n, dlb_error *err) {               \
+    return NAME##_run(dst, (ptrdiff_t)sizeof(DT), src, 2 * (ptrdiff_t)sizeof(ST), (ptrdiff_t)n,    \
+                      err);                                                                        \
   }
 
 /* NAME_strided: NAME_run at the strides given; a run longer than SHORT_RUN
  * goes through contiguous chunks, cast by NAME_contiguous. */
-#define STRIDED(NAME, ST, DT)                                                               \
-  static dlb_status NAME##_strided(char *dst, ptrdiff_t dst_stride, const char *src,        \
-                                   ptrdiff_t src_stride, size_t n, dlb_error *err) {        \
-    if (n > SHORT_RUN)                                                                      \
-      return cast_buffered(NAME##_contiguous, dst, dst_stride, sizeof(DT), src, src_stride, \
-                           sizeof(ST), n, err);                                             \
-    return NAME##_run(dst, dst_stride, src, src_stride, (ptrdiff_t)n, err);                 \
+#define STRIDED(NAME, ST, DT)                                                                      \
+  static dlb_status NAME##_strided(char *dst, ptrdiff_t dst_stride, const char *src,               \
+                                   ptrdiff_t src_stride, size_t n, dlb_error *err) {               \
+    if (n > SHORT_RUN)                                                                             \
+      return cast_buffered(NAME##_contiguous, dst, dst_stride, sizeof(DT), src, src_stride,        \
+                           sizeof(ST), n, err);                                                    \
+    return NAME##_run(dst, dst_stride, src, src_stride, (ptrdiff_t)n, err);                        \
   }
 
 /* NAME_strided without chunks: complex elements into complex or bool, as
  * fast in place as through a gather. */
-#define STRIDED_IN_PLACE(NAME)                                                       \
-  static dlb_status NAME##_strided(char *dst, ptrdiff_t dst_stride, const char *src, \
-                                   ptrdiff_t src_stride, size_t n, dlb_error *err) { \
-    return NAME##_run(dst, dst_stride, src, src_stride, (ptrdiff_t)n, err);          \
+#define STRIDED_IN_PLACE(NAME)                                                                     \
+  static dlb_status NAME##_strided(char *dst, ptrdiff_t dst_stride, const char *src,               \
+                                   ptrdiff_t src_stride, size_t n, dlb_error *err) {               \
+    return NAME##_run(dst, dst_stride, src, src_stride, (ptrdiff_t)n, err);                        \
   }
 
-#define ELEMENT_PAIR(NAME, ST, DT, EXPR) \
-  ELEMENT_RUN(NAME, ST, DT, EXPR)        \
-  CONTIGUOUS(NAME, ST, DT)               \
-  EVERY_OTHER(NAME, ST, DT)              \
+#define ELEMENT_PAIR(NAME, ST, DT, EXPR)                                                           \
+  ELEMENT_RUN(NAME, ST, DT, EXPR)                                                                  \
+  CONTIGUOUS(NAME, ST, DT)                                                                         \
+  EVERY_OTHER(NAME, ST, DT)                                                                        \
   STRIDED(NAME, ST, DT)
 
-#define C128_PAIR(NAME, ST, EXPR)   \
-  C128_RUN(NAME, ST, EXPR)          \
-  CONTIGUOUS(NAME, ST, complex128)  \
-  EVERY_OTHER(NAME, ST, complex128) \
+#define C128_PAIR(NAME, ST, EXPR)                                                                  \
+  C128_RUN(NAME, ST, EXPR)                                                                         \
+  CONTIGUOUS(NAME, ST, complex128)                                                                 \
+  EVERY_OTHER(NAME, ST, complex128)                                                                \
   STRIDED(NAME, ST, complex128)
 
 /* A table entry: the loops of one pair by layout (NULL: the strided one,
@@ -209,8 +212,10 @@ typedef struct cast_entry {
 
 /* A pair with an every-other loop of its own, and one without (float16
  * through F16C chunks, complex to bool). */
-#define ENTRY(NAME) {NAME##_contiguous, NAME##_strided, NULL, NAME##_every_other}
-#define ENTRY_GATHERED(NAME) {NAME##_contiguous, NAME##_strided, NULL, NULL}
+#define ENTRY(NAME)                                                                                \
+  { NAME##_contiguous, NAME##_strided, NULL, NAME##_every_other }
+#define ENTRY_GATHERED(NAME)                                                                       \
+  { NAME##_contiguous, NAME##_strided, NULL, NULL }
 
 /* The loop of e for the strides (item sizes ditem, sitem). */
 static dlb_cast_loop pick(const cast_entry *e, size_t ditem, ptrdiff_t dst_stride, size_t sitem,
@@ -247,7 +252,8 @@ static dlb_cast_loop pick(const cast_entry *e, size_t ditem, ptrdiff_t dst_strid
 #define T bytes16
 #include "casts_copy.h"
 
-#define COPY_ENTRY(NAME) {NAME##_contiguous, NAME##_strided, NAME##_fill, NAME##_every_other}
+#define COPY_ENTRY(NAME)                                                                           \
+  { NAME##_contiguous, NAME##_strided, NAME##_fill, NAME##_every_other }
 
 /* By log2 of the item size. */
 static const cast_entry copies[5] = {COPY_ENTRY(copy1), COPY_ENTRY(copy2), COPY_ENTRY(copy4),
@@ -260,8 +266,8 @@ static const cast_entry *copy_entry(size_t item) { return &copies[__builtin_ctz(
  * a chunk (a copy), cast there by the pair's contiguous loop, scattered back
  * (NumPy's buffering). The copies are picked once for the run. */
 static dlb_status cast_buffered(dlb_cast_loop contiguous, char *dst, ptrdiff_t dst_stride,
-                                size_t ditem, const char *src, ptrdiff_t src_stride,
-                                size_t sitem, size_t n, dlb_error *err) {
+                                size_t ditem, const char *src, ptrdiff_t src_stride, size_t sitem,
+                                size_t n, dlb_error *err) {
   _Alignas(64) char sbuf[4096], dbuf[4096];
   const size_t chunk = sizeof sbuf / (sitem > ditem ? sitem : ditem);
   const int gather = src_stride != (ptrdiff_t)sitem, scatter = dst_stride != (ptrdiff_t)ditem;
@@ -318,16 +324,16 @@ static dlb_status half_to_chunks(dlb_cast_loop from_f32, size_t ditem, char *dst
   return DLB_OK;
 }
 
-#define HALF_FROM_CONTIGUOUS(NAME, ST, TO_F32)                                          \
-  static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src, \
-                                      ptrdiff_t src_stride, size_t n, dlb_error *err) { \
-    return half_from_chunks(TO_F32, sizeof(ST), dst, src, n, err);                      \
+#define HALF_FROM_CONTIGUOUS(NAME, ST, TO_F32)                                                     \
+  static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src,            \
+                                      ptrdiff_t src_stride, size_t n, dlb_error *err) {            \
+    return half_from_chunks(TO_F32, sizeof(ST), dst, src, n, err);                                 \
   }
 
-#define HALF_TO_CONTIGUOUS(NAME, DT, FROM_F32)                                          \
-  static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src, \
-                                      ptrdiff_t src_stride, size_t n, dlb_error *err) { \
-    return half_to_chunks(FROM_F32, sizeof(DT), dst, src, n, err);                      \
+#define HALF_TO_CONTIGUOUS(NAME, DT, FROM_F32)                                                     \
+  static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src,            \
+                                      ptrdiff_t src_stride, size_t n, dlb_error *err) {            \
+    return half_to_chunks(FROM_F32, sizeof(DT), dst, src, n, err);                                 \
   }
 
 static dlb_status f64_odd_f32(char *dst, ptrdiff_t dst_stride, const char *src,
@@ -356,7 +362,7 @@ static dlb_status f16_f32_contiguous(char *dst, ptrdiff_t dst_stride, const char
 #define IN_OPEN(x, FT, LO, HI) (((x) > (FT)(LO)) & ((x) < (FT)(HI)))
 #define FITS_I8(x, FT) IN_OPEN(x, FT, -129, 128)
 #define FITS_I16(x, FT) IN_OPEN(x, FT, -32769, 32768)
-#define FITS_I32(x, FT) \
+#define FITS_I32(x, FT)                                                                            \
   ((((x) > (FT)-2147483649.0) | ((x) == (FT)-2147483648.0)) & ((x) < (FT)2147483648.0))
 #define FITS_I64(x, FT) (((x) >= (FT)-0x1p63) & ((x) < (FT)0x1p63))
 #define FITS_U8(x, FT) IN_OPEN(x, FT, -1, 256)
@@ -366,27 +372,27 @@ static dlb_status f16_f32_contiguous(char *dst, ptrdiff_t dst_stride, const char
 
 /* The integer dtypes: tag, C type, dtype, the tag of its width, its range
  * check and conversion type from a float, its rounding to odd as a double. */
-#define INTS(X)                                                                  \
-  X(i8, int8_t, DLB_INT8, w8, FITS_I8, int32_t, dlb_int64_to_double_odd)         \
-  X(i16, int16_t, DLB_INT16, w16, FITS_I16, int32_t, dlb_int64_to_double_odd)    \
-  X(i32, int32_t, DLB_INT32, w32, FITS_I32, int32_t, dlb_int64_to_double_odd)    \
-  X(i64, int64_t, DLB_INT64, w64, FITS_I64, double, dlb_int64_to_double_odd)     \
-  X(u8, uint8_t, DLB_UINT8, w8, FITS_U8, int32_t, dlb_uint64_to_double_odd)      \
-  X(u16, uint16_t, DLB_UINT16, w16, FITS_U16, int32_t, dlb_uint64_to_double_odd) \
-  X(u32, uint32_t, DLB_UINT32, w32, FITS_U32, double, dlb_uint64_to_double_odd)  \
+#define INTS(X)                                                                                    \
+  X(i8, int8_t, DLB_INT8, w8, FITS_I8, int32_t, dlb_int64_to_double_odd)                           \
+  X(i16, int16_t, DLB_INT16, w16, FITS_I16, int32_t, dlb_int64_to_double_odd)                      \
+  X(i32, int32_t, DLB_INT32, w32, FITS_I32, int32_t, dlb_int64_to_double_odd)                      \
+  X(i64, int64_t, DLB_INT64, w64, FITS_I64, double, dlb_int64_to_double_odd)                       \
+  X(u8, uint8_t, DLB_UINT8, w8, FITS_U8, int32_t, dlb_uint64_to_double_odd)                        \
+  X(u16, uint16_t, DLB_UINT16, w16, FITS_U16, int32_t, dlb_uint64_to_double_odd)                   \
+  X(u32, uint32_t, DLB_UINT32, w32, FITS_U32, double, dlb_uint64_to_double_odd)                    \
   X(u64, uint64_t, DLB_UINT64, w64, FITS_U64, double, dlb_uint64_to_double_odd)
 
 /* The integer widths: tag, C type (unsigned), the signed and unsigned
  * dtypes of that width; then the caller's arguments. */
-#define WIDTHS(X, ...)                                 \
-  X(w8, uint8_t, DLB_INT8, DLB_UINT8, __VA_ARGS__)     \
-  X(w16, uint16_t, DLB_INT16, DLB_UINT16, __VA_ARGS__) \
-  X(w32, uint32_t, DLB_INT32, DLB_UINT32, __VA_ARGS__) \
+#define WIDTHS(X, ...)                                                                             \
+  X(w8, uint8_t, DLB_INT8, DLB_UINT8, __VA_ARGS__)                                                 \
+  X(w16, uint16_t, DLB_INT16, DLB_UINT16, __VA_ARGS__)                                             \
+  X(w32, uint32_t, DLB_INT32, DLB_UINT32, __VA_ARGS__)                                             \
   X(w64, uint64_t, DLB_INT64, DLB_UINT64, __VA_ARGS__)
 
 /* bool <-> integer, by width: x != 0, and 0 or 1. */
-#define BOOL_INT_PAIRS(W, WT, DI, DU, unused) \
-  ELEMENT_PAIR(W##_bool, WT, uint8_t, s != 0) \
+#define BOOL_INT_PAIRS(W, WT, DI, DU, unused)                                                      \
+  ELEMENT_PAIR(W##_bool, WT, uint8_t, s != 0)                                                      \
   ELEMENT_PAIR(b_##W, uint8_t, WT, s != 0)
 WIDTHS(BOOL_INT_PAIRS, 0)
 #undef BOOL_INT_PAIRS
@@ -397,15 +403,15 @@ WIDTHS(BOOL_INT_PAIRS, 0)
 /* An integer source S into the other dtypes: C's conversions round to
  * nearest even; float16 and bfloat16 through a double that rounds only
  * once (exact where a float16 is finite, rounded to odd for bfloat16). */
-#define INT_PAIRS(S, ST, SE, SW, FITS, VIA, ODD)                         \
-  WIDTHS(WRAP_PAIR, S, ST)                                               \
-  ELEMENT_PAIR(S##_f32, ST, float, (float)s)                             \
-  ELEMENT_PAIR(S##_f64, ST, double, (double)s)                           \
-  ELEMENT_RUN(S##_f16, ST, uint16_t, dlb_float16_from_double((double)s)) \
-  HALF_FROM_CONTIGUOUS(S##_f16, ST, S##_f32_contiguous)                  \
-  STRIDED(S##_f16, ST, uint16_t)                                         \
-  ELEMENT_PAIR(S##_bf16, ST, uint16_t, dlb_bfloat16_from_double(ODD(s))) \
-  ELEMENT_PAIR(S##_c64, ST, uint64_t, c64_bits((float)s))                \
+#define INT_PAIRS(S, ST, SE, SW, FITS, VIA, ODD)                                                   \
+  WIDTHS(WRAP_PAIR, S, ST)                                                                         \
+  ELEMENT_PAIR(S##_f32, ST, float, (float)s)                                                       \
+  ELEMENT_PAIR(S##_f64, ST, double, (double)s)                                                     \
+  ELEMENT_RUN(S##_f16, ST, uint16_t, dlb_float16_from_double((double)s))                           \
+  HALF_FROM_CONTIGUOUS(S##_f16, ST, S##_f32_contiguous)                                            \
+  STRIDED(S##_f16, ST, uint16_t)                                                                   \
+  ELEMENT_PAIR(S##_bf16, ST, uint16_t, dlb_bfloat16_from_double(ODD(s)))                           \
+  ELEMENT_PAIR(S##_c64, ST, uint64_t, c64_bits((float)s))                                          \
   C128_PAIR(S##_c128, ST, (double)s)
 INTS(INT_PAIRS)
 #undef INT_PAIRS
@@ -414,22 +420,22 @@ INTS(INT_PAIRS)
 /* float -> integer, checked: float32 and float64 (also read as the real
  * parts of complex elements, every other float), float16 (contiguous:
  * through float32 chunks) and bfloat16 (exactly float32's top half). */
-#define FLOAT_INT_PAIRS(D, DT, DE, DW, FITS, VIA, ODD)                                          \
-  FLOAT_INT_RUN(f32_##D, float, float, DT, DE, DLB_FLOAT32, s, FITS, VIA)                       \
-  CONTIGUOUS(f32_##D, float, DT)                                                                \
-  EVERY_OTHER(f32_##D, float, DT)                                                               \
-  STRIDED(f32_##D, float, DT)                                                                   \
-  FLOAT_INT_RUN(f64_##D, double, double, DT, DE, DLB_FLOAT64, s, FITS, VIA)                     \
-  CONTIGUOUS(f64_##D, double, DT)                                                               \
-  EVERY_OTHER(f64_##D, double, DT)                                                              \
-  STRIDED(f64_##D, double, DT)                                                                  \
-  FLOAT_INT_RUN(f16_##D, uint16_t, float, DT, DE, DLB_FLOAT16, (float)dlb_float16_to_double(s), \
-                FITS, VIA)                                                                      \
-  HALF_TO_CONTIGUOUS(f16_##D, DT, f32_##D##_contiguous)                                         \
-  STRIDED(f16_##D, uint16_t, DT)                                                                \
-  FLOAT_INT_RUN(bf16_##D, uint16_t, float, DT, DE, DLB_BFLOAT16, bf16_float(s), FITS, VIA)      \
-  CONTIGUOUS(bf16_##D, uint16_t, DT)                                                            \
-  EVERY_OTHER(bf16_##D, uint16_t, DT)                                                           \
+#define FLOAT_INT_PAIRS(D, DT, DE, DW, FITS, VIA, ODD)                                             \
+  FLOAT_INT_RUN(f32_##D, float, float, DT, DE, DLB_FLOAT32, s, FITS, VIA)                          \
+  CONTIGUOUS(f32_##D, float, DT)                                                                   \
+  EVERY_OTHER(f32_##D, float, DT)                                                                  \
+  STRIDED(f32_##D, float, DT)                                                                      \
+  FLOAT_INT_RUN(f64_##D, double, double, DT, DE, DLB_FLOAT64, s, FITS, VIA)                        \
+  CONTIGUOUS(f64_##D, double, DT)                                                                  \
+  EVERY_OTHER(f64_##D, double, DT)                                                                 \
+  STRIDED(f64_##D, double, DT)                                                                     \
+  FLOAT_INT_RUN(f16_##D, uint16_t, float, DT, DE, DLB_FLOAT16, (float)dlb_float16_to_double(s),    \
+                FITS, VIA)                                                                         \
+  HALF_TO_CONTIGUOUS(f16_##D, DT, f32_##D##_contiguous)                                            \
+  STRIDED(f16_##D, uint16_t, DT)                                                                   \
+  FLOAT_INT_RUN(bf16_##D, uint16_t, float, DT, DE, DLB_BFLOAT16, bf16_float(s), FITS, VIA)         \
+  CONTIGUOUS(bf16_##D, uint16_t, DT)                                                               \
+  EVERY_OTHER(bf16_##D, uint16_t, DT)                                                              \
   STRIDED(bf16_##D, uint16_t, DT)
 INTS(FLOAT_INT_PAIRS)
 #undef FLOAT_INT_PAIRS
@@ -503,18 +509,18 @@ STRIDED_IN_PLACE(c128_bool)
 
 /* The rows of an integer source S. */
 #define WRAP_ENTRIES(W, WT, DI, DU, S, SE) [DI][SE] = ENTRY(S##_##W), [DU][SE] = ENTRY(S##_##W),
-#define INT_ENTRIES(S, ST, SE, SW, FITS, VIA, ODD)                                   \
-  WIDTHS(WRAP_ENTRIES, S, SE)                                                        \
-  [DLB_BOOL][SE] = ENTRY(SW##_bool), [SE][DLB_BOOL] = ENTRY(b_##SW),                 \
-  [DLB_FLOAT16][SE] = ENTRY_GATHERED(S##_f16), [DLB_BFLOAT16][SE] = ENTRY(S##_bf16), \
-  [DLB_FLOAT32][SE] = ENTRY(S##_f32), [DLB_FLOAT64][SE] = ENTRY(S##_f64),            \
+#define INT_ENTRIES(S, ST, SE, SW, FITS, VIA, ODD)                                                 \
+  WIDTHS(WRAP_ENTRIES, S, SE)                                                                      \
+  [DLB_BOOL][SE] = ENTRY(SW##_bool), [SE][DLB_BOOL] = ENTRY(b_##SW),                               \
+  [DLB_FLOAT16][SE] = ENTRY_GATHERED(S##_f16), [DLB_BFLOAT16][SE] = ENTRY(S##_bf16),               \
+  [DLB_FLOAT32][SE] = ENTRY(S##_f32), [DLB_FLOAT64][SE] = ENTRY(S##_f64),                          \
   [DLB_COMPLEX64][SE] = ENTRY(S##_c64), [DLB_COMPLEX128][SE] = ENTRY(S##_c128),
 
 /* The floats (and complex real parts) into an integer destination D. */
-#define FLOAT_INT_ENTRIES(D, DT, DE, DW, FITS, VIA, ODD)                             \
-  [DE][DLB_FLOAT16] = ENTRY_GATHERED(f16_##D), [DE][DLB_BFLOAT16] = ENTRY(bf16_##D), \
-  [DE][DLB_FLOAT32] = ENTRY(f32_##D), [DE][DLB_FLOAT64] = ENTRY(f64_##D),            \
-  [DE][DLB_COMPLEX64] = {f32_##D##_every_other, f32_##D##_strided, NULL, NULL},      \
+#define FLOAT_INT_ENTRIES(D, DT, DE, DW, FITS, VIA, ODD)                                           \
+  [DE][DLB_FLOAT16] = ENTRY_GATHERED(f16_##D), [DE][DLB_BFLOAT16] = ENTRY(bf16_##D),               \
+  [DE][DLB_FLOAT32] = ENTRY(f32_##D), [DE][DLB_FLOAT64] = ENTRY(f64_##D),                          \
+  [DE][DLB_COMPLEX64] = {f32_##D##_every_other, f32_##D##_strided, NULL, NULL},                    \
   [DE][DLB_COMPLEX128] = {f64_##D##_every_other, f64_##D##_strided, NULL, NULL},
 
 /* [destination][source]; the diagonal (a copy, by item size: `copies`) is
@@ -522,8 +528,7 @@ STRIDED_IN_PLACE(c128_bool)
  * real parts in place: the loops of the complex's float type, whose every
  * other element (contiguous complex) or strided run they are. */
 static const cast_entry casts[DLB_DTYPE_COUNT][DLB_DTYPE_COUNT] = {
-    INTS(INT_ENTRIES) INTS(FLOAT_INT_ENTRIES)
-    [DLB_FLOAT64][DLB_FLOAT32] = ENTRY(f32_f64),
+    INTS(INT_ENTRIES) INTS(FLOAT_INT_ENTRIES)[DLB_FLOAT64][DLB_FLOAT32] = ENTRY(f32_f64),
     [DLB_FLOAT32][DLB_FLOAT64] = ENTRY(f64_f32),
     [DLB_FLOAT32][DLB_FLOAT16] = ENTRY_GATHERED(f16_f32),
     [DLB_FLOAT64][DLB_FLOAT16] = ENTRY_GATHERED(f16_f64),

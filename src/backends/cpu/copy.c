@@ -8,12 +8,14 @@
 #include "cpu.h"
 
 /* Copies the elements [I0, I1) x [J0, J1), one at a time, of size sizeof(T). */
-#define COPY_RECT(T, I0, I1, J0, J1)                                             \
-  for (int64_t i = (I0); i < (I1); i++)                                          \
-    for (int64_t j = (J0); j < (J1); j++)                                        \
-      memcpy(d + i * d0 + j * d1, s + i * s0 + j * s1, sizeof(T))
+#define COPY_RECT(T, I0, I1, J0, J1)                                                               \
+  for (int64_t i = (I0); i < (I1); i++)                                                            \
+    for (int64_t j = (J0); j < (J1); j++)                                                          \
+  memcpy(d + i * d0 + j * d1, s + i * s0 + j * s1, sizeof(T))
 
-typedef struct { uint64_t lo, hi; } bytes16;
+typedef struct {
+  uint64_t lo, hi;
+} bytes16;
 
 /* The blocks must be inlined into copy_tiled's clones to use their vector
  * units (left to itself GCC calls one baseline copy from all of them). */
@@ -29,15 +31,15 @@ typedef struct { uint64_t lo, hi; } bytes16;
  * Constant sizes let the compiler do the square in vector registers. B by
  * measurement: runs of 64 bytes (whole cache lines) for 4- to 16-byte
  * elements, 16 bytes for 1- and 2-byte ones. */
-#define TRANSPOSE_BLOCK(NAME, ET, B)                                             \
-  static ALWAYS_INLINE void NAME(char *d, int64_t d0, const char *s, int64_t s1) { \
-    ET square[B][B]; /* square[j][i] = source (i, j) */                          \
-    for (int j = 0; j < (B); j++) memcpy(square[j], s + j * s1, sizeof square[j]); \
-    for (int i = 0; i < (B); i++) {                                              \
-      ET run[B];                                                                 \
-      for (int j = 0; j < (B); j++) run[j] = square[j][i];                       \
-      memcpy(d + i * d0, run, sizeof run);                                       \
-    }                                                                            \
+#define TRANSPOSE_BLOCK(NAME, ET, B)                                                               \
+  static ALWAYS_INLINE void NAME(char *d, int64_t d0, const char *s, int64_t s1) {                 \
+    ET square[B][B]; /* square[j][i] = source (i, j) */                                            \
+    for (int j = 0; j < (B); j++) memcpy(square[j], s + j * s1, sizeof square[j]);                 \
+    for (int i = 0; i < (B); i++) {                                                                \
+      ET run[B];                                                                                   \
+      for (int j = 0; j < (B); j++) run[j] = square[j][i];                                         \
+      memcpy(d + i * d0, run, sizeof run);                                                         \
+    }                                                                                              \
   }
 TRANSPOSE_BLOCK(transpose_block_1, uint8_t, 16)
 TRANSPOSE_BLOCK(transpose_block_2, uint16_t, 8)
@@ -48,14 +50,14 @@ TRANSPOSE_BLOCK(transpose_block_16, bytes16, 4)
 
 /* The tile [i0, i1) x [j0, j1) in B x B blocks, then what is left at its
  * right and bottom edges (less than a block) one element at a time. */
-#define TRANSPOSE_TILE(T, B, BLOCK)                                              \
-  do {                                                                           \
-    const int64_t ib_ = i0 + (i1 - i0) / (B) * (B), jb_ = j0 + (j1 - j0) / (B) * (B); \
-    for (int64_t ii = i0; ii < ib_; ii += (B))                                   \
-      for (int64_t jj = j0; jj < jb_; jj += (B))                                 \
-        BLOCK(d + ii * d0 + jj * d1, d0, s + ii * s0 + jj * s1, s1);             \
-    COPY_RECT(T, i0, ib_, jb_, j1);                                              \
-    COPY_RECT(T, ib_, i1, j0, j1);                                               \
+#define TRANSPOSE_TILE(T, B, BLOCK)                                                                \
+  do {                                                                                             \
+    const int64_t ib_ = i0 + (i1 - i0) / (B) * (B), jb_ = j0 + (j1 - j0) / (B) * (B);              \
+    for (int64_t ii = i0; ii < ib_; ii += (B))                                                     \
+      for (int64_t jj = j0; jj < jb_; jj += (B))                                                   \
+        BLOCK(d + ii * d0 + jj * d1, d0, s + ii * s0 + jj * s1, s1);                               \
+    COPY_RECT(T, i0, ib_, jb_, j1);                                                                \
+    COPY_RECT(T, ib_, i1, j0, j1);                                                                 \
   } while (0)
 
 /* dst = src over an n0 x n1 block of one dtype whose inner dim is strided in
@@ -65,9 +67,8 @@ TRANSPOSE_BLOCK(transpose_block_16, bytes16, 4)
  * tiles are 128 x 128 and copied in blocks (4096^2 float32: 29 -> 9-12 ms,
  * 8192^2 uint8: 158 -> 17 ms); else 64 x 64 or 32 x 32, one element at a
  * time. */
-DLB_KERNEL_CLONES static void copy_tiled(char *d, int64_t d0, int64_t d1, const char *s,
-                                         int64_t s0, int64_t s1, int64_t n0, int64_t n1,
-                                         size_t item) {
+DLB_KERNEL_CLONES static void copy_tiled(char *d, int64_t d0, int64_t d1, const char *s, int64_t s0,
+                                         int64_t s1, int64_t n0, int64_t n1, size_t item) {
   const int blocked = s0 == (int64_t)item && d1 == (int64_t)item;
   /* unblocked: 2 * T * T * item <= 16 KiB (the L1 share of one tile pair) */
   const int64_t T = blocked ? 128 : item <= 2 ? 64 : 32;
@@ -167,8 +168,6 @@ dlb_status dlb_cpu_cast_strided(dlb_dtype dst_type, char *dst, const int64_t *ds
   dlb_iter_init(&it, 2, ndim, shape, data, strides);
   if (dst_type == src_type && transposed_pair(&it, (int64_t)dlb_dtype_get(dst_type)->itemsize))
     dlb_iter_each(&it, 2, tile_body, &c);
-  else
-    dlb_iter_run(&it, cast_loop, &c);
+  else dlb_iter_run(&it, cast_loop, &c);
   return c.status;
 }
-

@@ -67,10 +67,9 @@ static int buffered_loop(char **data, const int64_t *steps, int64_t n, void *aux
     }
     int st = b->kernel(ptr, step, m, NULL);
     if (st) return st;
-    if (b->cast[0] &&
-        (b->status = dlb_cast_plan_run(&b->plan[0], data[0] + done * steps[0],
-                                       (ptrdiff_t)steps[0], b->scratch[0], (ptrdiff_t)step[0],
-                                       (size_t)m, &b->err)) != DLB_OK)
+    if (b->cast[0] && (b->status = dlb_cast_plan_run(
+                           &b->plan[0], data[0] + done * steps[0], (ptrdiff_t)steps[0],
+                           b->scratch[0], (ptrdiff_t)step[0], (size_t)m, &b->err)) != DLB_OK)
       return -1;
     done += m;
   }
@@ -98,8 +97,7 @@ static dlb_status loop_failed(dlb_elementwise_call *call, int code, const buffer
   if (code == DLB_LOOP_NEGATIVE_POWER)
     snprintf(call->error.message, sizeof call->error.message,
              "%s: integers to negative integer powers are not allowed", name);
-  else
-    snprintf(call->error.message, sizeof call->error.message, "%s failed", name);
+  else snprintf(call->error.message, sizeof call->error.message, "%s failed", name);
   return DLB_E_VALUE;
 }
 
@@ -119,8 +117,8 @@ dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call) {
   buffered b;
   dlb_iter it;
   (void)ctx;
-  b.kernel = dlb_cpu_loop((dlb_op)call->op,
-                          dtype_of(call->loop_in[call->op == DLB_OP_WHERE ? 1 : 0]));
+  b.kernel =
+      dlb_cpu_loop((dlb_op)call->op, dtype_of(call->loop_in[call->op == DLB_OP_WHERE ? 1 : 0]));
   if (!b.kernel) {
     snprintf(call->error.message, sizeof call->error.message, "%s: no host loop for these dtypes",
              op_names[call->op]);
@@ -147,8 +145,8 @@ dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call) {
     strides[k] = stride_store[k];
     b.cast[k] = b.actual[k] != b.loop[k] || !aligned(b.actual[k], data[k], ndim, strides[k]);
     if (b.cast[k])
-      b.plan[k] = k ? dlb_cast_plan_for(b.loop[k], b.actual[k])
-                    : dlb_cast_plan_for(b.actual[0], b.loop[0]);
+      b.plan[k] =
+          k ? dlb_cast_plan_for(b.loop[k], b.actual[k]) : dlb_cast_plan_for(b.actual[0], b.loop[0]);
     need_buffer |= b.cast[k];
   }
   /* One short run: no iterator to set up (small arrays' case). A long one

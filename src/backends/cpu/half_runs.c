@@ -35,7 +35,7 @@ void dlb_half_to_float_run_portable(void *dst, const void *src, size_t n) {
 #define HALF_F16C 1
 
 __attribute__((target("avx,f16c"))) static void from_float_f16c(char *dst, const char *src,
-                                                                 size_t n) {
+                                                                size_t n) {
   size_t k = 0;
   for (; k + 8 <= n; k += 8) {
     __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps((const float *)(const void *)(src + 4 * k)),

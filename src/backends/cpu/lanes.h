@@ -10,12 +10,12 @@
 #define DLB_LANES_MAX 4
 
 typedef struct dlb_lanes {
-  int nop, ndim;                                /* the outer dims: all but the lane's */
+  int nop, ndim; /* the outer dims: all but the lane's */
   int64_t shape[DLB_MAX_NDIM];
   int64_t strides[DLB_LANES_MAX][DLB_MAX_NDIM]; /* bytes */
   char *at[DLB_LANES_MAX];                      /* each tensor at the current index */
   int64_t index[DLB_MAX_NDIM];
-  int64_t left;                                 /* lanes not yet visited */
+  int64_t left; /* lanes not yet visited */
 } dlb_lanes;
 
 /* A tensor's element size in bytes (bool is one byte). */

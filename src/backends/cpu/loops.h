@@ -31,8 +31,8 @@ dlb_loop dlb_math_loop(dlb_op op, dlb_dtype type);
  * initializers) name one operation's kernels k_SUFFIX for a group of loop
  * dtypes, the groups of DLB_ELEMENTWISE_OPS's loops column. */
 #define DLB_ROW_B(k) [DLB_BOOL] = k##_bool
-#define DLB_ROW_I(k)                                                                        \
-  [DLB_INT8] = k##_i8, [DLB_INT16] = k##_i16, [DLB_INT32] = k##_i32, [DLB_INT64] = k##_i64, \
+#define DLB_ROW_I(k)                                                                               \
+  [DLB_INT8] = k##_i8, [DLB_INT16] = k##_i16, [DLB_INT32] = k##_i32, [DLB_INT64] = k##_i64,        \
   [DLB_UINT8] = k##_u8, [DLB_UINT16] = k##_u16, [DLB_UINT32] = k##_u32, [DLB_UINT64] = k##_u64
 #define DLB_ROW_F(k) [DLB_FLOAT32] = k##_f32, [DLB_FLOAT64] = k##_f64
 #define DLB_ROW_C(k) [DLB_COMPLEX64] = k##_c64, [DLB_COMPLEX128] = k##_c128

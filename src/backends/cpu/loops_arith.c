@@ -15,8 +15,12 @@
 #endif
 
 typedef uint8_t dlb_bool8; /* a bool element: 0 or 1 */
-typedef struct { float re, im; } complex64;
-typedef struct { double re, im; } complex128;
+typedef struct {
+  float re, im;
+} complex64;
+typedef struct {
+  double re, im;
+} complex128;
 
 /* --- loop shapes --------------------------------------------------------- */
 
@@ -25,104 +29,104 @@ typedef struct { double re, im; } complex128;
 #define ARITH_CAT(a, b) ARITH_CAT_(a, b)
 
 /* A two-input kernel name(out, a, b): out = EXPR over a and b of type TI. */
-#define BINARY_KERNEL(name, TI, TO, EXPR)                                                     \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    char *po = data[0], *pa = data[1], *pb = data[2];                                          \
-    const int64_t so = steps[0], sa = steps[1], sb = steps[2];                                 \
-    (void)aux;                                                                                 \
-    if (so == sizeof(TO) && sa == sizeof(TI) && sb == sizeof(TI)) {                            \
-      TO *o = (TO *)po;                                                                        \
-      const TI *x = (const TI *)pa, *y = (const TI *)pb;                                       \
-      for (int64_t i = 0; i < n; i++) {                                                        \
-        const TI a = x[i], b = y[i];                                                           \
-        o[i] = (EXPR);                                                                         \
-      }                                                                                        \
-    } else if (so == sizeof(TO) && sa == sizeof(TI) && sb == 0) {                              \
-      TO *o = (TO *)po;                                                                        \
-      const TI *x = (const TI *)pa, b = *(const TI *)pb;                                       \
-      for (int64_t i = 0; i < n; i++) {                                                        \
-        const TI a = x[i];                                                                     \
-        o[i] = (EXPR);                                                                         \
-      }                                                                                        \
-    } else if (so == sizeof(TO) && sa == 0 && sb == sizeof(TI)) {                              \
-      TO *o = (TO *)po;                                                                        \
-      const TI a = *(const TI *)pa, *y = (const TI *)pb;                                       \
-      for (int64_t i = 0; i < n; i++) {                                                        \
-        const TI b = y[i];                                                                     \
-        o[i] = (EXPR);                                                                         \
-      }                                                                                        \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n; i++, po += so, pa += sa, pb += sb) {                          \
-        const TI a = *(const TI *)pa, b = *(const TI *)pb;                                     \
-        *(TO *)po = (EXPR);                                                                    \
-      }                                                                                        \
-    }                                                                                          \
-    return 0;                                                                                  \
+#define BINARY_KERNEL(name, TI, TO, EXPR)                                                          \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    char *po = data[0], *pa = data[1], *pb = data[2];                                              \
+    const int64_t so = steps[0], sa = steps[1], sb = steps[2];                                     \
+    (void)aux;                                                                                     \
+    if (so == sizeof(TO) && sa == sizeof(TI) && sb == sizeof(TI)) {                                \
+      TO *o = (TO *)po;                                                                            \
+      const TI *x = (const TI *)pa, *y = (const TI *)pb;                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        const TI a = x[i], b = y[i];                                                               \
+        o[i] = (EXPR);                                                                             \
+      }                                                                                            \
+    } else if (so == sizeof(TO) && sa == sizeof(TI) && sb == 0) {                                  \
+      TO *o = (TO *)po;                                                                            \
+      const TI *x = (const TI *)pa, b = *(const TI *)pb;                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        const TI a = x[i];                                                                         \
+        o[i] = (EXPR);                                                                             \
+      }                                                                                            \
+    } else if (so == sizeof(TO) && sa == 0 && sb == sizeof(TI)) {                                  \
+      TO *o = (TO *)po;                                                                            \
+      const TI a = *(const TI *)pa, *y = (const TI *)pb;                                           \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        const TI b = y[i];                                                                         \
+        o[i] = (EXPR);                                                                             \
+      }                                                                                            \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++, po += so, pa += sa, pb += sb) {                              \
+        const TI a = *(const TI *)pa, b = *(const TI *)pb;                                         \
+        *(TO *)po = (EXPR);                                                                        \
+      }                                                                                            \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 
 /* A one-input kernel name(out, a): out = EXPR over a of type TI. */
-#define UNARY_KERNEL(name, TI, TO, EXPR)                                                      \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    char *po = data[0], *pa = data[1];                                                         \
-    const int64_t so = steps[0], sa = steps[1];                                                \
-    (void)aux;                                                                                 \
-    if (so == sizeof(TO) && sa == sizeof(TI)) {                                                \
-      TO *o = (TO *)po;                                                                        \
-      const TI *x = (const TI *)pa;                                                            \
-      for (int64_t i = 0; i < n; i++) {                                                        \
-        const TI a = x[i];                                                                     \
-        o[i] = (EXPR);                                                                         \
-      }                                                                                        \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n; i++, po += so, pa += sa) {                                    \
-        const TI a = *(const TI *)pa;                                                          \
-        *(TO *)po = (EXPR);                                                                    \
-      }                                                                                        \
-    }                                                                                          \
-    return 0;                                                                                  \
+#define UNARY_KERNEL(name, TI, TO, EXPR)                                                           \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    char *po = data[0], *pa = data[1];                                                             \
+    const int64_t so = steps[0], sa = steps[1];                                                    \
+    (void)aux;                                                                                     \
+    if (so == sizeof(TO) && sa == sizeof(TI)) {                                                    \
+      TO *o = (TO *)po;                                                                            \
+      const TI *x = (const TI *)pa;                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        const TI a = x[i];                                                                         \
+        o[i] = (EXPR);                                                                             \
+      }                                                                                            \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++, po += so, pa += sa) {                                        \
+        const TI a = *(const TI *)pa;                                                              \
+        *(TO *)po = (EXPR);                                                                        \
+      }                                                                                            \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 
 /* A kernel whose body is a statement over one element (for operations that
  * can fail or branch too much for an expression): BODY reads a (and b) and
  * sets o, or returns an error code. */
-#define BINARY_STATEMENT_KERNEL(name, TI, TO, BODY)                                    \
-  static int name(char **data, const int64_t *steps, int64_t n, void *aux) {           \
-    char *po = data[0], *pa = data[1], *pb = data[2];                                   \
-    (void)aux;                                                                          \
-    for (int64_t i = 0; i < n; i++, po += steps[0], pa += steps[1], pb += steps[2]) { \
-      const TI a = *(const TI *)pa, b = *(const TI *)pb;                                \
-      TO o;                                                                             \
-      BODY;                                                                             \
-      *(TO *)po = o;                                                                    \
-    }                                                                                   \
-    return 0;                                                                           \
+#define BINARY_STATEMENT_KERNEL(name, TI, TO, BODY)                                                \
+  static int name(char **data, const int64_t *steps, int64_t n, void *aux) {                       \
+    char *po = data[0], *pa = data[1], *pb = data[2];                                              \
+    (void)aux;                                                                                     \
+    for (int64_t i = 0; i < n; i++, po += steps[0], pa += steps[1], pb += steps[2]) {              \
+      const TI a = *(const TI *)pa, b = *(const TI *)pb;                                           \
+      TO o;                                                                                        \
+      BODY;                                                                                        \
+      *(TO *)po = o;                                                                               \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 
 /* --- integer helpers (no signed overflow: wrap through the unsigned type) --- */
 
 /* "* 1u" makes the arithmetic unsigned int (or wider) even for 8- and 16-bit
  * types, which C would otherwise promote to int, where 65535 * 65535 overflows. */
-#define WRAP(T, U, a, op, b) ((T)((U)(a) * 1u op (U)(b)))
+#define WRAP(T, U, a, op, b) ((T)((U)(a)*1u op(U)(b)))
 
 /* Python's floor division and modulo on integers; b == 0 gives 0 and
  * MIN // -1 gives MIN (wrapped), as NumPy. */
-#define INT_DIVMOD_HELPERS(T, U, MIN)                                             \
-  static inline T floor_div_##T(T a, T b) {                                        \
-    if (b == 0) return 0;                                                          \
-    if (b == -1) return (T)(0 - (U)a);                                             \
-    T q = a / b;                                                                   \
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;                                 \
-    return q;                                                                      \
-  }                                                                                \
-  static inline T floor_mod_##T(T a, T b) {                                        \
-    if (b == 0 || b == -1) return 0;                                               \
-    T r = a % b;                                                                   \
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
-    return r;                                                                      \
+#define INT_DIVMOD_HELPERS(T, U, MIN)                                                              \
+  static inline T floor_div_##T(T a, T b) {                                                        \
+    if (b == 0) return 0;                                                                          \
+    if (b == -1) return (T)(0 - (U)a);                                                             \
+    T q = a / b;                                                                                   \
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;                                                 \
+    return q;                                                                                      \
+  }                                                                                                \
+  static inline T floor_mod_##T(T a, T b) {                                                        \
+    if (b == 0 || b == -1) return 0;                                                               \
+    T r = a % b;                                                                                   \
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                                    \
+    return r;                                                                                      \
   }
 
-#define UINT_DIVMOD_HELPERS(T)                                                  \
-  static inline T floor_div_##T(T a, T b) { return b == 0 ? 0 : (T)(a / b); } \
+#define UINT_DIVMOD_HELPERS(T)                                                                     \
+  static inline T floor_div_##T(T a, T b) { return b == 0 ? 0 : (T)(a / b); }                      \
   static inline T floor_mod_##T(T a, T b) { return b == 0 ? 0 : (T)(a % b); }
 
 INT_DIVMOD_HELPERS(int8_t, uint8_t, INT8_MIN)
@@ -135,16 +139,16 @@ UINT_DIVMOD_HELPERS(uint32_t)
 UINT_DIVMOD_HELPERS(uint64_t)
 
 /* a ** b by squaring, wrapping; a negative b is an error for signed types. */
-#define INT_POWER_HELPER(T, U)                           \
-  static inline int power_##T(T a, T b, T *out) {        \
-    U result = 1, base = (U)a;                           \
-    if (b < 0) return DLB_LOOP_NEGATIVE_POWER;            \
-    for (uint64_t e = (uint64_t)b; e; e >>= 1) {         \
-      if (e & 1) result = (U)(result * 1u * base);       \
-      base = (U)(base * 1u * base);                      \
-    }                                                    \
-    *out = (T)result;                                    \
-    return 0;                                            \
+#define INT_POWER_HELPER(T, U)                                                                     \
+  static inline int power_##T(T a, T b, T *out) {                                                  \
+    U result = 1, base = (U)a;                                                                     \
+    if (b < 0) return DLB_LOOP_NEGATIVE_POWER;                                                     \
+    for (uint64_t e = (uint64_t)b; e; e >>= 1) {                                                   \
+      if (e & 1) result = (U)(result * 1u * base);                                                 \
+      base = (U)(base * 1u * base);                                                                \
+    }                                                                                              \
+    *out = (T)result;                                                                              \
+    return 0;                                                                                      \
   }
 
 INT_POWER_HELPER(int8_t, uint8_t)
@@ -158,12 +162,12 @@ INT_POWER_HELPER(uint64_t, uint64_t)
 
 /* NumPy's shifts: a shift by the width or more (or a negative one, seen as
  * huge) gives 0, or -1 for a negative signed value shifted right. */
-#define SHIFT_HELPERS(T, U)                                                             \
-  static inline T shift_left_##T(T a, T b) {                                            \
-    return (U)b < sizeof(T) * 8 ? (T)((U)a * 1u << (U)b) : 0;                           \
-  }                                                                                     \
-  static inline T shift_right_##T(T a, T b) {                                           \
-    return (U)b < sizeof(T) * 8 ? (T)(a >> (U)b) : (T)(a < 0 ? (T)-1 : 0);              \
+#define SHIFT_HELPERS(T, U)                                                                        \
+  static inline T shift_left_##T(T a, T b) {                                                       \
+    return (U)b < sizeof(T) * 8 ? (T)((U)a * 1u << (U)b) : 0;                                      \
+  }                                                                                                \
+  static inline T shift_right_##T(T a, T b) {                                                      \
+    return (U)b < sizeof(T) * 8 ? (T)(a >> (U)b) : (T)(a < 0 ? (T)-1 : 0);                         \
   }
 
 SHIFT_HELPERS(int8_t, uint8_t)
@@ -214,68 +218,69 @@ SHIFT_HELPERS(uint64_t, uint64_t)
 /* --- the kernels ---------------------------------------------------------- */
 
 /* Every integer dtype: (T, unsigned twin, the kernels' suffix: loops.h). */
-#define FOR_INTS(X)                                                            \
-  X(int8_t, uint8_t, i8) X(int16_t, uint16_t, i16) X(int32_t, uint32_t, i32)   \
-  X(int64_t, uint64_t, i64) X(uint8_t, uint8_t, u8) X(uint16_t, uint16_t, u16) \
-  X(uint32_t, uint32_t, u32) X(uint64_t, uint64_t, u64)
+#define FOR_INTS(X)                                                                                \
+  X(int8_t, uint8_t, i8)                                                                           \
+  X(int16_t, uint16_t, i16) X(int32_t, uint32_t, i32) X(int64_t, uint64_t, i64)                    \
+      X(uint8_t, uint8_t, u8) X(uint16_t, uint16_t, u16) X(uint32_t, uint32_t, u32)                \
+          X(uint64_t, uint64_t, u64)
 
-#define INT_KERNELS(T, U, S)                                  \
-  BINARY_KERNEL(add_##S, T, T, WRAP(T, U, a, +, b))           \
-  BINARY_KERNEL(subtract_##S, T, T, WRAP(T, U, a, -, b))      \
-  BINARY_KERNEL(multiply_##S, T, T, WRAP(T, U, a, *, b))      \
-  BINARY_KERNEL(maximum_##S, T, T, a > b ? a : b)             \
-  BINARY_KERNEL(minimum_##S, T, T, a < b ? a : b)             \
-  BINARY_KERNEL(bitwise_and_##S, T, T, (T)(a & b))            \
-  BINARY_KERNEL(bitwise_or_##S, T, T, (T)(a | b))             \
-  BINARY_KERNEL(bitwise_xor_##S, T, T, (T)(a ^ b))            \
-  BINARY_KERNEL(left_shift_##S, T, T, shift_left_##T(a, b))   \
-  BINARY_KERNEL(right_shift_##S, T, T, shift_right_##T(a, b)) \
-  BINARY_KERNEL(floor_divide_##S, T, T, floor_div_##T(a, b))  \
-  BINARY_KERNEL(mod_##S, T, T, floor_mod_##T(a, b))           \
-  BINARY_STATEMENT_KERNEL(power_##S, T, T, {                  \
-    int st_ = power_##T(a, b, &o);                            \
-    if (st_) return st_;                                      \
-  })                                                          \
-  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)              \
-  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)          \
-  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)                \
-  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)         \
-  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)             \
-  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)      \
-  UNARY_KERNEL(negative_##S, T, T, (T)(0 - (U)a))             \
+#define INT_KERNELS(T, U, S)                                                                       \
+  BINARY_KERNEL(add_##S, T, T, WRAP(T, U, a, +, b))                                                \
+  BINARY_KERNEL(subtract_##S, T, T, WRAP(T, U, a, -, b))                                           \
+  BINARY_KERNEL(multiply_##S, T, T, WRAP(T, U, a, *, b))                                           \
+  BINARY_KERNEL(maximum_##S, T, T, a > b ? a : b)                                                  \
+  BINARY_KERNEL(minimum_##S, T, T, a < b ? a : b)                                                  \
+  BINARY_KERNEL(bitwise_and_##S, T, T, (T)(a & b))                                                 \
+  BINARY_KERNEL(bitwise_or_##S, T, T, (T)(a | b))                                                  \
+  BINARY_KERNEL(bitwise_xor_##S, T, T, (T)(a ^ b))                                                 \
+  BINARY_KERNEL(left_shift_##S, T, T, shift_left_##T(a, b))                                        \
+  BINARY_KERNEL(right_shift_##S, T, T, shift_right_##T(a, b))                                      \
+  BINARY_KERNEL(floor_divide_##S, T, T, floor_div_##T(a, b))                                       \
+  BINARY_KERNEL(mod_##S, T, T, floor_mod_##T(a, b))                                                \
+  BINARY_STATEMENT_KERNEL(power_##S, T, T, {                                                       \
+    int st_ = power_##T(a, b, &o);                                                                 \
+    if (st_) return st_;                                                                           \
+  })                                                                                               \
+  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)                                                   \
+  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)                                               \
+  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)                                                     \
+  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)                                              \
+  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)                                                  \
+  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)                                           \
+  UNARY_KERNEL(negative_##S, T, T, (T)(0 - (U)a))                                                  \
   UNARY_KERNEL(bitwise_not_##S, T, T, (T)~a)
 
 FOR_INTS(INT_KERNELS)
 
-#define FLOAT_KERNELS(T, S, POW)                             \
-  BINARY_KERNEL(add_##S, T, T, a + b)                        \
-  BINARY_KERNEL(subtract_##S, T, T, a - b)                   \
-  BINARY_KERNEL(multiply_##S, T, T, a * b)                   \
-  BINARY_KERNEL(divide_##S, T, T, a / b)                     \
-  BINARY_KERNEL(maximum_##S, T, T, FMAX(a, b))               \
-  BINARY_KERNEL(minimum_##S, T, T, FMIN(a, b))               \
-  BINARY_KERNEL(floor_divide_##S, T, T, floor_div_##T(a, b)) \
-  BINARY_KERNEL(mod_##S, T, T, floor_mod_##T(a, b))          \
-  BINARY_KERNEL(power_##S, T, T, POW(a, b))                  \
-  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)             \
-  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)         \
-  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)               \
-  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)        \
-  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)            \
-  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)     \
+#define FLOAT_KERNELS(T, S, POW)                                                                   \
+  BINARY_KERNEL(add_##S, T, T, a + b)                                                              \
+  BINARY_KERNEL(subtract_##S, T, T, a - b)                                                         \
+  BINARY_KERNEL(multiply_##S, T, T, a *b)                                                          \
+  BINARY_KERNEL(divide_##S, T, T, a / b)                                                           \
+  BINARY_KERNEL(maximum_##S, T, T, FMAX(a, b))                                                     \
+  BINARY_KERNEL(minimum_##S, T, T, FMIN(a, b))                                                     \
+  BINARY_KERNEL(floor_divide_##S, T, T, floor_div_##T(a, b))                                       \
+  BINARY_KERNEL(mod_##S, T, T, floor_mod_##T(a, b))                                                \
+  BINARY_KERNEL(power_##S, T, T, POW(a, b))                                                        \
+  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)                                                   \
+  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)                                               \
+  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)                                                     \
+  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)                                              \
+  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)                                                  \
+  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)                                           \
   UNARY_KERNEL(negative_##S, T, T, -a)
 
 FLOAT_KERNELS(float, f32, powf)
 FLOAT_KERNELS(double, f64, pow)
 
-#define COMPLEX_KERNELS(C, S)                               \
-  BINARY_KERNEL(add_##S, C, C, cadd_##C(a, b))              \
-  BINARY_KERNEL(subtract_##S, C, C, csub_##C(a, b))         \
-  BINARY_KERNEL(multiply_##S, C, C, cmul_##C(a, b))         \
-  BINARY_KERNEL(divide_##S, C, C, cdiv_##C(a, b))           \
-  BINARY_KERNEL(power_##S, C, C, cpow_##C(a, b))            \
-  BINARY_KERNEL(equal_##S, C, dlb_bool8, ceq_##C(a, b))     \
-  BINARY_KERNEL(not_equal_##S, C, dlb_bool8, cne_##C(a, b)) \
+#define COMPLEX_KERNELS(C, S)                                                                      \
+  BINARY_KERNEL(add_##S, C, C, cadd_##C(a, b))                                                     \
+  BINARY_KERNEL(subtract_##S, C, C, csub_##C(a, b))                                                \
+  BINARY_KERNEL(multiply_##S, C, C, cmul_##C(a, b))                                                \
+  BINARY_KERNEL(divide_##S, C, C, cdiv_##C(a, b))                                                  \
+  BINARY_KERNEL(power_##S, C, C, cpow_##C(a, b))                                                   \
+  BINARY_KERNEL(equal_##S, C, dlb_bool8, ceq_##C(a, b))                                            \
+  BINARY_KERNEL(not_equal_##S, C, dlb_bool8, cne_##C(a, b))                                        \
   UNARY_KERNEL(negative_##S, C, C, cneg_##C(a))
 
 COMPLEX_KERNELS(complex64, c64)
@@ -383,7 +388,9 @@ UNARY_KERNEL(logical_not_bool, dlb_bool8, dlb_bool8, (dlb_bool8)(a == 0))
 static const dlb_loop kernels[DLB_OP_COUNT][DLB_DTYPE_COUNT] = {
     [DLB_OP_ADD] = {[DLB_BOOL] = or_bool, DLB_ROW_I(add), DLB_ROW_F(add), DLB_ROW_C(add)},
     [DLB_OP_SUBTRACT] = {DLB_ROW_I(subtract), DLB_ROW_F(subtract), DLB_ROW_C(subtract)},
-    [DLB_OP_MULTIPLY] = {[DLB_BOOL] = and_bool, DLB_ROW_I(multiply), DLB_ROW_F(multiply),
+    [DLB_OP_MULTIPLY] = {[DLB_BOOL] = and_bool,
+                         DLB_ROW_I(multiply),
+                         DLB_ROW_F(multiply),
                          DLB_ROW_C(multiply)},
     [DLB_OP_DIVIDE] = {DLB_ROW_F(divide), DLB_ROW_C(divide)},
     [DLB_OP_FLOOR_DIVIDE] = {DLB_ROW_I(floor_divide), DLB_ROW_F(floor_divide)},
@@ -417,11 +424,11 @@ dlb_loop dlb_arith_loop(dlb_op op, dlb_dtype type) {
   if ((unsigned)op >= DLB_OP_COUNT || (unsigned)type >= DLB_DTYPE_COUNT) return NULL;
   if (op == DLB_OP_WHERE) {
     switch (dlb_dtype_get(type)->itemsize) {
-    case 1: return where_1;
-    case 2: return where_2;
-    case 4: return where_4;
-    case 8: return where_8;
-    default: return where_16;
+      case 1: return where_1;
+      case 2: return where_2;
+      case 4: return where_4;
+      case 8: return where_8;
+      default: return where_16;
     }
   }
   return kernels[op][type];

@@ -89,52 +89,52 @@ static inline cdouble make_c128(double re, double im) {
  * value computed once, then stored n times), anything else. ATTR is
  * DLB_KERNEL_CLONES where wider vectors pay, else empty.
  */
-#define UNARY_KERNEL(ATTR, NAME, IT, OT, EXPR)                                          \
-  static inline OT NAME##_op(IT x) { return EXPR; }                                     \
-  ATTR static int NAME(char **data, const int64_t *steps, int64_t n, void *aux) {       \
-    char *out = data[0];                                                                \
-    const char *in = data[1];                                                           \
-    const int64_t out_step = steps[0], in_step = steps[1];                              \
-    (void)aux;                                                                          \
-    if (out_step == (int64_t)sizeof(OT) && in_step == (int64_t)sizeof(IT)) {            \
-      for (int64_t i = 0; i < n; i++) {                                                 \
-        IT x;                                                                           \
-        OT y;                                                                           \
-        memcpy(&x, in + i * (int64_t)sizeof(IT), sizeof x);                             \
-        y = NAME##_op(x);                                                               \
-        memcpy(out + i * (int64_t)sizeof(OT), &y, sizeof y);                            \
-      }                                                                                 \
-    } else if (in_step == 0) {                                                          \
-      IT x;                                                                             \
-      OT y;                                                                             \
-      memcpy(&x, in, sizeof x);                                                         \
-      y = NAME##_op(x);                                                                 \
-      for (int64_t i = 0; i < n; i++) memcpy(out + i * out_step, &y, sizeof y);         \
-    } else {                                                                            \
-      for (int64_t i = 0; i < n; i++) {                                                 \
-        IT x;                                                                           \
-        OT y;                                                                           \
-        memcpy(&x, in + i * in_step, sizeof x);                                         \
-        y = NAME##_op(x);                                                               \
-        memcpy(out + i * out_step, &y, sizeof y);                                       \
-      }                                                                                 \
-    }                                                                                   \
-    return 0;                                                                           \
+#define UNARY_KERNEL(ATTR, NAME, IT, OT, EXPR)                                                     \
+  static inline OT NAME##_op(IT x) { return EXPR; }                                                \
+  ATTR static int NAME(char **data, const int64_t *steps, int64_t n, void *aux) {                  \
+    char *out = data[0];                                                                           \
+    const char *in = data[1];                                                                      \
+    const int64_t out_step = steps[0], in_step = steps[1];                                         \
+    (void)aux;                                                                                     \
+    if (out_step == (int64_t)sizeof(OT) && in_step == (int64_t)sizeof(IT)) {                       \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        IT x;                                                                                      \
+        OT y;                                                                                      \
+        memcpy(&x, in + i * (int64_t)sizeof(IT), sizeof x);                                        \
+        y = NAME##_op(x);                                                                          \
+        memcpy(out + i * (int64_t)sizeof(OT), &y, sizeof y);                                       \
+      }                                                                                            \
+    } else if (in_step == 0) {                                                                     \
+      IT x;                                                                                        \
+      OT y;                                                                                        \
+      memcpy(&x, in, sizeof x);                                                                    \
+      y = NAME##_op(x);                                                                            \
+      for (int64_t i = 0; i < n; i++) memcpy(out + i * out_step, &y, sizeof y);                    \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++) {                                                            \
+        IT x;                                                                                      \
+        OT y;                                                                                      \
+        memcpy(&x, in + i * in_step, sizeof x);                                                    \
+        y = NAME##_op(x);                                                                          \
+        memcpy(out + i * out_step, &y, sizeof y);                                                  \
+      }                                                                                            \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 
 /* Copies an element of SIZE bytes from in to out: the rounding functions of
  * integers, abs of bool and unsigned integers. */
-#define COPY_KERNEL(SIZE)                                                               \
-  static int copy_loop_##SIZE(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    char *out = data[0];                                                                \
-    const char *in = data[1];                                                           \
-    (void)aux;                                                                          \
-    if (steps[0] == SIZE && steps[1] == SIZE) {                                         \
-      if (out != in) memmove(out, in, (size_t)n * SIZE);                                \
-    } else {                                                                            \
-      for (int64_t i = 0; i < n; i++) memmove(out + i * steps[0], in + i * steps[1], SIZE); \
-    }                                                                                   \
-    return 0;                                                                           \
+#define COPY_KERNEL(SIZE)                                                                          \
+  static int copy_loop_##SIZE(char **data, const int64_t *steps, int64_t n, void *aux) {           \
+    char *out = data[0];                                                                           \
+    const char *in = data[1];                                                                      \
+    (void)aux;                                                                                     \
+    if (steps[0] == SIZE && steps[1] == SIZE) {                                                    \
+      if (out != in) memmove(out, in, (size_t)n *SIZE);                                            \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++) memmove(out + i * steps[0], in + i * steps[1], SIZE);        \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 COPY_KERNEL(1)
 COPY_KERNEL(2)
@@ -142,16 +142,16 @@ COPY_KERNEL(4)
 COPY_KERNEL(8)
 
 /* Writes the bool VALUE n times: the predicates of integers and bool. */
-#define FILL_KERNEL(NAME, VALUE)                                                        \
-  static int NAME(char **data, const int64_t *steps, int64_t n, void *aux) {            \
-    const uint8_t v = VALUE;                                                            \
-    (void)aux;                                                                          \
-    if (steps[0] == 1) {                                                                \
-      memset(data[0], v, (size_t)n);                                                    \
-    } else {                                                                            \
-      for (int64_t i = 0; i < n; i++) data[0][i * steps[0]] = (char)v;                  \
-    }                                                                                   \
-    return 0;                                                                           \
+#define FILL_KERNEL(NAME, VALUE)                                                                   \
+  static int NAME(char **data, const int64_t *steps, int64_t n, void *aux) {                       \
+    const uint8_t v = VALUE;                                                                       \
+    (void)aux;                                                                                     \
+    if (steps[0] == 1) {                                                                           \
+      memset(data[0], v, (size_t)n);                                                               \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++) data[0][i * steps[0]] = (char)v;                             \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 FILL_KERNEL(fill_false, 0)
 FILL_KERNEL(fill_true, 1)
@@ -164,42 +164,45 @@ FILL_KERNEL(fill_true, 1)
  * exact; the result takes x's sign (floor(-0.5) is -1, ceil(-0.5) and
  * trunc(-0.5) are -0.0, as C's); NaN and inf go through.
  */
-#define ROUNDING_FROM_RINT(T, SFX, F)                                                   \
-  static inline T floor_##SFX##_value(T x) {                                            \
-    const T r = rint##F(x);                                                             \
-    return copysign##F(r - (T)isgreater(r, x), x);                                      \
-  }                                                                                     \
-  static inline T ceil_##SFX##_value(T x) {                                             \
-    const T r = rint##F(x);                                                             \
-    return copysign##F(r + (T)isless(r, x), x);                                         \
-  }                                                                                     \
-  static inline T trunc_##SFX##_value(T x) {                                            \
-    const T r = rint##F(x);                                                             \
-    return copysign##F(r - copysign##F((T)isgreater(fabs##F(r), fabs##F(x)), x), x);    \
+#define ROUNDING_FROM_RINT(T, SFX, F)                                                              \
+  static inline T floor_##SFX##_value(T x) {                                                       \
+    const T r = rint##F(x);                                                                        \
+    return copysign##F(r - (T)isgreater(r, x), x);                                                 \
+  }                                                                                                \
+  static inline T ceil_##SFX##_value(T x) {                                                        \
+    const T r = rint##F(x);                                                                        \
+    return copysign##F(r + (T)isless(r, x), x);                                                    \
+  }                                                                                                \
+  static inline T trunc_##SFX##_value(T x) {                                                       \
+    const T r = rint##F(x);                                                                        \
+    return copysign##F(r - copysign##F((T)isgreater(fabs##F(r), fabs##F(x)), x), x);               \
   }
 ROUNDING_FROM_RINT(float, f32, f)
 ROUNDING_FROM_RINT(double, f64, )
 
 /* The real float loops, for float (suffix f32) and double (f64). */
-#define REAL_FLOAT_KERNELS(T, SFX, F)                                                   \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, sqrt_##SFX, T, T, sqrt##F(x))                         \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, floor_##SFX, T, T, floor_##SFX##_value(x))            \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, ceil_##SFX, T, T, ceil_##SFX##_value(x))              \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, trunc_##SFX, T, T, trunc_##SFX##_value(x))            \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, round_##SFX, T, T, rint##F(x))                        \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, abs_##SFX, T, T, fabs##F(x))                          \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, sign_##SFX, T, T,                                     \
-               x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x)                        \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, isnan_##SFX, T, uint8_t, (uint8_t)(x != x))           \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, isinf_##SFX, T, uint8_t, (uint8_t)(fabs##F(x) == (T)INFINITY)) \
+#define REAL_FLOAT_KERNELS(T, SFX, F)                                                              \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, sqrt_##SFX, T, T, sqrt##F(x))                                    \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, floor_##SFX, T, T, floor_##SFX##_value(x))                       \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, ceil_##SFX, T, T, ceil_##SFX##_value(x))                         \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, trunc_##SFX, T, T, trunc_##SFX##_value(x))                       \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, round_##SFX, T, T, rint##F(x))                                   \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, abs_##SFX, T, T, fabs##F(x))                                     \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, sign_##SFX, T, T,                                                \
+               x > 0    ? (T)1                                                                     \
+               : x < 0  ? (T)-1                                                                    \
+               : x == 0 ? (T)0                                                                     \
+                        : x)                                                                       \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, isnan_##SFX, T, uint8_t, (uint8_t)(x != x))                      \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, isinf_##SFX, T, uint8_t, (uint8_t)(fabs##F(x) == (T)INFINITY))   \
   UNARY_KERNEL(DLB_KERNEL_CLONES, isfinite_##SFX, T, uint8_t, (uint8_t)(fabs##F(x) < (T)INFINITY))
 REAL_FLOAT_KERNELS(float, f32, f)
 REAL_FLOAT_KERNELS(double, f64, )
 
 /* abs and sign of the integers: abs wraps (abs(INT8_MIN) == INT8_MIN, as
  * NumPy), computed in the unsigned type so that nothing overflows. */
-#define SIGNED_KERNELS(T, U, SFX)                                                       \
-  UNARY_KERNEL(DLB_KERNEL_CLONES, abs_##SFX, T, T, (T)(x < 0 ? (U)(0u - (U)x) : (U)x))  \
+#define SIGNED_KERNELS(T, U, SFX)                                                                  \
+  UNARY_KERNEL(DLB_KERNEL_CLONES, abs_##SFX, T, T, (T)(x < 0 ? (U)(0u - (U)x) : (U)x))             \
   UNARY_KERNEL(DLB_KERNEL_CLONES, sign_##SFX, T, T, (T)((x > 0) - (x < 0)))
 SIGNED_KERNELS(int8_t, uint8_t, i8)
 SIGNED_KERNELS(int16_t, uint16_t, i16)
@@ -217,71 +220,69 @@ UNSIGNED_KERNELS(uint64_t, u64)
 /* sign(z) = z / |z|, 0 for 0 (NumPy 2; NumPy 1.x gave sign(z.real) + 0j);
  * NaN for a NaN part or both parts infinite; one infinite part gives the unit
  * vector along it. */
-#define COMPLEX_SIGN(CT, T, F, MK)                                                      \
-  static CT csign_##F(CT z) {                                                           \
-    const T re = creal##F(z), im = cimag##F(z), r = hypot##F(re, im);                   \
-    if (isnan(r)) return MK((T)NAN, (T)NAN);                                            \
-    if (isinf(r)) {                                                                     \
-      if (isinf(re) && isinf(im)) return MK((T)NAN, (T)NAN);                            \
-      if (isinf(re)) return MK(re > 0 ? (T)1 : (T)-1, (T)0);                            \
-      return MK((T)0, im > 0 ? (T)1 : (T)-1);                                           \
-    }                                                                                   \
-    if (r == 0) return MK((T)0, (T)0);                                                  \
-    return MK(re / r, im / r);                                                          \
+#define COMPLEX_SIGN(CT, T, F, MK)                                                                 \
+  static CT csign_##F(CT z) {                                                                      \
+    const T re = creal##F(z), im = cimag##F(z), r = hypot##F(re, im);                              \
+    if (isnan(r)) return MK((T)NAN, (T)NAN);                                                       \
+    if (isinf(r)) {                                                                                \
+      if (isinf(re) && isinf(im)) return MK((T)NAN, (T)NAN);                                       \
+      if (isinf(re)) return MK(re > 0 ? (T)1 : (T)-1, (T)0);                                       \
+      return MK((T)0, im > 0 ? (T)1 : (T)-1);                                                      \
+    }                                                                                              \
+    if (r == 0) return MK((T)0, (T)0);                                                             \
+    return MK(re / r, im / r);                                                                     \
   }
 
 /* exp2, expm1, log2, log10 and log1p of complex numbers, as npymath's
  * nc_exp2, nc_expm1, nc_log2, nc_log10 and nc_log1p compute them. */
-#define COMPLEX_HELPERS(CT, T, F, MK)                                                   \
-  static CT cexp2_##F(CT z) { return cexp##F(MK(creal##F(z) * (T)LN2, cimag##F(z) * (T)LN2)); } \
-  static CT cexpm1_##F(CT z) {                                                          \
-    const T re = creal##F(z), im = cimag##F(z), a = sin##F(im / 2);                     \
-    return MK(expm1##F(re) * cos##F(im) - 2 * a * a, exp##F(re) * sin##F(im));          \
-  }                                                                                     \
-  static CT clog2_##F(CT z) {                                                           \
-    const CT l = clog##F(z);                                                            \
-    return MK(creal##F(l) * (T)LOG2E, cimag##F(l) * (T)LOG2E);                          \
-  }                                                                                     \
-  static CT clog10_##F(CT z) {                                                          \
-    const CT l = clog##F(z);                                                            \
-    return MK(creal##F(l) * (T)LOG10E, cimag##F(l) * (T)LOG10E);                        \
-  }                                                                                     \
-  static CT clog1p_##F(CT z) {                                                          \
-    const T re = creal##F(z) + 1, im = cimag##F(z);                                     \
-    return MK(log##F(hypot##F(re, im)), atan2##F(im, re));                              \
-  }                                                                                     \
+#define COMPLEX_HELPERS(CT, T, F, MK)                                                              \
+  static CT cexp2_##F(CT z) { return cexp##F(MK(creal##F(z) * (T)LN2, cimag##F(z) * (T)LN2)); }    \
+  static CT cexpm1_##F(CT z) {                                                                     \
+    const T re = creal##F(z), im = cimag##F(z), a = sin##F(im / 2);                                \
+    return MK(expm1##F(re) * cos##F(im) - 2 * a * a, exp##F(re) * sin##F(im));                     \
+  }                                                                                                \
+  static CT clog2_##F(CT z) {                                                                      \
+    const CT l = clog##F(z);                                                                       \
+    return MK(creal##F(l) * (T)LOG2E, cimag##F(l) * (T)LOG2E);                                     \
+  }                                                                                                \
+  static CT clog10_##F(CT z) {                                                                     \
+    const CT l = clog##F(z);                                                                       \
+    return MK(creal##F(l) * (T)LOG10E, cimag##F(l) * (T)LOG10E);                                   \
+  }                                                                                                \
+  static CT clog1p_##F(CT z) {                                                                     \
+    const T re = creal##F(z) + 1, im = cimag##F(z);                                                \
+    return MK(log##F(hypot##F(re, im)), atan2##F(im, re));                                         \
+  }                                                                                                \
   COMPLEX_SIGN(CT, T, F, MK)
 
 COMPLEX_HELPERS(cfloat, float, f, make_c64)
 COMPLEX_HELPERS(cdouble, double, , make_c128)
 
 /* Every complex kernel of one complex type (suffix c64 or c128). */
-#define COMPLEX_KERNELS(CT, T, SFX, F, MK)                                              \
-  UNARY_KERNEL(, sqrt_##SFX, CT, CT, csqrt##F(x))                                       \
-  UNARY_KERNEL(, exp_##SFX, CT, CT, cexp##F(x))                                         \
-  UNARY_KERNEL(, exp2_##SFX, CT, CT, cexp2_##F(x))                                      \
-  UNARY_KERNEL(, expm1_##SFX, CT, CT, cexpm1_##F(x))                                    \
-  UNARY_KERNEL(, log_##SFX, CT, CT, clog##F(x))                                         \
-  UNARY_KERNEL(, log2_##SFX, CT, CT, clog2_##F(x))                                      \
-  UNARY_KERNEL(, log10_##SFX, CT, CT, clog10_##F(x))                                    \
-  UNARY_KERNEL(, log1p_##SFX, CT, CT, clog1p_##F(x))                                    \
-  UNARY_KERNEL(, sin_##SFX, CT, CT, csin##F(x))                                         \
-  UNARY_KERNEL(, cos_##SFX, CT, CT, ccos##F(x))                                         \
-  UNARY_KERNEL(, tan_##SFX, CT, CT, ctan##F(x))                                         \
-  UNARY_KERNEL(, asin_##SFX, CT, CT, casin##F(x))                                       \
-  UNARY_KERNEL(, acos_##SFX, CT, CT, cacos##F(x))                                       \
-  UNARY_KERNEL(, atan_##SFX, CT, CT, catan##F(x))                                       \
-  UNARY_KERNEL(, sinh_##SFX, CT, CT, csinh##F(x))                                       \
-  UNARY_KERNEL(, cosh_##SFX, CT, CT, ccosh##F(x))                                       \
-  UNARY_KERNEL(, tanh_##SFX, CT, CT, ctanh##F(x))                                       \
-  UNARY_KERNEL(, round_##SFX, CT, CT, MK(rint##F(creal##F(x)), rint##F(cimag##F(x))))   \
-  UNARY_KERNEL(, abs_##SFX, CT, T, hypot##F(creal##F(x), cimag##F(x)))                  \
-  UNARY_KERNEL(, sign_##SFX, CT, CT, csign_##F(x))                                      \
-  UNARY_KERNEL(, isnan_##SFX, CT, uint8_t,                                              \
-               (uint8_t)(isnan(creal##F(x)) || isnan(cimag##F(x))))                     \
-  UNARY_KERNEL(, isinf_##SFX, CT, uint8_t,                                              \
-               (uint8_t)(isinf(creal##F(x)) || isinf(cimag##F(x))))                     \
-  UNARY_KERNEL(, isfinite_##SFX, CT, uint8_t,                                           \
+#define COMPLEX_KERNELS(CT, T, SFX, F, MK)                                                         \
+  UNARY_KERNEL(, sqrt_##SFX, CT, CT, csqrt##F(x))                                                  \
+  UNARY_KERNEL(, exp_##SFX, CT, CT, cexp##F(x))                                                    \
+  UNARY_KERNEL(, exp2_##SFX, CT, CT, cexp2_##F(x))                                                 \
+  UNARY_KERNEL(, expm1_##SFX, CT, CT, cexpm1_##F(x))                                               \
+  UNARY_KERNEL(, log_##SFX, CT, CT, clog##F(x))                                                    \
+  UNARY_KERNEL(, log2_##SFX, CT, CT, clog2_##F(x))                                                 \
+  UNARY_KERNEL(, log10_##SFX, CT, CT, clog10_##F(x))                                               \
+  UNARY_KERNEL(, log1p_##SFX, CT, CT, clog1p_##F(x))                                               \
+  UNARY_KERNEL(, sin_##SFX, CT, CT, csin##F(x))                                                    \
+  UNARY_KERNEL(, cos_##SFX, CT, CT, ccos##F(x))                                                    \
+  UNARY_KERNEL(, tan_##SFX, CT, CT, ctan##F(x))                                                    \
+  UNARY_KERNEL(, asin_##SFX, CT, CT, casin##F(x))                                                  \
+  UNARY_KERNEL(, acos_##SFX, CT, CT, cacos##F(x))                                                  \
+  UNARY_KERNEL(, atan_##SFX, CT, CT, catan##F(x))                                                  \
+  UNARY_KERNEL(, sinh_##SFX, CT, CT, csinh##F(x))                                                  \
+  UNARY_KERNEL(, cosh_##SFX, CT, CT, ccosh##F(x))                                                  \
+  UNARY_KERNEL(, tanh_##SFX, CT, CT, ctanh##F(x))                                                  \
+  UNARY_KERNEL(, round_##SFX, CT, CT, MK(rint##F(creal##F(x)), rint##F(cimag##F(x))))              \
+  UNARY_KERNEL(, abs_##SFX, CT, T, hypot##F(creal##F(x), cimag##F(x)))                             \
+  UNARY_KERNEL(, sign_##SFX, CT, CT, csign_##F(x))                                                 \
+  UNARY_KERNEL(, isnan_##SFX, CT, uint8_t, (uint8_t)(isnan(creal##F(x)) || isnan(cimag##F(x))))    \
+  UNARY_KERNEL(, isinf_##SFX, CT, uint8_t, (uint8_t)(isinf(creal##F(x)) || isinf(cimag##F(x))))    \
+  UNARY_KERNEL(, isfinite_##SFX, CT, uint8_t,                                                      \
                (uint8_t)(isfinite(creal##F(x)) && isfinite(cimag##F(x))))
 COMPLEX_KERNELS(cfloat, float, c64, f, make_c64)
 COMPLEX_KERNELS(cdouble, double, c128, , make_c128)
@@ -296,15 +297,16 @@ COMPLEX_KERNELS(cdouble, double, c128, , make_c128)
  * SLEEF's LOG1P_BOUND) and libm computes those elements.
  */
 #define NO_BOUND INFINITY
-#define SLEEF_FUNCTIONS(X)                                                              \
-  X(EXP, exp, NO_BOUND, NO_BOUND) X(EXP2, exp2, NO_BOUND, NO_BOUND)                     \
-  X(EXPM1, expm1, NO_BOUND, NO_BOUND) X(LOG, log, NO_BOUND, NO_BOUND)                   \
-  X(LOG2, log2, NO_BOUND, NO_BOUND) X(LOG10, log10, NO_BOUND, NO_BOUND)                 \
-  X(LOG1P, log1p, 1e38f, 1e307) X(SIN, sin, NO_BOUND, NO_BOUND)                         \
-  X(COS, cos, NO_BOUND, NO_BOUND) X(TAN, tan, NO_BOUND, NO_BOUND)                       \
-  X(ASIN, asin, NO_BOUND, NO_BOUND) X(ACOS, acos, NO_BOUND, NO_BOUND)                   \
-  X(ATAN, atan, NO_BOUND, NO_BOUND) X(SINH, sinh, 88.5f, 709.0)                         \
-  X(COSH, cosh, 88.5f, 709.0) X(TANH, tanh, NO_BOUND, NO_BOUND)
+#define SLEEF_FUNCTIONS(X)                                                                         \
+  X(EXP, exp, NO_BOUND, NO_BOUND)                                                                  \
+  X(EXP2, exp2, NO_BOUND, NO_BOUND) X(EXPM1, expm1, NO_BOUND, NO_BOUND)                            \
+      X(LOG, log, NO_BOUND, NO_BOUND) X(LOG2, log2, NO_BOUND, NO_BOUND)                            \
+          X(LOG10, log10, NO_BOUND, NO_BOUND) X(LOG1P, log1p, 1e38f, 1e307)                        \
+              X(SIN, sin, NO_BOUND, NO_BOUND) X(COS, cos, NO_BOUND, NO_BOUND)                      \
+                  X(TAN, tan, NO_BOUND, NO_BOUND) X(ASIN, asin, NO_BOUND, NO_BOUND)                \
+                      X(ACOS, acos, NO_BOUND, NO_BOUND) X(ATAN, atan, NO_BOUND, NO_BOUND)          \
+                          X(SINH, sinh, 88.5f, 709.0) X(COSH, cosh, 88.5f, 709.0)                  \
+                              X(TANH, tanh, NO_BOUND, NO_BOUND)
 
 /* SLEEF's functions of two arguments, f(y, x) as in libm: (OP, FN). One row
  * adds a function at every level. */
@@ -318,22 +320,22 @@ typedef void (*array_fn)(char *dst, const char *src, int64_t n);
 typedef void (*array_fn2)(char *dst, const char *y, const char *x, int64_t n);
 
 /* libm, one element at a time: no vector unit, or not x86-64. */
-#define SCALAR_ARRAY_FNS(OP, FN, B32, B64)                                              \
-  static void FN##_f32_scalar(char *dst, const char *src, int64_t n) {                  \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      float x;                                                                          \
-      memcpy(&x, src + 4 * i, 4);                                                       \
-      x = FN##f(x);                                                                     \
-      memcpy(dst + 4 * i, &x, 4);                                                       \
-    }                                                                                   \
-  }                                                                                     \
-  static void FN##_f64_scalar(char *dst, const char *src, int64_t n) {                  \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      double x;                                                                         \
-      memcpy(&x, src + 8 * i, 8);                                                       \
-      x = FN(x);                                                                        \
-      memcpy(dst + 8 * i, &x, 8);                                                       \
-    }                                                                                   \
+#define SCALAR_ARRAY_FNS(OP, FN, B32, B64)                                                         \
+  static void FN##_f32_scalar(char *dst, const char *src, int64_t n) {                             \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      float x;                                                                                     \
+      memcpy(&x, src + 4 * i, 4);                                                                  \
+      x = FN##f(x);                                                                                \
+      memcpy(dst + 4 * i, &x, 4);                                                                  \
+    }                                                                                              \
+  }                                                                                                \
+  static void FN##_f64_scalar(char *dst, const char *src, int64_t n) {                             \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      double x;                                                                                    \
+      memcpy(&x, src + 8 * i, 8);                                                                  \
+      x = FN(x);                                                                                   \
+      memcpy(dst + 8 * i, &x, 8);                                                                  \
+    }                                                                                              \
   }
 SLEEF_FUNCTIONS(SCALAR_ARRAY_FNS)
 
@@ -358,30 +360,30 @@ static void binary_f64_scalar(char *dst, const char *y, const char *x, int64_t n
     memcpy(dst + 8 * i, &a, 8);
   }
 }
-#define SCALAR_BINARY_FNS(OP, FN)                                                       \
-  static void FN##_f32_scalar(char *d, const char *y, const char *x, int64_t n) {       \
-    binary_f32_scalar(d, y, x, n, FN##f);                                               \
-  }                                                                                     \
-  static void FN##_f64_scalar(char *d, const char *y, const char *x, int64_t n) {       \
-    binary_f64_scalar(d, y, x, n, FN);                                                  \
+#define SCALAR_BINARY_FNS(OP, FN)                                                                  \
+  static void FN##_f32_scalar(char *d, const char *y, const char *x, int64_t n) {                  \
+    binary_f32_scalar(d, y, x, n, FN##f);                                                          \
+  }                                                                                                \
+  static void FN##_f64_scalar(char *d, const char *y, const char *x, int64_t n) {                  \
+    binary_f64_scalar(d, y, x, n, FN);                                                             \
   }
 SLEEF_BINARY_FUNCTIONS(SCALAR_BINARY_FNS)
 
 /* Recomputes with libm the lanes of x (those in m) that lie beyond SLEEF's
  * accurate range, |x| > bound; their results are at dst. */
-#define REDO_BEYOND(ATTR, NAME, T, VT, MASK, LANES, ABS_GT)                             \
-  ATTR static inline void NAME(char *dst, VT x, MASK m, T bound, T (*libm)(T)) {        \
-    const unsigned big = (unsigned)(ABS_GT) & (unsigned)m;                              \
-    if (big != 0) {                                                                     \
-      T xs[LANES];                                                                      \
-      memcpy(xs, &x, sizeof xs);                                                        \
-      for (int l = 0; l < LANES; l++) {                                                 \
-        if ((big >> l) & 1u) {                                                          \
-          const T r = libm(xs[l]);                                                      \
-          memcpy(dst + l * (int)sizeof(T), &r, sizeof r);                               \
-        }                                                                               \
-      }                                                                                 \
-    }                                                                                   \
+#define REDO_BEYOND(ATTR, NAME, T, VT, MASK, LANES, ABS_GT)                                        \
+  ATTR static inline void NAME(char *dst, VT x, MASK m, T bound, T (*libm)(T)) {                   \
+    const unsigned big = (unsigned)(ABS_GT) & (unsigned)m;                                         \
+    if (big != 0) {                                                                                \
+      T xs[LANES];                                                                                 \
+      memcpy(xs, &x, sizeof xs);                                                                   \
+      for (int l = 0; l < LANES; l++) {                                                            \
+        if ((big >> l) & 1u) {                                                                     \
+          const T r = libm(xs[l]);                                                                 \
+          memcpy(dst + l * (int)sizeof(T), &r, sizeof r);                                          \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
   }
 
 /* SLEEF's vector functions (libsleef). <sleef.h> declares them only when the
@@ -390,12 +392,12 @@ SLEEF_BINARY_FUNCTIONS(SCALAR_BINARY_FNS)
  * the target of the functions that call them (clang requires that too). */
 #if DLB_MATH_AVX512
 #define AVX512 __attribute__((target("avx512f")))
-#define DECLARE_SLEEF_AVX512(OP, FN, B32, B64)                                          \
-  AVX512 __m512 Sleef_##FN##f16_u10avx512f(__m512);                                     \
+#define DECLARE_SLEEF_AVX512(OP, FN, B32, B64)                                                     \
+  AVX512 __m512 Sleef_##FN##f16_u10avx512f(__m512);                                                \
   AVX512 __m512d Sleef_##FN##d8_u10avx512f(__m512d);
 SLEEF_FUNCTIONS(DECLARE_SLEEF_AVX512)
-#define DECLARE_SLEEF2_AVX512(OP, FN)                                                   \
-  AVX512 __m512 Sleef_##FN##f16_u10avx512f(__m512, __m512);                             \
+#define DECLARE_SLEEF2_AVX512(OP, FN)                                                              \
+  AVX512 __m512 Sleef_##FN##f16_u10avx512f(__m512, __m512);                                        \
   AVX512 __m512d Sleef_##FN##d8_u10avx512f(__m512d, __m512d);
 SLEEF_BINARY_FUNCTIONS(DECLARE_SLEEF2_AVX512)
 REDO_BEYOND(AVX512, redo_f32_avx512, float, __m512, __mmask16, 16,
@@ -405,26 +407,26 @@ REDO_BEYOND(AVX512, redo_f64_avx512, double, __m512d, __mmask8, 8,
 
 /* AVX-512F: 16 floats or 8 doubles a step, the tail through a masked load
  * and store (the masked-off lanes compute f(0) and are not written). */
-#define AVX512_ARRAY_FNS(OP, FN, B32, B64)                                              \
-  AVX512 static void FN##_f32_avx512(char *dst, const char *src, int64_t n) {           \
-    for (int64_t i = 0; i < n; i += 16) {                                               \
-      const int full = n - i >= 16;                                                     \
-      const __mmask16 m = full ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u); \
-      const __m512 x =                                                                  \
-          full ? _mm512_loadu_ps(src + 4 * i) : _mm512_maskz_loadu_ps(m, src + 4 * i);  \
-      _mm512_mask_storeu_ps(dst + 4 * i, m, Sleef_##FN##f16_u10avx512f(x));             \
-      if (B32 < NO_BOUND) redo_f32_avx512(dst + 4 * i, x, m, B32, FN##f);               \
-    }                                                                                   \
-  }                                                                                     \
-  AVX512 static void FN##_f64_avx512(char *dst, const char *src, int64_t n) {           \
-    for (int64_t i = 0; i < n; i += 8) {                                                \
-      const int full = n - i >= 8;                                                      \
-      const __mmask8 m = full ? (__mmask8)0xFF : (__mmask8)((1u << (n - i)) - 1u);      \
-      const __m512d x =                                                                 \
-          full ? _mm512_loadu_pd(src + 8 * i) : _mm512_maskz_loadu_pd(m, src + 8 * i);  \
-      _mm512_mask_storeu_pd(dst + 8 * i, m, Sleef_##FN##d8_u10avx512f(x));              \
-      if (B64 < NO_BOUND) redo_f64_avx512(dst + 8 * i, x, m, B64, FN);                  \
-    }                                                                                   \
+#define AVX512_ARRAY_FNS(OP, FN, B32, B64)                                                         \
+  AVX512 static void FN##_f32_avx512(char *dst, const char *src, int64_t n) {                      \
+    for (int64_t i = 0; i < n; i += 16) {                                                          \
+      const int full = n - i >= 16;                                                                \
+      const __mmask16 m = full ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);            \
+      const __m512 x =                                                                             \
+          full ? _mm512_loadu_ps(src + 4 * i) : _mm512_maskz_loadu_ps(m, src + 4 * i);             \
+      _mm512_mask_storeu_ps(dst + 4 * i, m, Sleef_##FN##f16_u10avx512f(x));                        \
+      if (B32 < NO_BOUND) redo_f32_avx512(dst + 4 * i, x, m, B32, FN##f);                          \
+    }                                                                                              \
+  }                                                                                                \
+  AVX512 static void FN##_f64_avx512(char *dst, const char *src, int64_t n) {                      \
+    for (int64_t i = 0; i < n; i += 8) {                                                           \
+      const int full = n - i >= 8;                                                                 \
+      const __mmask8 m = full ? (__mmask8)0xFF : (__mmask8)((1u << (n - i)) - 1u);                 \
+      const __m512d x =                                                                            \
+          full ? _mm512_loadu_pd(src + 8 * i) : _mm512_maskz_loadu_pd(m, src + 8 * i);             \
+      _mm512_mask_storeu_pd(dst + 8 * i, m, Sleef_##FN##d8_u10avx512f(x));                         \
+      if (B64 < NO_BOUND) redo_f64_avx512(dst + 8 * i, x, m, B64, FN);                             \
+    }                                                                                              \
   }
 SLEEF_FUNCTIONS(AVX512_ARRAY_FNS)
 
@@ -453,24 +455,24 @@ AVX512 static void binary_f64_avx512(char *dst, const char *y, const char *x, in
     _mm512_mask_storeu_pd(dst + 8 * i, m, r);
   }
 }
-#define AVX512_BINARY_FNS(OP, FN)                                                       \
-  AVX512 static void FN##_f32_avx512(char *d, const char *y, const char *x, int64_t n) { \
-    binary_f32_avx512(d, y, x, n, Sleef_##FN##f16_u10avx512f);                          \
-  }                                                                                     \
-  AVX512 static void FN##_f64_avx512(char *d, const char *y, const char *x, int64_t n) { \
-    binary_f64_avx512(d, y, x, n, Sleef_##FN##d8_u10avx512f);                           \
+#define AVX512_BINARY_FNS(OP, FN)                                                                  \
+  AVX512 static void FN##_f32_avx512(char *d, const char *y, const char *x, int64_t n) {           \
+    binary_f32_avx512(d, y, x, n, Sleef_##FN##f16_u10avx512f);                                     \
+  }                                                                                                \
+  AVX512 static void FN##_f64_avx512(char *d, const char *y, const char *x, int64_t n) {           \
+    binary_f64_avx512(d, y, x, n, Sleef_##FN##d8_u10avx512f);                                      \
   }
 SLEEF_BINARY_FUNCTIONS(AVX512_BINARY_FNS)
 #endif /* DLB_MATH_AVX512 */
 
 #if DLB_MATH_AVX2
 #define AVX2 __attribute__((target("avx2,fma")))
-#define DECLARE_SLEEF_AVX2(OP, FN, B32, B64)                                            \
-  AVX2 __m256 Sleef_##FN##f8_u10avx2(__m256);                                           \
+#define DECLARE_SLEEF_AVX2(OP, FN, B32, B64)                                                       \
+  AVX2 __m256 Sleef_##FN##f8_u10avx2(__m256);                                                      \
   AVX2 __m256d Sleef_##FN##d4_u10avx2(__m256d);
 SLEEF_FUNCTIONS(DECLARE_SLEEF_AVX2)
-#define DECLARE_SLEEF2_AVX2(OP, FN)                                                     \
-  AVX2 __m256 Sleef_##FN##f8_u10avx2(__m256, __m256);                                   \
+#define DECLARE_SLEEF2_AVX2(OP, FN)                                                                \
+  AVX2 __m256 Sleef_##FN##f8_u10avx2(__m256, __m256);                                              \
   AVX2 __m256d Sleef_##FN##d4_u10avx2(__m256d, __m256d);
 SLEEF_BINARY_FUNCTIONS(DECLARE_SLEEF2_AVX2)
 REDO_BEYOND(AVX2, redo_f32_avx2, float, __m256, unsigned, 8,
@@ -481,30 +483,30 @@ REDO_BEYOND(AVX2, redo_f64_avx2, double, __m256d, unsigned, 4,
                                              _mm256_set1_pd(bound), _CMP_GT_OQ)))
 
 /* AVX2+FMA: 8 floats or 4 doubles a step, the tail through a zeroed buffer. */
-#define AVX2_ARRAY_FN(FN, T, SFX, LANES, VT, LOAD, STORE, SLEEF, LIBM, BOUND, REDO)     \
-  AVX2 static void FN##_##SFX##_avx2(char *dst, const char *src, int64_t n) {           \
-    for (int64_t i = 0; i < n; i += LANES) {                                            \
-      const int lanes = n - i >= LANES ? LANES : (int)(n - i);                          \
-      char *d = dst + i * (int64_t)sizeof(T);                                           \
-      const char *s = src + i * (int64_t)sizeof(T);                                     \
-      T tail[LANES] = {0};                                                              \
-      VT x;                                                                             \
-      if (lanes == LANES) { /* unaligned loads and stores */                            \
-        x = LOAD((const T *)(const void *)s);                                           \
-        STORE((T *)(void *)d, SLEEF(x));                                                \
-      } else {                                                                          \
-        memcpy(tail, s, (size_t)lanes * sizeof(T));                                     \
-        x = LOAD(tail);                                                                 \
-        STORE(tail, SLEEF(x));                                                          \
-        memcpy(d, tail, (size_t)lanes * sizeof(T));                                     \
-      }                                                                                 \
-      if (BOUND < NO_BOUND) REDO(d, x, (1u << lanes) - 1u, BOUND, LIBM);                \
-    }                                                                                   \
+#define AVX2_ARRAY_FN(FN, T, SFX, LANES, VT, LOAD, STORE, SLEEF, LIBM, BOUND, REDO)                \
+  AVX2 static void FN##_##SFX##_avx2(char *dst, const char *src, int64_t n) {                      \
+    for (int64_t i = 0; i < n; i += LANES) {                                                       \
+      const int lanes = n - i >= LANES ? LANES : (int)(n - i);                                     \
+      char *d = dst + i * (int64_t)sizeof(T);                                                      \
+      const char *s = src + i * (int64_t)sizeof(T);                                                \
+      T tail[LANES] = {0};                                                                         \
+      VT x;                                                                                        \
+      if (lanes == LANES) { /* unaligned loads and stores */                                       \
+        x = LOAD((const T *)(const void *)s);                                                      \
+        STORE((T *)(void *)d, SLEEF(x));                                                           \
+      } else {                                                                                     \
+        memcpy(tail, s, (size_t)lanes * sizeof(T));                                                \
+        x = LOAD(tail);                                                                            \
+        STORE(tail, SLEEF(x));                                                                     \
+        memcpy(d, tail, (size_t)lanes * sizeof(T));                                                \
+      }                                                                                            \
+      if (BOUND < NO_BOUND) REDO(d, x, (1u << lanes) - 1u, BOUND, LIBM);                           \
+    }                                                                                              \
   }
-#define AVX2_ARRAY_FNS(OP, FN, B32, B64)                                                \
-  AVX2_ARRAY_FN(FN, float, f32, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps,           \
-                Sleef_##FN##f8_u10avx2, FN##f, B32, redo_f32_avx2)                      \
-  AVX2_ARRAY_FN(FN, double, f64, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd,         \
+#define AVX2_ARRAY_FNS(OP, FN, B32, B64)                                                           \
+  AVX2_ARRAY_FN(FN, float, f32, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps,                      \
+                Sleef_##FN##f8_u10avx2, FN##f, B32, redo_f32_avx2)                                 \
+  AVX2_ARRAY_FN(FN, double, f64, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd,                    \
                 Sleef_##FN##d4_u10avx2, FN, B64, redo_f64_avx2)
 SLEEF_FUNCTIONS(AVX2_ARRAY_FNS)
 
@@ -532,12 +534,12 @@ AVX2 static void binary_f64_avx2(char *dst, const char *y, const char *x, int64_
     memcpy(dst + 8 * i, ty, bytes);
   }
 }
-#define AVX2_BINARY_FNS(OP, FN)                                                         \
-  AVX2 static void FN##_f32_avx2(char *d, const char *y, const char *x, int64_t n) {    \
-    binary_f32_avx2(d, y, x, n, Sleef_##FN##f8_u10avx2);                                \
-  }                                                                                     \
-  AVX2 static void FN##_f64_avx2(char *d, const char *y, const char *x, int64_t n) {    \
-    binary_f64_avx2(d, y, x, n, Sleef_##FN##d4_u10avx2);                                \
+#define AVX2_BINARY_FNS(OP, FN)                                                                    \
+  AVX2 static void FN##_f32_avx2(char *d, const char *y, const char *x, int64_t n) {               \
+    binary_f32_avx2(d, y, x, n, Sleef_##FN##f8_u10avx2);                                           \
+  }                                                                                                \
+  AVX2 static void FN##_f64_avx2(char *d, const char *y, const char *x, int64_t n) {               \
+    binary_f64_avx2(d, y, x, n, Sleef_##FN##d4_u10avx2);                                           \
   }
 SLEEF_BINARY_FUNCTIONS(AVX2_BINARY_FNS)
 #endif /* DLB_MATH_AVX2 */
@@ -546,8 +548,8 @@ SLEEF_BINARY_FUNCTIONS(AVX2_BINARY_FNS)
 #define CHUNK 512
 
 /* Copies n elements of size item between strided places. */
-static void move_strided(char *dst, int64_t dst_step, const char *src, int64_t src_step,
-                         int64_t n, size_t item) {
+static void move_strided(char *dst, int64_t dst_step, const char *src, int64_t src_step, int64_t n,
+                         size_t item) {
   for (int64_t i = 0; i < n; i++) memcpy(dst + i * dst_step, src + i * src_step, item);
 }
 
@@ -608,14 +610,14 @@ static int run_binary(char **data, const int64_t *steps, int64_t n, size_t item,
 }
 
 /* The kernels of one SLEEF function at one level: f##_f32_LEVEL_loop. */
-#define SLEEF_KERNELS_AT(LEVEL, f)                                                      \
-  static int f##_f32_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    (void)aux;                                                                          \
-    return run_unary(data, steps, n, 4, f##_f32_##LEVEL);                               \
-  }                                                                                     \
-  static int f##_f64_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    (void)aux;                                                                          \
-    return run_unary(data, steps, n, 8, f##_f64_##LEVEL);                               \
+#define SLEEF_KERNELS_AT(LEVEL, f)                                                                 \
+  static int f##_f32_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    (void)aux;                                                                                     \
+    return run_unary(data, steps, n, 4, f##_f32_##LEVEL);                                          \
+  }                                                                                                \
+  static int f##_f64_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    (void)aux;                                                                                     \
+    return run_unary(data, steps, n, 8, f##_f64_##LEVEL);                                          \
   }
 #define SCALAR_KERNELS(OP, f, ...) SLEEF_KERNELS_AT(scalar, f)
 SLEEF_FUNCTIONS(SCALAR_KERNELS)
@@ -628,14 +630,14 @@ SLEEF_FUNCTIONS(AVX512_KERNELS)
 SLEEF_FUNCTIONS(AVX2_KERNELS)
 #endif
 
-#define BINARY_KERNELS_AT(LEVEL, f)                                                     \
-  static int f##_f32_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    (void)aux;                                                                          \
-    return run_binary(data, steps, n, 4, f##_f32_##LEVEL);                              \
-  }                                                                                     \
-  static int f##_f64_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) { \
-    (void)aux;                                                                          \
-    return run_binary(data, steps, n, 8, f##_f64_##LEVEL);                              \
+#define BINARY_KERNELS_AT(LEVEL, f)                                                                \
+  static int f##_f32_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    (void)aux;                                                                                     \
+    return run_binary(data, steps, n, 4, f##_f32_##LEVEL);                                         \
+  }                                                                                                \
+  static int f##_f64_##LEVEL##_loop(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    (void)aux;                                                                                     \
+    return run_binary(data, steps, n, 8, f##_f64_##LEVEL);                                         \
   }
 #define SCALAR_BINARY_KERNELS(OP, f) BINARY_KERNELS_AT(scalar, f)
 SLEEF_BINARY_FUNCTIONS(SCALAR_BINARY_KERNELS)
@@ -679,10 +681,8 @@ static int simd_level(void) {
 #endif
   const char *cap = getenv("DLBRIDGE_MATH_SIMD");
   if (cap != NULL) {
-    if (strcmp(cap, "none") == 0)
-      level = LEVEL_SCALAR;
-    else if (strcmp(cap, "avx2") == 0 && level > LEVEL_AVX2)
-      level = LEVEL_AVX2;
+    if (strcmp(cap, "none") == 0) level = LEVEL_SCALAR;
+    else if (strcmp(cap, "avx2") == 0 && level > LEVEL_AVX2) level = LEVEL_AVX2;
   }
   atomic_store_explicit(&cached, level, memory_order_relaxed);
   return level;
@@ -696,27 +696,31 @@ static int simd_level(void) {
  * DLB_ELEMENTWISE_OPS declares for the operations of this file, and no
  * more (tests/c/test_ops.c checks both tables). Integers round to
  * themselves (an element copy) and are never NaN or infinite (a fill). */
-#define COPY_SIGNED                                                               \
-  [DLB_INT8] = copy_loop_1, [DLB_INT16] = copy_loop_2, [DLB_INT32] = copy_loop_4, \
+#define COPY_SIGNED                                                                                \
+  [DLB_INT8] = copy_loop_1, [DLB_INT16] = copy_loop_2, [DLB_INT32] = copy_loop_4,                  \
   [DLB_INT64] = copy_loop_8
-#define COPY_UNSIGNED                                                                \
-  [DLB_UINT8] = copy_loop_1, [DLB_UINT16] = copy_loop_2, [DLB_UINT32] = copy_loop_4, \
+#define COPY_UNSIGNED                                                                              \
+  [DLB_UINT8] = copy_loop_1, [DLB_UINT16] = copy_loop_2, [DLB_UINT32] = copy_loop_4,               \
   [DLB_UINT64] = copy_loop_8
 #define COPY_INTEGRAL [DLB_BOOL] = copy_loop_1, COPY_SIGNED, COPY_UNSIGNED
-#define FILL_INTEGRAL(k)                                                             \
-  [DLB_BOOL] = k, [DLB_INT8] = k, [DLB_INT16] = k, [DLB_INT32] = k, [DLB_INT64] = k, \
+#define FILL_INTEGRAL(k)                                                                           \
+  [DLB_BOOL] = k, [DLB_INT8] = k, [DLB_INT16] = k, [DLB_INT32] = k, [DLB_INT64] = k,               \
   [DLB_UINT8] = k, [DLB_UINT16] = k, [DLB_UINT32] = k, [DLB_UINT64] = k
 #define COMPLEX_ROW(OP, f, ...) [DLB_OP_##OP] = {DLB_ROW_C(f)},
 static const dlb_loop kernels[DLB_OP_COUNT][DLB_DTYPE_COUNT] = {
-    SLEEF_FUNCTIONS(COMPLEX_ROW)
-    [DLB_OP_SQRT] = {DLB_ROW_F(sqrt), DLB_ROW_C(sqrt)},
+    SLEEF_FUNCTIONS(COMPLEX_ROW)[DLB_OP_SQRT] = {DLB_ROW_F(sqrt), DLB_ROW_C(sqrt)},
     [DLB_OP_FLOOR] = {COPY_INTEGRAL, DLB_ROW_F(floor)},
     [DLB_OP_CEIL] = {COPY_INTEGRAL, DLB_ROW_F(ceil)},
     [DLB_OP_TRUNC] = {COPY_INTEGRAL, DLB_ROW_F(trunc)},
     [DLB_OP_ROUND] = {COPY_INTEGRAL, DLB_ROW_F(round), DLB_ROW_C(round)},
-    [DLB_OP_ABS] = {[DLB_BOOL] = copy_loop_1, [DLB_INT8] = abs_i8, [DLB_INT16] = abs_i16,
-                    [DLB_INT32] = abs_i32, [DLB_INT64] = abs_i64, COPY_UNSIGNED,
-                    DLB_ROW_F(abs), DLB_ROW_C(abs)},
+    [DLB_OP_ABS] = {[DLB_BOOL] = copy_loop_1,
+                    [DLB_INT8] = abs_i8,
+                    [DLB_INT16] = abs_i16,
+                    [DLB_INT32] = abs_i32,
+                    [DLB_INT64] = abs_i64,
+                    COPY_UNSIGNED,
+                    DLB_ROW_F(abs),
+                    DLB_ROW_C(abs)},
     [DLB_OP_SIGN] = {DLB_ROW_I(sign), DLB_ROW_F(sign), DLB_ROW_C(sign)},
     [DLB_OP_ISNAN] = {FILL_INTEGRAL(fill_false), DLB_ROW_F(isnan), DLB_ROW_C(isnan)},
     [DLB_OP_ISINF] = {FILL_INTEGRAL(fill_false), DLB_ROW_F(isinf), DLB_ROW_C(isinf)},

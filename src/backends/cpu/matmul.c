@@ -48,7 +48,8 @@ typedef struct matrices {
 /* C = A B for every index of the batch dims, all in the loop dtype type. */
 typedef struct product {
   dlb_dtype type;
-  dlb_dtype half; /* a float16/bfloat16 result: inputs of other dtypes round to it first; else DLB_DTYPE_COUNT */
+  dlb_dtype
+      half; /* a float16/bfloat16 result: inputs of other dtypes round to it first; else DLB_DTYPE_COUNT */
   kernel_kind kind;
   int64_t m, n, k;
   int nbatch;
@@ -61,8 +62,7 @@ static int is_blas_type(dlb_dtype t) {
 }
 
 static kernel_kind kernel_for(dlb_dtype type, int64_t m, int64_t n, int64_t k) {
-  if (!is_blas_type(type) || m > blas_limit || n > blas_limit || k > blas_limit ||
-      !dlb_blas_get())
+  if (!is_blas_type(type) || m > blas_limit || n > blas_limit || k > blas_limit || !dlb_blas_get())
     return KERNEL_LOOP;
   if (m == 1 && n == 1) return KERNEL_DOT;
   if (n == 1) return KERNEL_GEMV_N;
@@ -139,7 +139,8 @@ static int layout_ready(kernel_kind kind, role r, const matrices *v) {
 /* accumulate: add to C instead of setting it (the later parts of a K
  * split: the sum along K keeps its order). */
 typedef void (*loop_kernel)(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs,
-                            const char *b, int64_t brs, int64_t m, int64_t n, int64_t k, int accumulate);
+                            const char *b, int64_t brs, int64_t m, int64_t n, int64_t k,
+                            int accumulate);
 
 #define BLOCK_K 128
 #define BLOCK_ROW_BYTES 2048 /* of a B row: a block of B is 256 KiB */
@@ -217,9 +218,8 @@ static void zero_rows(char *c, int64_t crs, int64_t m, int64_t n, size_t item) {
 #undef DEFINE_COMPLEX_LOOP
 
 /* bool: C[i, j] = OR over p of (A[i, p] AND B[p, j]); any nonzero byte is true. */
-static void loop_bool(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs,
-                      const char *b, int64_t brs, int64_t m, int64_t n, int64_t k,
-                      int accumulate) {
+static void loop_bool(char *c, int64_t crs, const char *a, int64_t ars, int64_t acs, const char *b,
+                      int64_t brs, int64_t m, int64_t n, int64_t k, int accumulate) {
   if (!accumulate) zero_rows(c, crs, m, n, 1);
   for (int64_t i = 0; i < m; i++) {
     uint8_t *restrict ci = (uint8_t *)(c + i * crs);
@@ -267,11 +267,11 @@ static void blas_gemm(const product *p, char *c, const char *a, const char *b, i
   switch (p->type) {
     case DLB_FLOAT32:
       dlb_blas_get()->sgemm(CblasRowMajor, opa, opb, m, n, k, 1.0f, (const float *)a, lda,
-                  (const float *)b, ldb, add ? 1.0f : 0.0f, (float *)c, ldc);
+                            (const float *)b, ldb, add ? 1.0f : 0.0f, (float *)c, ldc);
       break;
     case DLB_FLOAT64:
       dlb_blas_get()->dgemm(CblasRowMajor, opa, opb, m, n, k, 1.0, (const double *)a, lda,
-                  (const double *)b, ldb, add ? 1.0 : 0.0, (double *)c, ldc);
+                            (const double *)b, ldb, add ? 1.0 : 0.0, (double *)c, ldc);
       break;
     case DLB_COMPLEX64:
       dlb_blas_get()->cgemm(CblasRowMajor, opa, opb, m, n, k, one_c64, a, lda, b, ldb,
@@ -291,12 +291,12 @@ static void blas_gemv(dlb_dtype type, int trans, int rows, int cols, const char 
   CBLAS_TRANSPOSE op = trans ? CblasTrans : CblasNoTrans;
   switch (type) {
     case DLB_FLOAT32:
-      dlb_blas_get()->sgemv(CblasRowMajor, op, rows, cols, 1.0f, (const float *)mat, ld, (const float *)x,
-                  incx, add ? 1.0f : 0.0f, (float *)y, incy);
+      dlb_blas_get()->sgemv(CblasRowMajor, op, rows, cols, 1.0f, (const float *)mat, ld,
+                            (const float *)x, incx, add ? 1.0f : 0.0f, (float *)y, incy);
       break;
     case DLB_FLOAT64:
-      dlb_blas_get()->dgemv(CblasRowMajor, op, rows, cols, 1.0, (const double *)mat, ld, (const double *)x,
-                  incx, add ? 1.0 : 0.0, (double *)y, incy);
+      dlb_blas_get()->dgemv(CblasRowMajor, op, rows, cols, 1.0, (const double *)mat, ld,
+                            (const double *)x, incx, add ? 1.0 : 0.0, (double *)y, incy);
       break;
     case DLB_COMPLEX64:
       dlb_blas_get()->cgemv(CblasRowMajor, op, rows, cols, one_c64, mat, ld, x, incx,
@@ -316,10 +316,8 @@ static void blas_gemv_n(const product *p, char *c, const char *a, const char *b,
   blas_matrix(p->m, p->k, p->a.rs, p->a.cs, &ta, &lda);
   blas_vector(p->k, p->b.rs, &incx);
   blas_vector(p->m, p->c.rs, &incy);
-  if (ta)
-    blas_gemv(p->type, 1, (int)p->k, (int)p->m, a, lda, b, incx, c, incy, add);
-  else
-    blas_gemv(p->type, 0, (int)p->m, (int)p->k, a, lda, b, incx, c, incy, add);
+  if (ta) blas_gemv(p->type, 1, (int)p->k, (int)p->m, a, lda, b, incx, c, incy, add);
+  else blas_gemv(p->type, 0, (int)p->m, (int)p->k, a, lda, b, incx, c, incy, add);
 }
 
 /* M == 1: the row C = the row A times B, that is C = B^T A. */
@@ -328,10 +326,8 @@ static void blas_gemv_m(const product *p, char *c, const char *a, const char *b,
   blas_matrix(p->k, p->n, p->b.rs, p->b.cs, &tb, &ldb);
   blas_vector(p->k, p->a.cs, &incx);
   blas_vector(p->n, p->c.cs, &incy);
-  if (tb)
-    blas_gemv(p->type, 0, (int)p->n, (int)p->k, b, ldb, a, incx, c, incy, add);
-  else
-    blas_gemv(p->type, 1, (int)p->k, (int)p->n, b, ldb, a, incx, c, incy, add);
+  if (tb) blas_gemv(p->type, 0, (int)p->n, (int)p->k, b, ldb, a, incx, c, incy, add);
+  else blas_gemv(p->type, 1, (int)p->k, (int)p->n, b, ldb, a, incx, c, incy, add);
 }
 
 static void blas_dot(const product *p, char *c, const char *a, const char *b) {
@@ -367,8 +363,7 @@ static void zero_matrix(const product *p, char *c) {
 
 /* One product of p's kind into c from a and b (accumulate: add to C, a
  * later part along K; never for KERNEL_DOT). */
-static void multiply_part(const product *p, char *c, const char *a, const char *b,
-                          int accumulate) {
+static void multiply_part(const product *p, char *c, const char *a, const char *b, int accumulate) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
   switch (p->kind) {
     case KERNEL_LOOP:
@@ -411,13 +406,19 @@ static int64_t unit_cost(const product *p) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
   switch (p->kind) {
     case KERNEL_GEMM: /* compute-bound: float32 1, float64 3, complex64 4, complex128 10 */
-      return p->type == DLB_FLOAT32 ? 1 : p->type == DLB_FLOAT64 ? 3 :
-             p->type == DLB_COMPLEX64 ? 4 : 10;
+      return p->type == DLB_FLOAT32     ? 1
+             : p->type == DLB_FLOAT64   ? 3
+             : p->type == DLB_COMPLEX64 ? 4
+                                        : 10;
     case KERNEL_LOOP:
       switch (p->type) {
-        case DLB_INT32: case DLB_UINT32: case DLB_FLOAT32: return 4;
+        case DLB_INT32:
+        case DLB_UINT32:
+        case DLB_FLOAT32: return 4;
         case DLB_FLOAT64: return 10;
-        case DLB_INT64: case DLB_UINT64: case DLB_COMPLEX64: return 21;
+        case DLB_INT64:
+        case DLB_UINT64:
+        case DLB_COMPLEX64: return 21;
         case DLB_COMPLEX128: return 40;
         default: return 3; /* bool and the 8- and 16-bit integers */
       }
@@ -462,21 +463,19 @@ static void plan_pieces(const product *p, piece_plan *q) {
 
 /* The piece of p at row r, column j and depth k0 (extents from q, cut at
  * p's edges) into c from a and b. */
-static void run_piece(const product *p, const piece_plan *q, char *c, const char *a,
-                      const char *b, int64_t r, int64_t j, int64_t k0) {
+static void run_piece(const product *p, const piece_plan *q, char *c, const char *a, const char *b,
+                      int64_t r, int64_t j, int64_t k0) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
   product x = *p;
   x.m = p->m - r < q->rows ? p->m - r : q->rows;
   x.n = p->n - j < q->cols ? p->n - j : q->cols;
   x.k = p->k - k0 < q->depth ? p->k - k0 : q->depth;
-  multiply_part(&x, c + (r * p->c.rs + j * p->c.cs) * item,
-                a + (r * p->a.rs + k0 * p->a.cs) * item, b + (k0 * p->b.rs + j * p->b.cs) * item,
-                k0 > 0);
+  multiply_part(&x, c + (r * p->c.rs + j * p->c.cs) * item, a + (r * p->a.rs + k0 * p->a.cs) * item,
+                b + (k0 * p->b.rs + j * p->b.cs) * item, k0 > 0);
 }
 
 /* The multiply-adds of the piece at (r, j, k0). */
-static int64_t piece_work(const product *p, const piece_plan *q, int64_t r, int64_t j,
-                          int64_t k0) {
+static int64_t piece_work(const product *p, const piece_plan *q, int64_t r, int64_t j, int64_t k0) {
   int64_t m = p->m - r < q->rows ? p->m - r : q->rows;
   int64_t n = p->n - j < q->cols ? p->n - j : q->cols;
   return times(times(m, n), p->k - k0 < q->depth ? p->k - k0 : q->depth);
@@ -509,8 +508,7 @@ static int product_in_pieces(const product *p, char *c, const char *a, const cha
 
 /* M == N == 1 by BLAS: partial dot products along K, added up (the first
  * one as it is: a -0.0 stays). */
-static int dot_in_parts(const product *p, char *c, const char *a, const char *b,
-                        dlb_work *work) {
+static int dot_in_parts(const product *p, char *c, const char *a, const char *b, dlb_work *work) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize, part = PIECE_COST / unit_cost(p);
   double sum[2] = {0, 0};
   float sum32[2] = {0, 0};
@@ -536,10 +534,8 @@ static int dot_in_parts(const product *p, char *c, const char *a, const char *b,
     }
     if (dlb_work_tick(work, q.k)) return DLB_ITER_STOPPED;
   }
-  if (p->type == DLB_FLOAT32 || p->type == DLB_COMPLEX64)
-    memcpy(c, sum32, (size_t)item);
-  else
-    memcpy(c, sum, (size_t)item);
+  if (p->type == DLB_FLOAT32 || p->type == DLB_COMPLEX64) memcpy(c, sum32, (size_t)item);
+  else memcpy(c, sum, (size_t)item);
   return 0;
 }
 
@@ -610,7 +606,6 @@ static int input_ready(const product *p, const dlb_array *x, const matrices *v, 
   return x->dtype == p->type && p->half == DLB_DTYPE_COUNT && aligned_for(v->data, p->type) &&
          layout_ready(p->kind, r, v);
 }
-
 
 /* A borrowed host array over a kernel tensor (its buffer on the stack: no
  * reference, no backend; the host's kernels read and write it). */

@@ -85,15 +85,15 @@ static void plan_of_call(const dlb_reduce_call *c, dlb_backend *scratch, plan *p
   for (int d = 0; d < p->ndim; d++) {
     int64_t e = c->in.shape[d];
     p->shape[d] = e;
-    if (reduced(p, d)) p->count = e == 0 || p->count == 0 ? 0 : p->count > INT64_MAX / e ? INT64_MAX : p->count * e;
+    if (reduced(p, d))
+      p->count = e == 0 || p->count == 0 ? 0 : p->count > INT64_MAX / e ? INT64_MAX : p->count * e;
     else p->out_numel *= e; /* the result's elements: allocated, so they fit */
   }
   for (int d = 0; d < p->ndim; d++)
     /* Strides of reachable elements fit in bytes; those of extent-1 dims
      * and of size-0 arrays reach nothing and may be anything: 0. */
-    p->in.strides[d] = p->count > 0 && p->out_numel > 0 && p->shape[d] > 1
-                           ? c->in.strides[d] * itemsize
-                           : 0;
+    p->in.strides[d] =
+        p->count > 0 && p->out_numel > 0 && p->shape[d] > 1 ? c->in.strides[d] * itemsize : 0;
   p->misaligned = !elements_aligned(&p->in, p->ndim, itemsize);
 }
 
@@ -121,8 +121,8 @@ static int walk(const plan *p, int nop, strided *const *ops, int out_space, int 
     int inner = it.ndim - 1, inner_kept = it.strides[0][inner] != 0, pick = -1;
     for (int d = inner - 1; d >= 0 && pick < 0; d--)
       if ((it.strides[0][d] != 0) != inner_kept && it.shape[d] > it.shape[inner]) pick = d;
-    if (pick >= 0 && (inner_kept ? it.shape[inner] < 16
-                                 : it.shape[inner] < 8 && it.shape[inner] == p->count)) {
+    if (pick >= 0 &&
+        (inner_kept ? it.shape[inner] < 16 : it.shape[inner] < 8 && it.shape[inner] == p->count)) {
       int64_t e = it.shape[pick];
       int64_t s[DLB_ITER_MAX];
       for (int k = 0; k < nop; k++) s[k] = it.strides[k][pick];
@@ -152,8 +152,9 @@ static dlb_status temporary(const plan *p, dlb_dtype dtype, int out_shaped, dlb_
   }
   /* Stable sort of the dims by the input's |stride|, largest first. */
   for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && magnitude(p->in.strides[order[j - 1]]) <
-                                 magnitude(p->in.strides[order[j]]); j--) {
+    for (int j = i;
+         j > 0 && magnitude(p->in.strides[order[j - 1]]) < magnitude(p->in.strides[order[j]]);
+         j--) {
       int t = order[j];
       order[j] = order[j - 1];
       order[j - 1] = t;
@@ -179,10 +180,11 @@ typedef struct converted {
   dlb_loop kernel;
   dlb_pairwise_layout *layout;
   dlb_dtype from, to;
-  dlb_dtype via;  /* a float16/bfloat16 dtype option: elements become it first, else DLB_DTYPE_COUNT */
+  dlb_dtype
+      via; /* a float16/bfloat16 dtype option: elements become it first, else DLB_DTYPE_COUNT */
   char *scratch;
   char *scratch_via; /* capacity elements of via */
-  int64_t capacity; /* elements of scratch: DLB_REDUCE_RUN, or fewer for fewer inputs */
+  int64_t capacity;  /* elements of scratch: DLB_REDUCE_RUN, or fewer for fewer inputs */
   dlb_status status;
   dlb_error *err;
   dlb_cast_plan into_via, into_loop; /* from -> via, and via (else from) -> to */
@@ -197,8 +199,8 @@ static int fold_converted(char **data, const int64_t *steps, int64_t n, void *au
     int64_t run_steps[2] = {steps[0], size};
     if (c->via != DLB_DTYPE_COUNT) {
       ptrdiff_t via_size = (ptrdiff_t)dlb_dtype_get(c->via)->itemsize;
-      c->status = dlb_cast_plan_run(&c->into_via, c->scratch_via, via_size,
-                                    data[1] + i * steps[1], (ptrdiff_t)steps[1], (size_t)m, c->err);
+      c->status = dlb_cast_plan_run(&c->into_via, c->scratch_via, via_size, data[1] + i * steps[1],
+                                    (ptrdiff_t)steps[1], (size_t)m, c->err);
       if (c->status == DLB_OK)
         c->status = dlb_cast_plan_run(&c->into_loop, c->scratch, (ptrdiff_t)size, c->scratch_via,
                                       via_size, (size_t)m, c->err);
@@ -315,7 +317,16 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
   dlb_loop kernel = dlb_reduce_fold_loop(op, loop_in);
   int64_t numel = p->count * p->out_numel; /* no overflow: both nonzero here, a's size */
   dlb_pairwise_layout layout;
-  converted conv = {kernel, &layout, in->dtype, loop_in, via, NULL, NULL, 0, DLB_OK, err,
+  converted conv = {kernel,
+                    &layout,
+                    in->dtype,
+                    loop_in,
+                    via,
+                    NULL,
+                    NULL,
+                    0,
+                    DLB_OK,
+                    err,
                     dlb_cast_plan_for(via, in->dtype),
                     dlb_cast_plan_for(loop_in, via != DLB_DTYPE_COUNT ? via : in->dtype)};
   layout.n = 0;
@@ -478,7 +489,6 @@ static int64_t arg_search_bounded(int is_max, dlb_dtype t, const char *data, int
   return best;
 }
 
-
 /* Searches along the reduced dim for each result element (operand 0: the
  * int64 indices; operand 1: the input at index 0 of that dim). */
 typedef struct arg_along {
@@ -492,8 +502,8 @@ static int arg_along_run(char **data, const int64_t *steps, int64_t n, void *aux
   dlb_work *work = dlb_work_current();
   for (int64_t i = 0; i < n; i++) {
     *(int64_t *)(data[0] + i * steps[0]) =
-        a->base + arg_search_bounded(a->is_max, a->dtype, data[1] + i * steps[1], a->count,
-                                     a->stride);
+        a->base +
+        arg_search_bounded(a->is_max, a->dtype, data[1] + i * steps[1], a->count, a->stride);
     if (work && work->interrupted) return DLB_ITER_STOPPED;
   }
   return 0;
@@ -604,7 +614,6 @@ static dlb_status run(const plan *p, strided *out, dlb_error *err) {
     default: return run_fold(p, out, err);
   }
 }
-
 
 /* The kernel: the core's call as a plan, run with temporaries on the
  * state's cpu backend (ctx) or, for host memory of another backend, on a

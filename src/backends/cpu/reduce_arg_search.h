@@ -146,8 +146,7 @@ DLB_KERNEL_CLONES static int64_t NAME(const char *p, int64_t n, int64_t stride) 
   for (int64_t b = 0; b < n; b += block) {
     int64_t len = n - b < block ? n - b : block;
     const T *y = copy;
-    if (whole)
-      y = (const T *)p + b;
+    if (whole) y = (const T *)p + b;
     else
       for (int64_t i = 0; i < len; i++) copy[i] = *(const T *)(p + (b + i) * stride);
     if (!hot && !ANY_CANDIDATE(y, len, best)) continue;

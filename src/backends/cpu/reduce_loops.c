@@ -6,8 +6,12 @@
 #include "reduce_loops.h"
 
 typedef uint8_t dlb_bool8; /* a bool element: 0 or 1 */
-typedef struct { float re, im; } complex64;
-typedef struct { double re, im; } complex128;
+typedef struct {
+  float re, im;
+} complex64;
+typedef struct {
+  double re, im;
+} complex128;
 
 /* Accumulators of a laned reduce-to-one branch: a row of LANES folds in a
  * row of inputs at a time, which GCC vectorises (float min/max written as
@@ -44,13 +48,13 @@ typedef struct { double re, im; } complex128;
 #define MIN_FLOAT(a, x) ((((a) <= (x)) | ((a) != (a))) ? (a) : (x))
 /* Truth of an element: NaN is true; float16/bfloat16 bits without the sign. */
 #define NONZERO(x) ((x) != 0)
-#define NONZERO_HALF(x) (((x) & 0x7fff) != 0)
+#define NONZERO_HALF(x) (((x)&0x7fff) != 0)
 #define NONZERO_COMPLEX(x) (((x).re != 0) | ((x).im != 0))
-#define AND_NONZERO(a, x) ((dlb_bool8)((a) & NONZERO(x)))
+#define AND_NONZERO(a, x) ((dlb_bool8)((a)&NONZERO(x)))
 #define OR_NONZERO(a, x) ((dlb_bool8)((a) | NONZERO(x)))
-#define AND_NONZERO_HALF(a, x) ((dlb_bool8)((a) & NONZERO_HALF(x)))
+#define AND_NONZERO_HALF(a, x) ((dlb_bool8)((a)&NONZERO_HALF(x)))
 #define OR_NONZERO_HALF(a, x) ((dlb_bool8)((a) | NONZERO_HALF(x)))
-#define AND_NONZERO_COMPLEX(a, x) ((dlb_bool8)((a) & NONZERO_COMPLEX(x)))
+#define AND_NONZERO_COMPLEX(a, x) ((dlb_bool8)((a)&NONZERO_COMPLEX(x)))
 #define OR_NONZERO_COMPLEX(a, x) ((dlb_bool8)((a) | NONZERO_COMPLEX(x)))
 #define BOOL_OF(x) ((dlb_bool8)NONZERO(x))
 #define BOOL_OF_HALF(x) ((dlb_bool8)NONZERO_HALF(x))
@@ -266,23 +270,23 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
 /* (Vectors never cross a function boundary: that has no portable ABI.) */
 
 /* v (T_lanes) += the 8 elements at p. */
-#define LANES_ADD(v, p)                \
-  do {                                 \
-    __typeof__(v) lanes_;              \
-    memcpy(&lanes_, (p), sizeof lanes_); \
-    (v) += lanes_;                     \
+#define LANES_ADD(v, p)                                                                            \
+  do {                                                                                             \
+    __typeof__(v) lanes_;                                                                          \
+    memcpy(&lanes_, (p), sizeof lanes_);                                                           \
+    (v) += lanes_;                                                                                 \
   } while (0)
 
 /* out = the sum of the block of n elements at a whose accumulators v
  * (T_lanes) hold its elements before i: NumPy's tree of the 8, then the rest. */
-#define BLOCK_END(T, v, a, i, n, out)                                                      \
-  do {                                                                                     \
-    T r_[8];                                                                               \
-    int64_t i_ = (i);                                                                      \
-    for (; i_ < (n) - (n) % 8; i_ += 8) LANES_ADD(v, (a) + i_);                            \
-    memcpy(r_, &(v), sizeof r_);                                                           \
-    (out) = ((r_[0] + r_[1]) + (r_[2] + r_[3])) + ((r_[4] + r_[5]) + (r_[6] + r_[7]));     \
-    for (; i_ < (n); i_++) (out) += (a)[i_];                                               \
+#define BLOCK_END(T, v, a, i, n, out)                                                              \
+  do {                                                                                             \
+    T r_[8];                                                                                       \
+    int64_t i_ = (i);                                                                              \
+    for (; i_ < (n) - (n) % 8; i_ += 8) LANES_ADD(v, (a) + i_);                                    \
+    memcpy(r_, &(v), sizeof r_);                                                                   \
+    (out) = ((r_[0] + r_[1]) + (r_[2] + r_[3])) + ((r_[4] + r_[5]) + (r_[6] + r_[7]));             \
+    for (; i_ < (n); i_++) (out) += (a)[i_];                                                       \
   } while (0)
 
 /* pairwise_T, pairwise_strided_T and sum_T (reduce_pairwise.h) */
@@ -312,18 +316,17 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
  * loop dtypes (the letters of DLB_REDUCE_OPS's loops column). Bool elements
  * fold as uint8 (0 or 1); the truth kernels go by element width, float16
  * and bfloat16 by their bits without the sign. */
-#define FOLDS_BI(k)                                                                          \
-  [DLB_BOOL] = k##_uint8, [DLB_INT8] = k##_int8, [DLB_INT16] = k##_int16,                    \
-  [DLB_INT32] = k##_int32, [DLB_INT64] = k##_int64, [DLB_UINT8] = k##_uint8,                 \
-  [DLB_UINT16] = k##_uint16, [DLB_UINT32] = k##_uint32, [DLB_UINT64] = k##_uint64
+#define FOLDS_BI(k)                                                                                \
+  [DLB_BOOL] = k##_uint8, [DLB_INT8] = k##_int8, [DLB_INT16] = k##_int16, [DLB_INT32] = k##_int32, \
+  [DLB_INT64] = k##_int64, [DLB_UINT8] = k##_uint8, [DLB_UINT16] = k##_uint16,                     \
+  [DLB_UINT32] = k##_uint32, [DLB_UINT64] = k##_uint64
 #define FOLDS_F(k) [DLB_FLOAT32] = k##_float32, [DLB_FLOAT64] = k##_float64
 #define FOLDS_C(k) [DLB_COMPLEX64] = k##_complex64, [DLB_COMPLEX128] = k##_complex128
-#define FOLDS_SUM_FC                                                                         \
-  [DLB_FLOAT32] = sum_float, [DLB_FLOAT64] = sum_double, FOLDS_C(sum)
-#define FOLDS_BIHFC(k)                                                                       \
-  [DLB_BOOL] = k##_bytes1, [DLB_INT8] = k##_bytes1, [DLB_UINT8] = k##_bytes1,                \
-  [DLB_INT16] = k##_bytes2, [DLB_UINT16] = k##_bytes2, [DLB_INT32] = k##_bytes4,             \
-  [DLB_UINT32] = k##_bytes4, [DLB_INT64] = k##_bytes8, [DLB_UINT64] = k##_bytes8,            \
+#define FOLDS_SUM_FC [DLB_FLOAT32] = sum_float, [DLB_FLOAT64] = sum_double, FOLDS_C(sum)
+#define FOLDS_BIHFC(k)                                                                             \
+  [DLB_BOOL] = k##_bytes1, [DLB_INT8] = k##_bytes1, [DLB_UINT8] = k##_bytes1,                      \
+  [DLB_INT16] = k##_bytes2, [DLB_UINT16] = k##_bytes2, [DLB_INT32] = k##_bytes4,                   \
+  [DLB_UINT32] = k##_bytes4, [DLB_INT64] = k##_bytes8, [DLB_UINT64] = k##_bytes8,                  \
   [DLB_FLOAT16] = k##_half, [DLB_BFLOAT16] = k##_half, FOLDS_F(k), FOLDS_C(k)
 
 /* The fold kernels by operation and loop dtype: what DLB_REDUCE_OPS's
@@ -365,23 +368,23 @@ static int integer_row(dlb_dtype t) {
 /* --- std/var: squared deviations ------------------------------------------- */
 
 /* name(out, x, mean): out = |x - mean|^2 (SQUARE of the difference d). */
-#define DEVIATION_KERNEL(name, TR, T, SQUARE)                                                    \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {    \
-    const int64_t so = steps[0], sx = steps[1], sm = steps[2];                                   \
-    (void)aux;                                                                                   \
-    if (so == (int64_t)sizeof(TR) && sx == (int64_t)sizeof(T) && sm == 0) {                      \
-      TR *out = (TR *)data[0];                                                                   \
-      const T *x = (const T *)data[1], m = *(const T *)data[2];                                  \
-      for (int64_t i = 0; i < n; i++) out[i] = SQUARE(x[i], m);                                  \
-    } else {                                                                                     \
-      for (int64_t i = 0; i < n; i++)                                                            \
-        *(TR *)(data[0] + i * so) =                                                              \
-            SQUARE(*(const T *)(data[1] + i * sx), *(const T *)(data[2] + i * sm));              \
-    }                                                                                            \
-    return 0;                                                                                    \
+#define DEVIATION_KERNEL(name, TR, T, SQUARE)                                                      \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    const int64_t so = steps[0], sx = steps[1], sm = steps[2];                                     \
+    (void)aux;                                                                                     \
+    if (so == (int64_t)sizeof(TR) && sx == (int64_t)sizeof(T) && sm == 0) {                        \
+      TR *out = (TR *)data[0];                                                                     \
+      const T *x = (const T *)data[1], m = *(const T *)data[2];                                    \
+      for (int64_t i = 0; i < n; i++) out[i] = SQUARE(x[i], m);                                    \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        *(TR *)(data[0] + i * so) =                                                                \
+            SQUARE(*(const T *)(data[1] + i * sx), *(const T *)(data[2] + i * sm));                \
+    }                                                                                              \
+    return 0;                                                                                      \
   }
 #define SQUARE_REAL(x, m) (((x) - (m)) * ((x) - (m)))
-#define SQUARE_COMPLEX(x, m) \
+#define SQUARE_COMPLEX(x, m)                                                                       \
   (((x).re - (m).re) * ((x).re - (m).re) + ((x).im - (m).im) * ((x).im - (m).im))
 DEVIATION_KERNEL(deviation_float32, float, float, SQUARE_REAL)
 DEVIATION_KERNEL(deviation_float64, double, double, SQUARE_REAL)
@@ -514,23 +517,23 @@ static int arg_row(dlb_dtype t) {
 
 int64_t dlb_reduce_arg_search(int is_max, dlb_dtype t, const char *p, int64_t n, int64_t stride) {
   typedef int64_t (*search)(const char *, int64_t, int64_t);
-  static const search maxs[] = {argmax_int8,  argmax_int16,  argmax_int32,   argmax_int64,
-                                argmax_uint8, argmax_uint16, argmax_uint32,  argmax_uint64,
+  static const search maxs[] = {argmax_int8,    argmax_int16,  argmax_int32,  argmax_int64,
+                                argmax_uint8,   argmax_uint16, argmax_uint32, argmax_uint64,
                                 argmax_float32, argmax_float64};
-  static const search mins[] = {argmin_int8,  argmin_int16,  argmin_int32,   argmin_int64,
-                                argmin_uint8, argmin_uint16, argmin_uint32,  argmin_uint64,
+  static const search mins[] = {argmin_int8,    argmin_int16,  argmin_int32,  argmin_int64,
+                                argmin_uint8,   argmin_uint16, argmin_uint32, argmin_uint64,
                                 argmin_float32, argmin_float64};
   int row = arg_row(t);
   return row < 0 ? 0 : (is_max ? maxs : mins)[row](p, n, stride);
 }
 
 dlb_loop dlb_reduce_arg_update_loop(int is_max, dlb_dtype t) {
-  static const dlb_loop maxs[] = {argmax_rows_int8,  argmax_rows_int16,   argmax_rows_int32,
-                                  argmax_rows_int64, argmax_rows_uint8,   argmax_rows_uint16,
+  static const dlb_loop maxs[] = {argmax_rows_int8,   argmax_rows_int16,  argmax_rows_int32,
+                                  argmax_rows_int64,  argmax_rows_uint8,  argmax_rows_uint16,
                                   argmax_rows_uint32, argmax_rows_uint64, argmax_rows_float32,
                                   argmax_rows_float64};
-  static const dlb_loop mins[] = {argmin_rows_int8,  argmin_rows_int16,   argmin_rows_int32,
-                                  argmin_rows_int64, argmin_rows_uint8,   argmin_rows_uint16,
+  static const dlb_loop mins[] = {argmin_rows_int8,   argmin_rows_int16,  argmin_rows_int32,
+                                  argmin_rows_int64,  argmin_rows_uint8,  argmin_rows_uint16,
                                   argmin_rows_uint32, argmin_rows_uint64, argmin_rows_float32,
                                   argmin_rows_float64};
   int row = arg_row(t);

@@ -15,16 +15,16 @@
 /* --- scans -------------------------------------------------------------------- */
 
 /* acc = acc op x over a lane of n elements of T, stride bytes apart, in place. */
-#define DEFINE_SCAN(NAME, T)                                                   \
-  static void NAME(int prod, char *p, int64_t stride, int64_t n) {             \
-    T acc;                                                                     \
-    memcpy(&acc, p, sizeof acc);                                               \
-    for (int64_t i = 1; i < n; i++) {                                          \
-      T x;                                                                     \
-      memcpy(&x, p + i * stride, sizeof x);                                    \
-      acc = prod ? (T)(acc * x) : (T)(acc + x);                                \
-      memcpy(p + i * stride, &acc, sizeof acc);                                \
-    }                                                                          \
+#define DEFINE_SCAN(NAME, T)                                                                       \
+  static void NAME(int prod, char *p, int64_t stride, int64_t n) {                                 \
+    T acc;                                                                                         \
+    memcpy(&acc, p, sizeof acc);                                                                   \
+    for (int64_t i = 1; i < n; i++) {                                                              \
+      T x;                                                                                         \
+      memcpy(&x, p + i * stride, sizeof x);                                                        \
+      acc = prod ? (T)(acc * x) : (T)(acc + x);                                                    \
+      memcpy(p + i * stride, &acc, sizeof acc);                                                    \
+    }                                                                                              \
   }
 
 DEFINE_SCAN(scan_u8, uint8_t)
@@ -57,7 +57,6 @@ static void scan_half(int prod, int brain, char *p, int64_t stride, int64_t n) {
     memcpy(p + i * stride, &acc, 2);
   }
 }
-
 
 #define NAME scan_c64
 #define T float
@@ -136,23 +135,67 @@ dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *c) {
 /* Element i of a 1-D-walked tensor as a double (a float dtype or an integer). */
 static double load_number(dlb_dtype t, const char *p) {
   switch (t) {
-    case DLB_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return dlb_float16_to_double(v); }
-    case DLB_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return dlb_bfloat16_to_double(v); }
-    case DLB_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
-    default: { double v; memcpy(&v, p, 8); return v; }
+    case DLB_FLOAT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return dlb_float16_to_double(v);
+    }
+    case DLB_BFLOAT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return dlb_bfloat16_to_double(v);
+    }
+    case DLB_FLOAT32: {
+      float v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      double v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 static int64_t load_integer(dlb_dtype t, const char *p) {
   switch (t) {
     case DLB_BOOL: return *p != 0;
-    case DLB_INT8: { int8_t v; memcpy(&v, p, 1); return v; }
-    case DLB_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case DLB_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case DLB_UINT8: { uint8_t v; memcpy(&v, p, 1); return v; }
-    case DLB_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case DLB_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    case DLB_INT8: {
+      int8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case DLB_INT16: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case DLB_UINT8: {
+      uint8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case DLB_UINT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_UINT32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -176,20 +219,16 @@ static int64_t bin_of(const dlb_count_call *c, dlb_dtype et, const char *edges, 
   if (!(x >= first && x <= last)) return -1; /* NaN too */
   if (c->uniform) {
     b = computed_bin(x, first, nbins, norm);
-    if (x < load_number(et, edges + b * es))
-      b--;
-    else if (b != nbins - 1 && x >= load_number(et, edges + (b + 1) * es))
-      b++;
+    if (x < load_number(et, edges + b * es)) b--;
+    else if (b != nbins - 1 && x >= load_number(et, edges + (b + 1) * es)) b++;
     return b;
   }
   /* The last edge e with e <= x; the last bin takes its right edge. */
   lo = 0, hi = nbins; /* invariant: edges[lo] <= x, and x < edges[hi] unless hi == nbins */
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (load_number(et, edges + mid * es) <= x)
-      lo = mid;
-    else
-      hi = mid;
+    if (load_number(et, edges + mid * es) <= x) lo = mid;
+    else hi = mid;
   }
   return lo;
 }
@@ -262,26 +301,24 @@ static inline double edge_at(const char *edges, int64_t es, int f32, int64_t b) 
  * many bins all three miss the cache); as conditional moves (GCC 12 makes
  * them from a loader with a dtype test) it waits for them: 1.7 times as
  * long with 1e6 bins. Hence one loop per loader. */
-#define COUNT_UNIFORM(FLOAT32, EDGE)                                          \
-  for (int64_t k = 0; k < total; k++, p += step) {                            \
-    double x;                                                                 \
-    int64_t b;                                                                \
-    if (FLOAT32) {                                                            \
-      float v;                                                                \
-      memcpy(&v, p, 4);                                                       \
-      x = v;                                                                  \
-    } else {                                                                  \
-      memcpy(&x, p, 8);                                                       \
-    }                                                                         \
-    if (x >= first && x <= last) {                                            \
-      b = computed_bin(x, first, nbins, norm);                                \
-      if (x < EDGE(b))                                                        \
-        b--;                                                                  \
-      else if (b != nbins - 1 && x >= EDGE(b + 1))                            \
-        b++;                                                                  \
-      counts[b]++;                                                            \
-    }                                                                         \
-    if ((k & 0xFFFF) == 0xFFFF && dlb_work_tick(work, 0x10000)) break;        \
+#define COUNT_UNIFORM(FLOAT32, EDGE)                                                               \
+  for (int64_t k = 0; k < total; k++, p += step) {                                                 \
+    double x;                                                                                      \
+    int64_t b;                                                                                     \
+    if (FLOAT32) {                                                                                 \
+      float v;                                                                                     \
+      memcpy(&v, p, 4);                                                                            \
+      x = v;                                                                                       \
+    } else {                                                                                       \
+      memcpy(&x, p, 8);                                                                            \
+    }                                                                                              \
+    if (x >= first && x <= last) {                                                                 \
+      b = computed_bin(x, first, nbins, norm);                                                     \
+      if (x < EDGE(b)) b--;                                                                        \
+      else if (b != nbins - 1 && x >= EDGE(b + 1)) b++;                                            \
+      counts[b]++;                                                                                 \
+    }                                                                                              \
+    if ((k & 0xFFFF) == 0xFFFF && dlb_work_tick(work, 0x10000)) break;                             \
   }
 
 #define EDGE_F64(i) e64[i]
@@ -352,8 +389,8 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *c) {
   dlb_dtype it = dlb_dtype_of_dl(c->in.dtype);
   dlb_dtype et = histogram ? dlb_dtype_of_dl(c->edges.dtype) : DLB_FLOAT64; /* (unset: bincount) */
   int64_t index[DLB_MAX_NDIM] = {0}, total = 1, nbins = c->counts.shape[0];
-  int64_t cs = dlb_tensor_stride(&c->counts, 0), es = histogram ? dlb_tensor_stride(&c->edges,
-                                                                                    0) : 0;
+  int64_t cs = dlb_tensor_stride(&c->counts, 0),
+          es = histogram ? dlb_tensor_stride(&c->edges, 0) : 0;
   const char *p = c->in.data, *w = c->has_weights ? c->weights.data : NULL;
   char *counts = c->counts.data;
   double first = 0, last = 0, norm = 0, *block = NULL;
@@ -379,9 +416,9 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *c) {
     return st;
   }
   for (int64_t k = 0; k < total; k++) {
-    int64_t b = histogram ? bin_of(c, et, c->edges.data, es, nbins, first, last, norm,
-                                   load_number(it, p))
-                          : load_integer(it, p);
+    int64_t b = histogram
+                    ? bin_of(c, et, c->edges.data, es, nbins, first, last, norm, load_number(it, p))
+                    : load_integer(it, p);
     if (!histogram && b < 0) {
       temporary_free(&sums);
       return negative(c, b);

@@ -25,15 +25,46 @@ static inline void copy_element(char *dst, const char *src, int64_t size) {
  * become INT64_MAX (out of range of any extent). */
 static int64_t load_index(dlb_dtype t, const char *p) {
   switch (t) {
-    case DLB_INT8: { int8_t v; memcpy(&v, p, 1); return v; }
-    case DLB_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case DLB_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case DLB_UINT8: { uint8_t v; memcpy(&v, p, 1); return v; }
-    case DLB_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case DLB_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case DLB_UINT64: { uint64_t v; memcpy(&v, p,
-                                          8); return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    case DLB_INT8: {
+      int8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case DLB_INT16: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case DLB_UINT8: {
+      uint8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case DLB_UINT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_UINT32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case DLB_UINT64: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -112,8 +143,7 @@ static dlb_status check_indices(dlb_take_call *c) {
       lane_piece(&w, lane, j0, &piece, at);
       for (int64_t j = 0; j < piece.m; j++) {
         int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
-        if (resolve(i, w.n, c->index_base) < 0)
-          return index_error(c, i, &c->error);
+        if (resolve(i, w.n, c->index_base) < 0) return index_error(c, i, &c->error);
       }
       if (dlb_work_tick(work, piece.m)) return DLB_OK;
     }
@@ -135,10 +165,8 @@ static dlb_status take_piece(dlb_take_call *c, const take_walk *w, char *const *
     char *element = at[0] + j * w->step_elements, *datum;
     if (r < 0) return index_error(c, i, &c->error);
     datum = at[2] + r * w->step_data;
-    if (c->scatter)
-      copy_element(datum, element, w->size);
-    else
-      copy_element(element, datum, w->size);
+    if (c->scatter) copy_element(datum, element, w->size);
+    else copy_element(element, datum, w->size);
   }
   return DLB_OK;
 }
@@ -185,18 +213,17 @@ static int64_t pick_any(int assign, char *data, int64_t ds, const char *mask, in
   int64_t j = 0;
   for (int64_t i = 0; i < n; i++) {
     if (!mask[i * ms]) continue;
-    if (assign)
-      memcpy(data + i * ds, packed + j * ps, (size_t)size);
-    else
-      memcpy(packed + j * ps, data + i * ds, (size_t)size);
+    if (assign) memcpy(data + i * ds, packed + j * ps, (size_t)size);
+    else memcpy(packed + j * ps, data + i * ds, (size_t)size);
     j++;
   }
   return j;
 }
 
 /* Whether every element pointer is aligned for T (the fast row needs it). */
-static int aligned(const void *p,
-                   int64_t size) { return ((uintptr_t)p & (uintptr_t)(size - 1)) == 0; }
+static int aligned(const void *p, int64_t size) {
+  return ((uintptr_t)p & (uintptr_t)(size - 1)) == 0;
+}
 
 dlb_status dlb_cpu_mask(void *ctx, dlb_mask_call *c) {
   const dlb_tensor *t[2] = {&c->data, &c->mask};
@@ -221,14 +248,10 @@ dlb_status dlb_cpu_mask(void *ctx, dlb_mask_call *c) {
     int fast = aligned(at[0], size) && aligned(packed, size) && (ds % size) == 0;
     if (!fast || size > 8 || size == 0)
       got = pick_any(c->assign, at[0], ds, at[1], ms, packed, ps, n, size);
-    else if (size == 1)
-      got = pick1(c->assign, at[0], ds, at[1], ms, packed, ps, n);
-    else if (size == 2)
-      got = pick2(c->assign, at[0], ds, at[1], ms, packed, ps, n);
-    else if (size == 4)
-      got = pick4(c->assign, at[0], ds, at[1], ms, packed, ps, n);
-    else
-      got = pick8(c->assign, at[0], ds, at[1], ms, packed, ps, n);
+    else if (size == 1) got = pick1(c->assign, at[0], ds, at[1], ms, packed, ps, n);
+    else if (size == 2) got = pick2(c->assign, at[0], ds, at[1], ms, packed, ps, n);
+    else if (size == 4) got = pick4(c->assign, at[0], ds, at[1], ms, packed, ps, n);
+    else got = pick8(c->assign, at[0], ds, at[1], ms, packed, ps, n);
     packed += got * ps;
     if (dlb_work_tick(work, n)) break;
   }

@@ -78,12 +78,12 @@ static uint64_t all_ones(family f) {
 /* How the bits of one real dtype become keys. */
 typedef struct keyer {
   dlb_dtype dtype;
-  int64_t size;    /* bytes of an element */
-  int fp;          /* a float dtype */
-  uint64_t sign;   /* the sign bit (signed integers and floats) */
-  uint64_t inf;    /* floats: |bits| above it is NaN */
-  uint64_t ones;   /* the family's largest key: a NaN's (canonical keys) */
-  uint64_t flip;   /* ones when descending, else 0: keys xor it */
+  int64_t size;  /* bytes of an element */
+  int fp;        /* a float dtype */
+  uint64_t sign; /* the sign bit (signed integers and floats) */
+  uint64_t inf;  /* floats: |bits| above it is NaN */
+  uint64_t ones; /* the family's largest key: a NaN's (canonical keys) */
+  uint64_t flip; /* ones when descending, else 0: keys xor it */
 } keyer;
 
 static void keyer_init(keyer *k, dlb_dtype t, int descending) {
@@ -248,7 +248,7 @@ typedef struct sort_job {
   dlb_dtype dtype;
   family fam;
   keyer k;
-  int wide; /* positions need 64 bits */
+  int wide;              /* positions need 64 bits */
   int64_t out_stride[3]; /* bytes along dim: values, indices, runs */
   dlb_work *work;        /* the thread's current work (NULL: unbounded) */
 } sort_job;
@@ -268,10 +268,8 @@ static uint64_t pay_get(int wide, const void *pay, int64_t i) {
 }
 
 static void pay_set(int wide, void *pay, int64_t i, uint64_t v) {
-  if (wide)
-    ((uint64_t *)pay)[i] = v;
-  else
-    ((uint32_t *)pay)[i] = (uint32_t)v;
+  if (wide) ((uint64_t *)pay)[i] = v;
+  else ((uint32_t *)pay)[i] = (uint32_t)v;
 }
 
 /* Radix-sorts n keys of family f, with positions when pay is given. */
@@ -385,8 +383,8 @@ static int canonical_keys(const keyer *k, const lane *in, void *keys, void *pay,
 
 /* Runs over sorted values (step bytes apart): each element that starts a
  * run of equal ones (-0 as +0; the NaN, all last, one run). */
-static void runs_of_values(const keyer *k, const char *values, int64_t step, int64_t n,
-                           char *runs, int64_t rstep, dlb_work *w) {
+static void runs_of_values(const keyer *k, const char *values, int64_t step, int64_t n, char *runs,
+                           int64_t rstep, dlb_work *w) {
   uint64_t prev = 0;
   for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
     i1 = stretch_end(i0, n);
@@ -639,8 +637,9 @@ typedef struct pick {
   int64_t pos;
 } pick;
 
-static int pick_before(pick a,
-                       pick b) { return a.key < b.key || (a.key == b.key && a.pos < b.pos); }
+static int pick_before(pick a, pick b) {
+  return a.key < b.key || (a.key == b.key && a.pos < b.pos);
+}
 
 static void sift_down(pick *h, int64_t k, int64_t i) {
   for (;;) {
@@ -714,8 +713,7 @@ static void complex_pass(const sort_job *j, const lane *in, int which, int64_t n
   for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
     i1 = stretch_end(i0, n);
     for (int64_t i = i0; i < i1; i++) {
-      complex_key ck =
-          complex_key_of(j->dtype, lane_at(in, (int64_t)pay_get(j->wide, s->pay, i)));
+      complex_key ck = complex_key_of(j->dtype, lane_at(in, (int64_t)pay_get(j->wide, s->pay, i)));
       uint64_t v = which == 0 ? ck.second : which == 1 ? ck.first : ck.cls;
       ((uint64_t *)s->keys)[i] = j->call->descending ? ~v : v;
     }
@@ -754,8 +752,7 @@ static void write_runs(const sort_job *j, const lane *in, const scratch *s, int 
       int starts = i == 0;
       if (!starts) {
         uint64_t before = pay_get(wide, s->pay, i - 1);
-        starts = !keys_equal(j, in, here, before) || has_nan(j, in, here) ||
-                 has_nan(j, in, before);
+        starts = !keys_equal(j, in, here, before) || has_nan(j, in, here) || has_nan(j, in, before);
       }
       out[i * step] = (char)starts;
     }
@@ -828,8 +825,7 @@ static void sort_lane(const sort_job *j, const lane *in, char **out, scratch *s)
  * into the output (keys_in_out: s->keys NULL), and `counts` int64 counts;
  * on the call's cpu backend (the budget counts it). */
 static dlb_status scratch_open(scratch *s, dlb_backend *cpu, int64_t n, int64_t key_bytes,
-                               int64_t pay_bytes, int keys_in_out, int64_t counts,
-                               dlb_error *err) {
+                               int64_t pay_bytes, int keys_in_out, int64_t counts, dlb_error *err) {
   int64_t each = n < 1 ? 1 : n, kb, pb, bytes;
   dlb_status st;
   if (each > INT64_MAX / 64)
@@ -838,8 +834,7 @@ static dlb_status scratch_open(scratch *s, dlb_backend *cpu, int64_t n, int64_t 
   kb = (each * key_bytes + 63) / 64 * 64; /* 64-byte aligned parts */
   pb = (each * pay_bytes + 63) / 64 * 64;
   bytes = (keys_in_out ? 1 : 2) * kb + 2 * pb + counts * 8;
-  if ((st = dlb_array_allocate(&s->mem, cpu, 0, DLB_UINT8, 1, &bytes, 0, err)) != DLB_OK)
-    return st;
+  if ((st = dlb_array_allocate(&s->mem, cpu, 0, DLB_UINT8, 1, &bytes, 0, err)) != DLB_OK) return st;
   s->keys_tmp = (uint64_t *)dlb_array_host_data(&s->mem);
   s->keys = keys_in_out ? NULL : (uint64_t *)((char *)s->keys_tmp + kb);
   s->pay = (uint64_t *)((char *)s->keys_tmp + (keys_in_out ? 1 : 2) * kb);
@@ -875,20 +870,19 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
      * positions when the lanes are sorted by them (a top-k heap: 8). */
     int64_t size = (int64_t)dlb_dtype_get(j.dtype)->itemsize;
     int64_t key_bytes = j.fam == FAMILY_COMPLEX ? 8 : size < 2 ? 2 : size;
-    int values_only = (c->want & ~DLB_SORT_RUNS) == DLB_SORT_VALUES && c->k == n &&
-                      j.fam != FAMILY_COMPLEX;
+    int values_only =
+        (c->want & ~DLB_SORT_RUNS) == DLB_SORT_VALUES && c->k == n && j.fam != FAMILY_COMPLEX;
     int64_t pay_bytes = values_only ? 0 : j.wide || c->k < n ? 8 : 4;
     if (c->k < n && key_bytes < 8) key_bytes = 8; /* (the heap's picks hold 64-bit keys) */
     int in_out = values_only && size >= 2 && j.out_stride[0] == size &&
                  ((uintptr_t)c->values.data & (uintptr_t)(size - 1)) == 0;
     /* Counts: the radix sort's, or one per key for 16-bit keys sorted by counting. */
-    int64_t counts = values_only && j.fam == FAMILY_16 && n > COUNTING_MIN ? COUNTING_KEYS
-                                                                             : RADIX_COUNTS;
+    int64_t counts =
+        values_only && j.fam == FAMILY_16 && n > COUNTING_MIN ? COUNTING_KEYS : RADIX_COUNTS;
     st = scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, key_bytes,
                       pay_bytes, in_out, counts, &err);
   }
-  if (st != DLB_OK)
-    return dlb_kernel_error_from(&c->error, &err);
+  if (st != DLB_OK) return dlb_kernel_error_from(&c->error, &err);
   dlb_lanes_init(&lanes, 4, t, c->dim);
   while (dlb_lanes_next(&lanes, at)) {
     lane in = {at[0], dlb_tensor_stride(&c->in, c->dim), n};
@@ -930,10 +924,8 @@ static int64_t search_one(const search_job *s, complex_key v) {
     int64_t mid = lo + (hi - lo) / 2;
     complex_key m = any_key(s->dtype, &s->k, base + mid * s->stride);
     int go_right = s->call->right ? !key_less(v, m) : key_less(m, v);
-    if (go_right)
-      lo = mid + 1;
-    else
-      hi = mid;
+    if (go_right) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }

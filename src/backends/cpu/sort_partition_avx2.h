@@ -47,10 +47,8 @@ __attribute__((target("avx2"))) static int64_t NAME(KT *a, int64_t n, KT pivot, 
   nr += 2 * LANES;
   for (int i = 0; i < nr; i++) { /* into [lw, rw): exactly their room */
     KT k = rest[i];
-    if (le ? k <= pivot : k < pivot)
-      a[lw++] = k;
-    else
-      a[--rw] = k;
+    if (le ? k <= pivot : k < pivot) a[lw++] = k;
+    else a[--rw] = k;
   }
   dlb_work_tick(w, (steps & 8191) * LANES + nr);
   return lw;

@@ -14,8 +14,7 @@ static void NAME(KT *key, KT *tmp, int64_t n, KT lo, KT hi, int levels, int64_t 
     if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) || levels-- <= 0) {
       if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) && dlb_vqsort_keys(key, n, (int)sizeof(KT)))
         dlb_work_tick(w, n);
-      else
-        RADIX_OF(key, NULL, tmp, NULL, n, count, w);
+      else RADIX_OF(key, NULL, tmp, NULL, n, count, w);
       return;
     }
     if (lo == hi) return;               /* all one key */

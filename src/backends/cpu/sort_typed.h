@@ -28,10 +28,8 @@ static int64_t SORT_CAT(exact_keys_, SUFFIX)(const keyer *k, const lane *in, KT 
           continue;
         }
         if (mag == 0) {
-          if (bits)
-            z_neg++;
-          else
-            z_pos++;
+          if (bits) z_neg++;
+          else z_pos++;
         }
         key = (KT)(bits & sign ? (KT)~bits : (KT)(bits | sign));
       } else {
@@ -90,10 +88,8 @@ static int SORT_CAT(canonical_keys_, SUFFIX)(const keyer *k, const lane *in, KT 
       if (key < prev) ord = 0;
       prev = key;
       keys[i] = key;
-      if (wide)
-        ((uint64_t *)pay)[i] = (uint64_t)i;
-      else
-        ((uint32_t *)pay)[i] = (uint32_t)i;
+      if (wide) ((uint64_t *)pay)[i] = (uint64_t)i;
+      else ((uint32_t *)pay)[i] = (uint32_t)i;
     }
     if (dlb_work_tick(w, i1 - i0)) break;
   }

@@ -15,11 +15,17 @@ extern "C" int dlb_vqsort_keys(void *keys, int64_t n, int bytes);
 // (no memory for the sorter's buffer). Never throws into C.
 extern "C" int dlb_vqsort_keys(void *keys, int64_t n, int bytes) {
   try {
-    hwy::Sorter sorter;  // its own buffer: one a call keeps threads apart
+    hwy::Sorter sorter; // its own buffer: one a call keeps threads apart
     switch (bytes) {
-      case 2: sorter(static_cast<uint16_t *>(keys), static_cast<size_t>(n), hwy::SortAscending()); break;
-      case 4: sorter(static_cast<uint32_t *>(keys), static_cast<size_t>(n), hwy::SortAscending()); break;
-      case 8: sorter(static_cast<uint64_t *>(keys), static_cast<size_t>(n), hwy::SortAscending()); break;
+      case 2:
+        sorter(static_cast<uint16_t *>(keys), static_cast<size_t>(n), hwy::SortAscending());
+        break;
+      case 4:
+        sorter(static_cast<uint32_t *>(keys), static_cast<size_t>(n), hwy::SortAscending());
+        break;
+      case 8:
+        sorter(static_cast<uint64_t *>(keys), static_cast<size_t>(n), hwy::SortAscending());
+        break;
       default: return 0;
     }
     return 1;

@@ -97,10 +97,8 @@ static CUresult free_memory(dlb_cuda *c, int device_id, CUdeviceptr p, int expor
   CUresult r;
   if (!c->devices[device_id].pools && dlb_cuda_gone(r = dlb_cuda_drain(c))) return r;
   if ((r = dlb_cuda_enter(c, device_id)) != CUDA_SUCCESS) return r;
-  if (!c->devices[device_id].pools)
-    r = c->cu->mem_free(p);
-  else if (exported)
-    r = (r = c->cu->ctx_synchronize()) == CUDA_SUCCESS ? c->cu->mem_free(p) : r;
+  if (!c->devices[device_id].pools) r = c->cu->mem_free(p);
+  else if (exported) r = (r = c->cu->ctx_synchronize()) == CUDA_SUCCESS ? c->cu->mem_free(p) : r;
   else if ((r = dlb_cuda_stream(c, device_id, &s)) == CUDA_SUCCESS &&
            (r = dlb_cuda_after_others(c, device_id, s)) == CUDA_SUCCESS)
     r = c->cu->mem_free_async(p, s);
@@ -167,7 +165,8 @@ static CUresult allocate_memory(dlb_cuda *c, int device_id, size_t nbytes, int z
           CUDA_SUCCESS ||
       !zeroed || (r = c->cu->memset8(*p, 0, nbytes, s)) == CUDA_SUCCESS)
     return r;
-  if (pools) c->cu->mem_free_async(*p, s); else c->cu->mem_free(*p);
+  if (pools) c->cu->mem_free_async(*p, s);
+  else c->cu->mem_free(*p);
   return r;
 }
 
@@ -209,7 +208,8 @@ static dlb_status linear(dlb_cuda *c, int device_id, CUresult (*run)(dlb_cuda *,
   CUstream s;
   CUresult r = dlb_cuda_enter(c, device_id);
   if (r != CUDA_SUCCESS) return dlb_cuda_status(r);
-  if ((r = dlb_cuda_stream(c, device_id, &s)) == CUDA_SUCCESS && (r = run(c, s, aux)) == CUDA_SUCCESS)
+  if ((r = dlb_cuda_stream(c, device_id, &s)) == CUDA_SUCCESS &&
+      (r = run(c, s, aux)) == CUDA_SUCCESS)
     r = c->cu->stream_sync(s);
   dlb_cuda_leave(c);
   return dlb_cuda_status(r);
@@ -237,7 +237,8 @@ static CUresult run_dtod(dlb_cuda *c, CUstream s, void *aux) {
   CUresult r;
   CUcontext dst, src;
   if (p->device_id == p->device_id2) return c->cu->dtod(p->dev, p->dev2, p->nbytes, s);
-  if (!(dst = dlb_cuda_context(c, p->device_id, &r)) || !(src = dlb_cuda_context(c, p->device_id2, &r)))
+  if (!(dst = dlb_cuda_context(c, p->device_id, &r)) ||
+      !(src = dlb_cuda_context(c, p->device_id2, &r)))
     return r;
   return c->cu->peer(p->dev, dst, p->dev2, src, p->nbytes, s);
 }
@@ -258,7 +259,10 @@ static dlb_status cuda_copy_within(void *ctx, int dst_device_id, void *dst_handl
                                    size_t dst_offset, int src_device_id, const void *src_handle,
                                    size_t src_offset, size_t nbytes) {
   span p = {(CUdeviceptr)(uintptr_t)dst_handle + dst_offset,
-            (CUdeviceptr)(uintptr_t)src_handle + src_offset, NULL, nbytes, dst_device_id,
+            (CUdeviceptr)(uintptr_t)src_handle + src_offset,
+            NULL,
+            nbytes,
+            dst_device_id,
             src_device_id};
   return linear(ctx, dst_device_id, run_dtod, &p);
 }

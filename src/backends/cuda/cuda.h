@@ -47,8 +47,8 @@ typedef struct dlb_cuda {
   const dlb_cu *cu;     /* set once the driver is loaded with devices */
   int count;
   dlb_cuda_device *devices;
-  void *stage[2];       /* pinned, DLB_CUDA_STAGE_BYTES each; the Lua thread's */
-  int stage_device;     /* the device whose context allocated them */
+  void *stage[2];   /* pinned, DLB_CUDA_STAGE_BYTES each; the Lua thread's */
+  int stage_device; /* the device whose context allocated them */
   /* Under lock: allocations handed to a DLPack consumer (their free waits
    * for the whole device: a consumer's queued reads are not ordered on
    * dlbridge's streams), and refused frees. */

@@ -36,12 +36,14 @@ static void *resolve(void *lib, proc_v2_fn proc_v2, proc_fn proc, const char *ba
                      const char *symbol) {
   void *fn = NULL;
   int found = 0;
-  if (proc_v2 && proc_v2(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
-                         &found) == CUDA_SUCCESS && fn)
+  if (proc_v2 &&
+      proc_v2(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) ==
+          CUDA_SUCCESS &&
+      fn)
     return fn;
   fn = NULL;
-  if (proc && proc(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS &&
-      fn)
+  if (proc &&
+      proc(base, &fn, DLB_CU_API_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS && fn)
     return fn;
   return dlsym(lib, symbol);
 }
@@ -51,16 +53,16 @@ static int resolve_all(void *lib) {
   proc_v2_fn proc_v2 = (proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2");
   proc_fn proc = (proc_fn)dlsym(lib, "cuGetProcAddress");
   void *fn;
-#define DLB_CU_RESOLVE_(field, base, symbol, args)                                  \
-  if (!(fn = resolve(lib, proc_v2, proc, #base, #symbol))) {                        \
-    set_reason("the CUDA driver has no %s (too old?)%.0ld", #base, 0);              \
-    return 0;                                                                      \
-  }                                                                                \
+#define DLB_CU_RESOLVE_(field, base, symbol, args)                                                 \
+  if (!(fn = resolve(lib, proc_v2, proc, #base, #symbol))) {                                       \
+    set_reason("the CUDA driver has no %s (too old?)%.0ld", #base, 0);                             \
+    return 0;                                                                                      \
+  }                                                                                                \
   memcpy(&driver.field, &fn, sizeof fn);
   DLB_CU_FUNCTIONS(DLB_CU_RESOLVE_)
 #undef DLB_CU_RESOLVE_
-#define DLB_CU_RESOLVE_OPTIONAL_(field, base, symbol, args) \
-  fn = resolve(lib, proc_v2, proc, #base, #symbol);         \
+#define DLB_CU_RESOLVE_OPTIONAL_(field, base, symbol, args)                                        \
+  fn = resolve(lib, proc_v2, proc, #base, #symbol);                                                \
   memcpy(&driver.field, &fn, sizeof fn);
   DLB_CU_OPTIONAL_FUNCTIONS(DLB_CU_RESOLVE_OPTIONAL_)
 #undef DLB_CU_RESOLVE_OPTIONAL_

@@ -53,9 +53,12 @@ static int memset_fill(dlb_cuda *c, CUdeviceptr at, size_t n, const unsigned cha
 static dlb_status copy_fill(dlb_cuda *c, const dlb_tensor *dst, const void *value, size_t item,
                             void *queue) {
   static const int64_t zeros[DLB_MAX_NDIM];
-  dlb_strided_copy copy = {item, dst->ndim, dst->shape,
+  dlb_strided_copy copy = {item,
+                           dst->ndim,
+                           dst->shape,
                            {dst->handle, dst->device_id, dst->offset, NULL, dst->strides},
-                           {NULL, dst->device_id, 0, (void *)value, zeros}, queue};
+                           {NULL, dst->device_id, 0, (void *)value, zeros},
+                           queue};
   return dlb_cuda_copy_strided(c, &copy);
 }
 

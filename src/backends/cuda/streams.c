@@ -143,7 +143,8 @@ static CUresult order_consumer(dlb_cuda *c, int device_id, CUstream consumer, CU
     if ((r = record_on(c, own, &mine)) != CUDA_SUCCESS) return r;
     event = mine;
   }
-  r = capturing(c, consumer) ? c->cu->event_sync(event) : c->cu->stream_wait_event(consumer, event, 0);
+  r = capturing(c, consumer) ? c->cu->event_sync(event)
+                             : c->cu->stream_wait_event(consumer, event, 0);
   if (mine) c->cu->event_destroy(mine); /* a pending event may be destroyed */
   return r;
 }

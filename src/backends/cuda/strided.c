@@ -28,8 +28,8 @@
 
 typedef struct side {
   int on_device;
-  CUdeviceptr dev; /* on_device: the address of element 0...0 */
-  char *host;      /* else: the host address of element 0...0 */
+  CUdeviceptr dev;               /* on_device: the address of element 0...0 */
+  char *host;                    /* else: the host address of element 0...0 */
   int64_t strides[DLB_MAX_NDIM]; /* bytes */
 } side;
 
@@ -48,10 +48,8 @@ typedef struct run {
 } run;
 
 static void advance(side *s, int64_t delta) {
-  if (s->on_device)
-    s->dev += (uint64_t)delta;
-  else
-    s->host += delta;
+  if (s->on_device) s->dev += (uint64_t)delta;
+  else s->host += delta;
 }
 
 /* --- the plan ------------------------------------------------------------ */
@@ -121,7 +119,8 @@ static void span(const plan *p, const side *s, int64_t *lo, int64_t *hi) {
   *hi = (int64_t)p->item;
   for (int d = 0; d < p->ndim; d++) {
     int64_t reach = s->strides[d] * (p->shape[d] - 1);
-    if (reach < 0) *lo += reach; else *hi += reach;
+    if (reach < 0) *lo += reach;
+    else *hi += reach;
   }
 }
 
@@ -175,8 +174,8 @@ static CUresult linear_copy(const run *r, const plan *p) {
 }
 
 static int is_linear(const plan *p) {
-  return p->ndim == 0 ||
-         (p->ndim == 1 && p->dst.strides[0] == (int64_t)p->item && p->src.strides[0] == (int64_t)p->item);
+  return p->ndim == 0 || (p->ndim == 1 && p->dst.strides[0] == (int64_t)p->item &&
+                          p->src.strides[0] == (int64_t)p->item);
 }
 
 static void describe_side(const side *s, CUmemorytype *type, const void **host, void **dhost,
@@ -218,7 +217,8 @@ static int pitch_form(const plan *p, pitched *q) {
   q->width = rows_contiguous ? (size_t)p->shape[p->ndim - 1] * p->item : p->item;
   q->outer = m;
   for (int k = 0; k < m; k++) q->dims[k] = k;
-  return side_pitches(p, &p->dst, q, &pitch, &height) && side_pitches(p, &p->src, q, &pitch, &height);
+  return side_pitches(p, &p->dst, q, &pitch, &height) &&
+         side_pitches(p, &p->src, q, &pitch, &height);
 }
 
 static CUresult copy_2d(const run *r, const plan *p, const pitched *q) {
@@ -367,8 +367,8 @@ static CUresult gather_piece(const run *r, const plan *piece, void *aux) {
   CUresult res;
   span(piece, &piece->src, &lo, &hi);
   if ((res = take_buffer(r, s, &k)) != CUDA_SUCCESS ||
-      (res = r->c->cu->dtoh(s->buf[k], piece->src.dev + (uint64_t)lo, (size_t)(hi - lo), r->stream)) !=
-          CUDA_SUCCESS ||
+      (res = r->c->cu->dtoh(s->buf[k], piece->src.dev + (uint64_t)lo, (size_t)(hi - lo),
+                            r->stream)) != CUDA_SUCCESS ||
       (res = mark(r, s, k)) != CUDA_SUCCESS)
     return res;
   if ((res = unpack_pending(r, s)) != CUDA_SUCCESS) return res;
@@ -392,10 +392,12 @@ static CUresult scatter_piece(const run *r, const plan *piece, void *aux) {
   if ((res = take_buffer(r, s, &k)) != CUDA_SUCCESS) return res;
   if (numel(piece) * (int64_t)piece->item != hi - lo &&
       ((res = r->c->cu->dtoh(s->buf[k], at, (size_t)(hi - lo), r->stream)) != CUDA_SUCCESS ||
-       (res = mark(r, s, k)) != CUDA_SUCCESS || (res = r->c->cu->event_sync(s->done[k])) != CUDA_SUCCESS))
+       (res = mark(r, s, k)) != CUDA_SUCCESS ||
+       (res = r->c->cu->event_sync(s->done[k])) != CUDA_SUCCESS))
     return res;
   host_copy(piece, s->buf[k] - lo, piece->dst.strides, piece->src.host, piece->src.strides);
-  if ((res = r->c->cu->htod(at, s->buf[k], (size_t)(hi - lo), r->stream)) != CUDA_SUCCESS) return res;
+  if ((res = r->c->cu->htod(at, s->buf[k], (size_t)(hi - lo), r->stream)) != CUDA_SUCCESS)
+    return res;
   return mark(r, s, k);
 }
 
@@ -431,10 +433,11 @@ static CUresult staged(const run *r, const plan *p) {
   if ((res = stage_open(r, &s)) == CUDA_SUCCESS) {
     plan q = *p;
     normalize(&q, !p->dst.on_device); /* pieces walk the device side in its own order */
-    res = each_piece(r, &q, (int64_t)DLB_CUDA_STAGE_BYTES, q.dst.on_device ? scatter_piece : gather_piece,
-                     &s);
+    res = each_piece(r, &q, (int64_t)DLB_CUDA_STAGE_BYTES,
+                     q.dst.on_device ? scatter_piece : gather_piece, &s);
     if (res == CUDA_SUCCESS) res = unpack_pending(r, &s);
-    if (res == CUDA_SUCCESS) res = r->c->cu->stream_sync(r->stream); /* the buffers are free again */
+    if (res == CUDA_SUCCESS)
+      res = r->c->cu->stream_sync(r->stream); /* the buffers are free again */
   }
   stage_close(r, &s);
   return res;
