@@ -7,6 +7,7 @@
 #define DLB_BACKENDS_CPU_H
 
 #include <stddef.h>
+#include <string.h>
 #include "../../core/backend.h"
 #include "../../core/dtype.h"
 #include "../../core/iter.h"
@@ -69,5 +70,48 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *call);
 /* A cpu backend of the process for the temporaries of host kernels that run
  * on other backends' host memory (charged to no state). */
 dlb_backend *dlb_cpu_scratch_backend(void);
+
+/* An element of an integer (or bool) dtype at p, any alignment, as an
+ * int64 (uint64 reinterpreted). */
+static inline int64_t dlb_cpu_load_int64(dlb_dtype t, const char *p) {
+  switch (t) {
+    case DLB_BOOL: return *p != 0;
+    case DLB_INT8: {
+      int8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case DLB_INT16: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case DLB_UINT8: {
+      uint8_t v;
+      memcpy(&v, p, 1);
+      return v;
+    }
+    case DLB_UINT16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case DLB_UINT32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
 
 #endif

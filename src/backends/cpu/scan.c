@@ -158,47 +158,6 @@ static double load_number(dlb_dtype t, const char *p) {
   }
 }
 
-static int64_t load_integer(dlb_dtype t, const char *p) {
-  switch (t) {
-    case DLB_BOOL: return *p != 0;
-    case DLB_INT8: {
-      int8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case DLB_INT16: {
-      int16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case DLB_INT32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case DLB_UINT8: {
-      uint8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case DLB_UINT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case DLB_UINT32: {
-      uint32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      memcpy(&v, p, 8);
-      return v;
-    }
-  }
-}
-
 /* The bin of x (first <= x <= last) computed from the spacing of evenly
  * spaced bins, in 0..nbins-1. f is NaN where the edges' dtype held neither the
  * range nor its width (float32 edges of range {-1e300, 1e300} are -inf and
@@ -418,7 +377,7 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *c) {
   for (int64_t k = 0; k < total; k++) {
     int64_t b = histogram
                     ? bin_of(c, et, c->edges.data, es, nbins, first, last, norm, load_number(it, p))
-                    : load_integer(it, p);
+                    : dlb_cpu_load_int64(it, p);
     if (!histogram && b < 0) {
       temporary_free(&sums);
       return negative(c, b);

@@ -24,48 +24,10 @@ static inline void copy_element(char *dst, const char *src, int64_t size) {
 /* An element of an integer dtype as an int64; uint64 values past INT64_MAX
  * become INT64_MAX (out of range of any extent). */
 static int64_t load_index(dlb_dtype t, const char *p) {
-  switch (t) {
-    case DLB_INT8: {
-      int8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case DLB_INT16: {
-      int16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case DLB_INT32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case DLB_UINT8: {
-      uint8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case DLB_UINT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case DLB_UINT32: {
-      uint32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case DLB_UINT64: {
-      uint64_t v;
-      memcpy(&v, p, 8);
-      return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-    }
-    default: {
-      int64_t v;
-      memcpy(&v, p, 8);
-      return v;
-    }
-  }
+  uint64_t u;
+  if (t != DLB_UINT64) return dlb_cpu_load_int64(t, p);
+  memcpy(&u, p, 8);
+  return u > INT64_MAX ? INT64_MAX : (int64_t)u;
 }
 
 /* A user's index into an extent n as 0-based, or -1 when out of range. */
