@@ -85,6 +85,23 @@ function support.median_time_warm(f, rounds)
   return median_of(f, rounds)
 end
 
+-- Medians of f and g (CPU time), alternated round by round (f, g, f, g,
+-- ...) after a full collection each, so machine load moves both sides alike.
+function support.paired_times(f, g, rounds)
+  local tf, tg = {}, {}
+  for r = 1, rounds do
+    full_collection()
+    local t0 = os.clock()
+    f()
+    tf[r] = os.clock() - t0
+    full_collection()
+    t0 = os.clock()
+    g()
+    tg[r] = os.clock() - t0
+  end
+  return support.median(tf), support.median(tg)
+end
+
 -- The folder of the running script (for its Python companion).
 function support.here()
   return (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
