@@ -9,9 +9,8 @@
 -- is a view of a mapping (np.load(path, mmap_mode = "r") does the same):
 -- its time does not grow with the file. Lines without a target are for
 -- reference: dl.tonpy's time is Lua's cost of making a 256 MiB string
--- (string.rep of that size costs as much here); a transposed array is
--- written transposed (C order always), where np.save writes the
--- Fortran-order bytes as they lie.
+-- (string.rep of that size costs as much here). A transposed array is
+-- written as its bytes lie, in Fortran order, on both sides.
 -- BENCH_ROUNDS sets the rounds (default 5); BENCH_DIR the directory of the
 -- files (default: the system's temporary directory); BENCH_QUICK=1 uses
 -- 32 MiB.

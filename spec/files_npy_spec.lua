@@ -152,8 +152,8 @@ describe("dl.save(path, a) and dl.load(path)", function()
 
   it("saves a view in its logical (row-major) order, whatever its strides", function()
     local path = temp_path()
-    local m = dl.arange(12):view{3, 4}
-    for _, v in ipairs{m:transpose(), m:slice(2, 1, 4, 2), m:slice(1, 3, 1, -1),
+    local m = dl.arange(24):view{2, 3, 4}
+    for _, v in ipairs{m:permute{2, 1, 3}, m:slice(2, 1, 3, 2), m:slice(1, 2, 1, -1),
                        dl.array{1, 2, 3}:expand{2, 3}} do
       dl.save(path, v)
       local back = dl.load(path)
@@ -161,6 +161,25 @@ describe("dl.save(path, a) and dl.load(path)", function()
       assert.same(v:totable(), back:totable())
       assert.is_true(back:is_contiguous())
     end
+  end)
+
+  it("saves a transposed matrix as np.save does: its bytes as they lie, in Fortran order",
+     function()
+    local path = temp_path()
+    local m = dl.arange(12, {dtype = "int32"}):view{3, 4}
+    local t = m:transpose() -- column-major over m's memory
+    dl.save(path, t)
+    local s = dl.tonpy(t)
+    assert.matches("'fortran_order': True, 'shape': %(4, 3%)", s)
+    assert.equal(m:tobytes(), s:sub(-48)) -- m's 12 elements, unmoved
+    local back = dl.load(path)
+    assert.same({4, 3}, back.shape)
+    assert.same(t:totable(), back:totable())
+    assert.same(t:totable(), dl.fromnpy(s):totable())
+    -- a C-contiguous array, every 1-D one among them, stays in C order
+    assert.matches("'fortran_order': False", dl.tonpy(m))
+    assert.matches("'fortran_order': False", dl.tonpy(m:transpose():transpose()))
+    assert.matches("'fortran_order': False", dl.tonpy(dl.arange(4):view{4, 1}:transpose()))
   end)
 
   it("saves arrays of any backend (read through the backend, as a:tobytes())", function()

@@ -5,10 +5,12 @@
 --   old file is removed and the new one takes its name. Arrays still mapping
 --   the old file keep its contents, no reader sees half a file, a failure
 --   leaves the old file as it was, and the old file's mode is kept;
--- - an array is written in its logical (row-major) order: contiguous host
---   memory straight from the array, anything else (a transposed or sliced
---   view, the other byte order, memory the host cannot address) copied chunk
---   by chunk through one buffer of at most 16 MiB, never as a whole copy.
+-- - an array is written in its logical (row-major) order (dl.save writes a
+--   Fortran-contiguous one, such as a transposed matrix, as its bytes lie
+--   with 'fortran_order': True, as np.save does): contiguous host memory
+--   straight from the array, anything else (a sliced or permuted view, the
+--   other byte order, memory the host cannot address) copied chunk by chunk
+--   through one buffer of at most 16 MiB, never as a whole copy.
 --   Saving large views costs about 16 MiB of memory, however many there are.
 --
 -- The memory checks read the peak resident size (VmHWM, reset through
@@ -41,17 +43,17 @@ local function peak_mib()
   return tonumber(kb) / 1024
 end
 
--- Two 64 MiB float32 matrices, transposed (views that are not contiguous).
-local function two_transposed()
-  local a = dl.arange(2 ^ 24, {dtype = "float32"}):view(4096, 4096)
+-- Two 64 MiB float32 arrays, permuted (views contiguous in neither order).
+local function two_permuted()
+  local a = dl.arange(2 ^ 24, {dtype = "float32"}):view(64, 256, 1024)
   local b = a + 1
-  return a:transpose(), b:transpose()
+  return a:permute{2, 1, 3}, b:permute{2, 1, 3}
 end
 
 describe("saving views", function()
   it("streams them through one bounded buffer, in both formats #rss", function()
     local path = temp_path()
-    local at, bt = two_transposed()
+    local at, bt = two_permuted()
     collectgarbage()
     local before = reset_peak()
     dl.save_safetensors(path, {a = at, b = bt})

@@ -518,8 +518,8 @@ static const char *descr_of(dlb_dtype dtype, char *out) {
   return out;
 }
 
-dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape, char *out,
-                                 size_t *len, dlb_error *err) {
+dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape, int fortran_order,
+                                 char *out, size_t *len, dlb_error *err) {
   char dict[DLB_NPY_HEADER_MAX], descr[8];
   size_t n = 0, pre, padded;
   int64_t numel;
@@ -531,9 +531,9 @@ dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape
   }
   if ((st = dlb_shape_numel(ndim, shape, &numel, err)) != DLB_OK) return st;
   /* At most 32 extents of at most 19 digits: this always fits in dict. */
-  n += (size_t)snprintf(dict + n, sizeof dict - n,
-                        "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                        descr_of(dtype, descr));
+  n +=
+      (size_t)snprintf(dict + n, sizeof dict - n, "{'descr': '%s', 'fortran_order': %s, 'shape': (",
+                       descr_of(dtype, descr), fortran_order ? "True" : "False");
   for (int d = 0; d < ndim; d++)
     n += (size_t)snprintf(dict + n, sizeof dict - n, d ? ", %lld" : "%lld", (long long)shape[d]);
   n += (size_t)snprintf(dict + n, sizeof dict - n, "%s), }", ndim == 1 ? "," : "");
@@ -569,6 +569,16 @@ dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape
   return DLB_OK;
 }
 
+int dlb_npy_fortran_view(const dlb_array *a, dlb_array *view) {
+  if (a->ndim < 2 || dlb_array_is_contiguous(a)) return 0;
+  *view = *a;
+  for (int d = 0; d < a->ndim; d++) {
+    view->shape[d] = a->shape[a->ndim - 1 - d];
+    view->strides[d] = a->strides[a->ndim - 1 - d];
+  }
+  return dlb_shape_is_contiguous(view->ndim, view->shape, view->strides);
+}
+
 dlb_status dlb_npy_save_file(const dlb_array *a, const char *path, dlb_error *err) {
   return dlb_npy_save_file_buffered(a, path, DLB_FILE_CHUNK_BYTES, err);
 }
@@ -578,11 +588,12 @@ dlb_status dlb_npy_save_file_buffered(const dlb_array *a, const char *path, size
   char header[DLB_NPY_HEADER_MAX];
   size_t hlen;
   dlb_file_writer f;
-  dlb_status st;
-  if ((st = dlb_npy_format_header(a->dtype, a->ndim, a->shape, header, &hlen, err)) != DLB_OK)
-    return st;
+  dlb_array column_major;
+  int fortran = dlb_npy_fortran_view(a, &column_major);
+  dlb_status st = dlb_npy_format_header(a->dtype, a->ndim, a->shape, fortran, header, &hlen, err);
+  if (st != DLB_OK) return st;
   if ((st = dlb_file_writer_open(&f, path, buffer_bytes, err)) != DLB_OK) return st;
   st = dlb_file_writer_write(&f, header, hlen, err);
-  if (st == DLB_OK) st = dlb_file_writer_write_array(&f, a, 0, err);
+  if (st == DLB_OK) st = dlb_file_writer_write_array(&f, fortran ? &column_major : a, 0, err);
   return dlb_file_writer_close(&f, st, err);
 }

@@ -93,19 +93,30 @@ dlb_status dlb_npy_load_file(dlb_backend *host, const char *path, dlb_copy_mode 
                              dlb_array *out, dlb_error *err);
 
 /*
- * Writes the header np.save writes for a C-order array of dtype and shape
- * in this machine's byte order (byte for byte as NumPy 1.24: sorted keys,
- * room to grow the first extent, padded with spaces and a newline so that
- * the data starts at a multiple of 64): version 1.0, or 2.0 when the header
- * needs more than 65535 bytes. out has room for DLB_NPY_HEADER_MAX bytes.
- * DTYPE for bfloat16 (.npy has no such type), SHAPE for a bad shape.
+ * Writes the header np.save writes for an array of dtype and shape in this
+ * machine's byte order, in C order or (fortran_order) column-major order
+ * (byte for byte as NumPy 1.24: sorted keys, room to grow the first extent,
+ * padded with spaces and a newline so that the data starts at a multiple of
+ * 64): version 1.0, or 2.0 when the header needs more than 65535 bytes. out
+ * has room for DLB_NPY_HEADER_MAX bytes. DTYPE for bfloat16 (.npy has no
+ * such type), SHAPE for a bad shape.
  */
-dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape, char *out,
-                                 size_t *len, dlb_error *err);
+dlb_status dlb_npy_format_header(dlb_dtype dtype, int ndim, const int64_t *shape, int fortran_order,
+                                 char *out, size_t *len, dlb_error *err);
+
+/*
+ * np.save's choice of order: a C-contiguous array (every 1-D one among
+ * them) is written in C order; one that is only Fortran-contiguous (a
+ * transposed matrix) is written as its bytes lie, with 'fortran_order':
+ * True. Returns 1 for the latter, with *view the same memory in C order
+ * (a's dims reversed; no reference taken: valid while a is); else 0.
+ */
+int dlb_npy_fortran_view(const dlb_array *a, dlb_array *view);
 
 /*
  * Writes a to path as np.save does: the header, then the elements in
- * row-major (C) order whatever a's strides (a non-contiguous array goes
+ * column-major order when dlb_npy_fortran_view says so, else in row-major
+ * (C) order whatever a's strides (a non-contiguous array goes
  * through a bounded buffer, 16 MiB at a time; memory the host cannot
  * address is staged), through a dlb_file_writer: a new file beside path
  * replaces it when complete, so arrays mapping the old file keep its bytes

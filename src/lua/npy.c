@@ -88,8 +88,10 @@ static int tonpy_unprotected(lua_State *L) {
   size_t hlen, nbytes;
   luaL_Buffer b;
   dlb_error err;
+  dlb_array column_major;
+  int fortran = dlb_npy_fortran_view(a, &column_major);
   char *out;
-  if (dlb_npy_format_header(a->dtype, a->ndim, a->shape, header, &hlen, &err) != DLB_OK)
+  if (dlb_npy_format_header(a->dtype, a->ndim, a->shape, fortran, header, &hlen, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "dl.tonpy");
   if (dlb_shape_nbytes(a->numel, dlb_array_itemsize(a), &nbytes, &err) != DLB_OK ||
       nbytes > SIZE_MAX - hlen)
@@ -102,8 +104,9 @@ static int tonpy_unprotected(lua_State *L) {
                (size_t)(hlen + nbytes));
   if (!a->buffer) /* a finalizer run by that allocation deleted it */
     dlbL_raise(L, DLB_E_DELETED, "dl.tonpy", "the array was deleted");
+  if (fortran) dlb_npy_fortran_view(a, &column_major); /* the buffer as it is now */
   memcpy(out, header, hlen);
-  if (dlb_array_read_into(a, out + hlen, a->dtype, &err) != DLB_OK)
+  if (dlb_array_read_into(fortran ? &column_major : a, out + hlen, a->dtype, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "dl.tonpy");
   dlbL_pushresultsize(L, &b, hlen + nbytes);
   return 1;

@@ -108,18 +108,24 @@ static unsigned char *read_bytes(const char *path, size_t *n) {
 /* ------------------------------------------------------------------------ */
 /* Headers as NumPy writes them */
 
-/* NumPy 1.24's header for these arrays: the dict, spaces, a newline at byte 127. */
-static void expect_header(dlb_dtype dtype, int ndim, const int64_t *shape, const char *dict) {
+/* NumPy 1.24's header for these arrays (in C order, or Fortran order when
+ * fortran): the dict, spaces, a newline at byte 127. */
+static void expect_header_order(dlb_dtype dtype, int ndim, const int64_t *shape, int fortran,
+                                const char *dict) {
   char got[DLB_NPY_HEADER_MAX], want[128];
   size_t len = 0;
   memcpy(want, "\x93NUMPY\x01\x00v\x00", 10);
   memset(want + 10, ' ', sizeof want - 10);
   memcpy(want + 10, dict, strlen(dict));
   want[127] = '\n';
-  CHECK_EQ_INT(dlb_npy_format_header(dtype, ndim, shape, got, &len, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_npy_format_header(dtype, ndim, shape, fortran, got, &len, &err), DLB_OK);
   CHECK_EQ_INT(len, 128);
   CHECK(memcmp(got, want, 128) == 0);
   if (memcmp(got, want, 128) != 0) fprintf(stderr, "  got: %.*s\n", (int)len, got);
+}
+
+static void expect_header(dlb_dtype dtype, int ndim, const int64_t *shape, const char *dict) {
+  expect_header_order(dtype, ndim, shape, 0, dict);
 }
 
 static void test_format_header(void) {
@@ -132,8 +138,11 @@ static void test_format_header(void) {
                 "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3, 4), }");
   expect_header(DLB_INT16, 2, big,
                 "{'descr': '<i2', 'fortran_order': False, 'shape': (12345678901, 0), }");
+  /* np.save(np.zeros((3, 4)).T): a transposed matrix is written as it lies */
+  expect_header_order(DLB_FLOAT64, 2, s34, 1,
+                      "{'descr': '<f8', 'fortran_order': True, 'shape': (3, 4), }");
   {
-    /* Every dtype: the header parses back to itself. */
+    /* Every dtype, in either order: the header parses back to itself. */
     static const char *const descrs[DLB_DTYPE_COUNT] = {"|b1", "|i1", "<i2", "<i4", "<i8",
                                                         "|u1", "<u2", "<u4", "<u8", "<f2",
                                                         NULL,  "<f4", "<f8", "<c8", "<c16"};
@@ -142,11 +151,11 @@ static void test_format_header(void) {
       size_t len;
       dlb_npy_header h;
       if (t == DLB_BFLOAT16) {
-        CHECK_EQ_INT(dlb_npy_format_header((dlb_dtype)t, 1, s7, buf, &len, &err), DLB_E_DTYPE);
+        CHECK_EQ_INT(dlb_npy_format_header((dlb_dtype)t, 1, s7, 0, buf, &len, &err), DLB_E_DTYPE);
         CHECK(strstr(err.hint, "astype(\"float32\")") != NULL);
         continue;
       }
-      CHECK_EQ_INT(dlb_npy_format_header((dlb_dtype)t, 2, s34, buf, &len, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_npy_format_header((dlb_dtype)t, 2, s34, t % 2, buf, &len, &err), DLB_OK);
       CHECK(memcmp(buf + 21, descrs[t], strlen(descrs[t])) == 0); /* after "{'descr': '" */
       CHECK_EQ_INT(
           dlb_npy_parse(buf, len, len + 12 * dlb_dtype_get((dlb_dtype)t)->itemsize, &h, &err),
@@ -155,6 +164,7 @@ static void test_format_header(void) {
       CHECK_EQ_INT(h.ndim, 2);
       CHECK_EQ_INT(h.data_offset, len);
       CHECK_EQ_INT(h.swapped, 0);
+      CHECK_EQ_INT(h.fortran_order, t % 2);
     }
   }
   {
@@ -163,7 +173,7 @@ static void test_format_header(void) {
     char buf[DLB_NPY_HEADER_MAX];
     size_t len;
     for (int d = 0; d < 32; d++) wide[d] = d ? 0 : INT64_MAX;
-    CHECK_EQ_INT(dlb_npy_format_header(DLB_UINT8, 32, wide, buf, &len, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_npy_format_header(DLB_UINT8, 32, wide, 0, buf, &len, &err), DLB_OK);
     CHECK_EQ_INT(len % 64, 0);
     CHECK_EQ_INT(buf[6], 1);
     CHECK_EQ_INT(buf[len - 1], '\n');
@@ -591,18 +601,35 @@ static void test_files(void) {
     CHECK(memcmp(dlb_array_host_data(&b), dlb_array_host_data(&a), 60) == 0);
     dlb_array_release(&b);
   }
-  /* A transposed view is written in row-major order: through every buffer
-   * size (whole array, runs of rows, single rows recursively, one element). */
+  /* A transposed view is written as it lies, in Fortran order (np.save's
+   * choice): a's bytes after a header that says so; it loads back with
+   * Fortran strides. */
   t = view_of(&a);
   int perm[2] = {1, 0};
   CHECK_EQ_INT(dlb_view_permute(&t, perm, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_npy_save_file_buffered(&t, path_of("t.npy"), 4, &err), DLB_OK);
+  bytes = read_bytes(path_of("t.npy"), &n);
+  CHECK_EQ_INT(n, 128 + 60);
+  CHECK(bytes && strstr((char *)bytes + 10, "'fortran_order': True, 'shape': (5, 3)") != NULL);
+  CHECK(bytes && memcmp(bytes + 128, dlb_array_host_data(&a), 60) == 0);
+  free(bytes);
+  CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("t.npy"), DLB_COPY_ALWAYS, &b, &err), DLB_OK);
+  CHECK_EQ_INT(b.shape[0], 5);
+  CHECK_EQ_INT(b.strides[0], 1);
+  CHECK_EQ_INT(b.strides[1], 5);
+  CHECK(memcmp(dlb_array_host_data(&b), dlb_array_host_data(&a), 60) == 0);
+  dlb_array_release(&b);
+  /* A view contiguous in neither order (a transpose's reversed rows) is
+   * written in row-major order: through every buffer size (whole array,
+   * runs of rows, single rows recursively, one element). */
+  CHECK_EQ_INT(dlb_view_slice(&t, 0, 4, 5, -1, &err), DLB_OK);
   for (size_t cap = 1; cap <= 64; cap *= 2) {
     int32_t got[15];
     CHECK_EQ_INT(dlb_npy_save_file_buffered(&t, path_of("t.npy"), cap, &err), DLB_OK);
     CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("t.npy"), DLB_COPY_ALWAYS, &b, &err), DLB_OK);
     CHECK_EQ_INT(b.shape[0], 5);
     memcpy(got, dlb_array_host_data(&b), sizeof got);
-    for (int k = 0; k < 15; k++) CHECK_EQ_INT(got[k], (k % 3) * 5 + k / 3);
+    for (int k = 0; k < 15; k++) CHECK_EQ_INT(got[k], (k % 3) * 5 + (4 - k / 3));
     dlb_array_release(&b);
   }
   {
@@ -712,10 +739,18 @@ static void test_save_opaque(void) {
   t = view_of(&dev);
   int perm[2] = {1, 0};
   CHECK_EQ_INT(dlb_view_permute(&t, perm, &err), DLB_OK);
+  /* transposed: Fortran order, the device's bytes as they lie */
+  CHECK_EQ_INT(dlb_npy_save_file_buffered(&t, path_of("devt.npy"), 8, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("devt.npy"), DLB_COPY_ALWAYS, &b, &err), DLB_OK);
+  CHECK_EQ_INT(b.strides[0], 1);
+  CHECK(memcmp(dlb_array_host_data(&b), dlb_array_host_data(&src), 96) == 0);
+  dlb_array_release(&b);
+  /* transposed with its rows reversed: C order, staged piece by piece */
+  CHECK_EQ_INT(dlb_view_slice(&t, 0, 5, 6, -1, &err), DLB_OK);
   CHECK_EQ_INT(dlb_npy_save_file_buffered(&t, path_of("devt.npy"), 8, &err), DLB_OK);
   CHECK_EQ_INT(dlb_npy_load_file(cpu, path_of("devt.npy"), DLB_COPY_IF_NEEDED, &b, &err), DLB_OK);
   int32_t *p = (int32_t *)dlb_array_host_data(&b);
-  for (int k = 0; k < 24; k++) CHECK_EQ_INT(p[k], (k % 4) * 6 + k / 4);
+  for (int k = 0; k < 24; k++) CHECK_EQ_INT(p[k], (k % 4) * 6 + (5 - k / 4));
   dlb_array_release(&b);
   dlb_array_release(&t);
   dlb_array_release(&dev);

@@ -69,18 +69,20 @@ static void check_array(const dlb_array *a, const dlb_npy_header *h, int readonl
   free(out);
 }
 
-/* The header written for h's dtype and shape parses back to them. */
+/* The header written for h's dtype, shape and order parses back to them. */
 static void check_rewrite(const dlb_npy_header *h) {
   char header[DLB_NPY_HEADER_MAX];
   size_t len;
   dlb_npy_header back;
   dlb_error err;
-  if (dlb_npy_format_header(h->dtype, h->ndim, h->shape, header, &len, &err) != DLB_OK)
+  if (dlb_npy_format_header(h->dtype, h->ndim, h->shape, h->fortran_order, header, &len, &err) !=
+      DLB_OK)
     fuzz_fail("format_header: %s", err.message);
   if (dlb_npy_parse(header, len, (uint64_t)len + h->nbytes, &back, &err) != DLB_OK)
     fuzz_fail("the written header does not parse: %s", err.message);
-  if (back.dtype != h->dtype || back.ndim != h->ndim || back.fortran_order || back.swapped ||
-      back.nbytes != h->nbytes || (h->ndim && memcmp(back.shape, h->shape, (size_t)h->ndim * 8)))
+  if (back.dtype != h->dtype || back.ndim != h->ndim || back.fortran_order != h->fortran_order ||
+      back.swapped || back.nbytes != h->nbytes ||
+      (h->ndim && memcmp(back.shape, h->shape, (size_t)h->ndim * 8)))
     fuzz_fail("the written header parses to something else");
 }
 
