@@ -22,6 +22,19 @@ local CASES = {
   {"integers_int64", function() return rng:integers(0, 1000, N) end},
   {"integers_int32", function() return rng:integers(0, 1000, N, {dtype = "int32"}) end},
   {"permutation", function() return rng:permutation(N) end},
+  -- issue 35: the goal is NumPy's speed (ratio <= 1.00) for each
+  {"exponential", function() return rng:exponential(2.0, N) end, 1.0},
+  {"gamma_0.5", function() return rng:gamma(0.5, 1.0, N) end, 1.0},
+  {"gamma_3", function() return rng:gamma(3.0, 1.0, N) end, 1.0},
+  {"beta_0.5_0.5", function() return rng:beta(0.5, 0.5, N) end, 1.0},
+  {"beta_2_5", function() return rng:beta(2.0, 5.0, N) end, 1.0},
+  {"poisson_4", function() return rng:poisson(4.0, N) end, 1.0},
+  {"poisson_100", function() return rng:poisson(100.0, N) end, 1.0},
+  {"binomial_20_0.5", function() return rng:binomial(20, 0.5, N) end, 1.0},
+  {"binomial_1000_0.3", function() return rng:binomial(1000, 0.3, N) end, 1.0},
+  {"choice_n", function() return rng:choice(1000, N) end, 1.0},
+  {"choice_p", function() return rng:choice(5, N, {p = {0.1, 0.2, 0.3, 0.3, 0.1}}) end, 1.0},
+  {"choice_no_replace", function() return rng:choice(N, math.floor(N / 10), {replace = false}) end, 1.0},
 }
 
 local cmp = support.comparison{script = "random_numpy.py", args = {N = N}, rounds = ROUNDS,

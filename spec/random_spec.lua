@@ -6,6 +6,9 @@
 --   rng:standard_normal(shape, {dtype = "float32"})   -- NumPy's ziggurat
 --   rng:normal(loc, scale, shape)  rng:uniform(low, high, shape)
 --   rng:permutation(n or array)    rng:shuffle(array)   -- along dim 1
+--   rng:exponential(scale, shape)  rng:gamma(shape_k, scale, shape)  rng:beta(a, b, shape)
+--   rng:poisson(lam, shape)        rng:binomial(n, p, shape)         -- int64
+--   rng:choice(n or array, size, {replace = true, p = probs, shuffle = true})
 --   rng:state() / dl.random.from_state(t)     -- NumPy's bit_generator.state
 --   rng:spawn(n)                               -- SeedSequence.spawn's children
 --
@@ -90,6 +93,70 @@ local CASES = {
       rng:shuffle(a)
       return a
     end, "(lambda a: (rng.shuffle(a), a)[1])(np.arange(N, dtype=np.float32))" },
+  -- exponential, gamma, beta (float64); each of NumPy's algorithms
+  { "exponential", function(rng) return rng:exponential(2.5, N) end, "rng.exponential(2.5, N)" },
+  { "gamma, shape < 1 (Johnk's rejection)", function(rng) return rng:gamma(0.3, 2, N) end,
+    "rng.gamma(0.3, 2, N)" },
+  { "gamma, shape == 1 (the exponential)", function(rng) return rng:gamma(1, 3, N) end,
+    "rng.gamma(1, 3, N)" },
+  { "gamma, shape > 1 (Marsaglia and Tsang)", function(rng) return rng:gamma(4.5, 0.5, N) end,
+    "rng.gamma(4.5, 0.5, N)" },
+  { "gamma, shape 0 (no draw)", function(rng) return rng:gamma(0, 2, N) end, "rng.gamma(0, 2, N)" },
+  { "beta, a and b <= 1 (Johnk)", function(rng) return rng:beta(0.5, 0.7, N) end,
+    "rng.beta(0.5, 0.7, N)" },
+  { "beta, a tiny (Johnk, mostly rejected)", function(rng) return rng:beta(0.01, 0.02, N) end,
+    "rng.beta(0.01, 0.02, N)" },
+  { "beta, one above 1 (two gammas)", function(rng) return rng:beta(2, 0.7, N) end,
+    "rng.beta(2, 0.7, N)" },
+  { "beta, both above 1", function(rng) return rng:beta(2.5, 3.5, N) end, "rng.beta(2.5, 3.5, N)" },
+  -- poisson and binomial (int64)
+  { "poisson, lam < 10 (products of uniforms)", function(rng) return rng:poisson(3.5, N) end,
+    "rng.poisson(3.5, N)" },
+  { "poisson, lam == 10 (PTRS)", function(rng) return rng:poisson(10, N) end, "rng.poisson(10, N)" },
+  { "poisson, lam 1e6", function(rng) return rng:poisson(1e6, N) end, "rng.poisson(1e6, N)" },
+  { "poisson, lam near poisson_lam_max", function(rng) return rng:poisson(9e18, N) end,
+    "rng.poisson(9e18, N)" },
+  { "poisson, lam 0 (no draw)", function(rng) return rng:poisson(0, N) end, "rng.poisson(0, N)" },
+  { "binomial, n * p <= 30 (inversion)", function(rng) return rng:binomial(100, 0.3, N) end,
+    "rng.binomial(100, 0.3, N)" },
+  { "binomial, p > 0.5 (n less a draw for 1 - p)", function(rng)
+      return rng:binomial(100, 0.8, N)
+    end, "rng.binomial(100, 0.8, N)" },
+  { "binomial, n * p > 30 (BTPE)", function(rng) return rng:binomial(1000, 0.3, N) end,
+    "rng.binomial(1000, 0.3, N)" },
+  { "binomial, BTPE for 1 - p", function(rng) return rng:binomial(1000, 0.7, N) end,
+    "rng.binomial(1000, 0.7, N)" },
+  { "binomial, n 1e12", function(rng) return rng:binomial(1000000000000, 0.4, N) end,
+    "rng.binomial(1000000000000, 0.4, N)" },
+  { "binomial, p 1 (a draw each, all n)", function(rng) return rng:binomial(10, 1, N) end,
+    "rng.binomial(10, 1.0, N)" },
+  -- choice: its four routes
+  { "choice(n): integers(0, n)", function(rng) return rng:choice(10, N) end,
+    "rng.choice(10, N)" },
+  { "choice with p (cdf and searchsorted)", function(rng)
+      return rng:choice(5, N, { p = { 0.1, 0.2, 0, 0.3, 0.4 } })
+    end, "rng.choice(5, N, p=[0.1, 0.2, 0, 0.3, 0.4])" },
+  { "choice without replacement (Floyd, then a shuffle)", function(rng)
+      return rng:choice(1000, 500, { replace = false })
+    end, "rng.choice(1000, 500, replace=False)" },
+  { "choice without replacement, shuffle = false", function(rng)
+      return rng:choice(1000, 500, { replace = false, shuffle = false })
+    end, "rng.choice(1000, 500, replace=False, shuffle=False)" },
+  { "choice without replacement, a large share (tail shuffle)", function(rng)
+      return rng:choice(100000, 5000, { replace = false })
+    end, "rng.choice(100000, 5000, replace=False)" },
+  { "choice, tail shuffle without shuffle", function(rng)
+      return rng:choice(100000, 5001, { replace = false, shuffle = false })
+    end, "rng.choice(100000, 5001, replace=False, shuffle=False)" },
+  { "choice with p without replacement (rounds)", function(rng)
+      return rng:choice(50, 30, { replace = false, p = dl.arange(50):astype("float64") / 1225 })
+    end, "rng.choice(50, 30, replace=False, p=np.arange(50)/1225)" },
+  { "choice from an array (its elements)", function(rng)
+      return rng:choice(dl.arange(10, 20), { 30, 4 })
+    end, "rng.choice(np.arange(10, 20), (30, 4))" },
+  { "choice of rows of a 2-d array", function(rng)
+      return rng:choice(dl.arange(300):view(100, 3), 40, { replace = false })
+    end, "rng.choice(np.arange(300).reshape(100, 3), 40, replace=False)" },
 }
 
 describe("dl.random.default_rng", function()
@@ -194,6 +261,110 @@ describe("dl.random.default_rng", function()
 
   it("prints as a Generator", function()
     assert.equal("dlbridge.Generator(PCG64)", tostring(dl.random.default_rng(0)))
+  end)
+end)
+
+describe("exponential, gamma, beta, poisson, binomial and choice", function()
+  -- Each takes scalar parameters (NumPy also broadcasts arrays of them:
+  -- not here), then a shape; without a shape, one Lua number.
+  it("draw one number without a shape, and NumPy's scalar is the same number", function()
+    local calls = { -- the call, NumPy's, the dtype of NumPy's scalar
+      { function(r) return r:exponential() end, "rng.exponential()", "float64" },
+      { function(r) return r:gamma(2.5) end, "rng.gamma(2.5)", "float64" },
+      { function(r) return r:beta(0.5, 0.5) end, "rng.beta(0.5, 0.5)", "float64" },
+      { function(r) return r:poisson(4) end, "rng.poisson(4)", "int64" },
+      { function(r) return r:binomial(40, 0.5) end, "rng.binomial(40, 0.5)", "int64" },
+      { function(r) return r:choice(7) end, "rng.choice(7)", "int64" },
+      { function(r) return r:choice(7, nil, { replace = false }) end,
+        "rng.choice(7, replace=False)", "int64" },
+      { function(r) return r:choice(3, nil, { p = { 0.2, 0.3, 0.5 } }) end,
+        "rng.choice(3, p=[0.2, 0.3, 0.5])", "int64" },
+      { function(r) return r:choice(dl.arange(5, 10):astype("float64")) end,
+        "rng.choice(np.arange(5, 10).astype(np.float64))", "float64" },
+    }
+    local requests = {}
+    for i, c in ipairs(calls) do requests[i] = { key = tostring(i), seed = 11, expr = c[2] } end
+    local ref = numpy_results(requests)
+    for i, c in ipairs(calls) do
+      local v = c[1](dl.random.default_rng(11))
+      assert.is_number(v)
+      assert_same_bytes(ref[tostring(i)], dl.array(v, { dtype = c[3] }), c[2])
+    end
+  end)
+
+  it("make int64 (poisson, binomial, choice(n)) and float64 arrays; size 0 and 0-d", function()
+    local rng = dl.random.default_rng(2)
+    assert.equal("int64", rng:poisson(3, 4).dtype)
+    assert.equal("int64", rng:binomial(5, 0.5, 4).dtype)
+    assert.equal("int64", rng:choice(5, 4).dtype)
+    assert.equal("float64", rng:gamma(2, 1, 4).dtype)
+    assert.equal("float32", rng:choice(dl.zeros(3, { dtype = "float32" }), 2).dtype)
+    local before = rng:state()
+    assert.same({ 0 }, rng:exponential(1, 0).shape)
+    assert.same({ 2, 0 }, rng:choice(5, { 2, 0 }, { replace = false }).shape)
+    assert.same({ 0 }, rng:choice(0, 0).shape) -- an empty population, no samples: NumPy's too
+    assert.same({ 0 }, rng:choice(dl.zeros(0), 0).shape)
+    assert.same(before, rng:state()) -- nothing drawn
+    local ref = numpy_results{ { key = "z", seed = 2, expr = "rng.beta(2, 3, ())" },
+                               { key = "big", seed = 2, expr = "rng.poisson(20, (300, 300))" } }
+    local z = dl.random.default_rng(2):beta(2, 3, {})
+    assert.same({}, z.shape) -- a 0-d array
+    assert_same_bytes(ref.z, z, "beta 0-d")
+    assert_same_bytes(ref.big, dl.random.default_rng(2):poisson(20, { 300, 300 }), "poisson 300x300")
+  end)
+
+  it("refuse NumPy's invalid parameters with VALUE, wrong types with ARGUMENT", function()
+    local rng = dl.random.default_rng(0)
+    local before = rng:state()
+    expect_code("VALUE", rng.exponential, rng, -1)
+    expect_code("VALUE", rng.exponential, rng, -0.0, 3) -- NumPy: signbit
+    expect_code("VALUE", rng.poisson, rng, -1)
+    expect_code("VALUE", rng.poisson, rng, 0 / 0)
+    expect_code("VALUE", rng.poisson, rng, 1e19) -- above poisson_lam_max
+    expect_code("VALUE", rng.binomial, rng, 10, 1.5)
+    expect_code("VALUE", rng.binomial, rng, 10, -0.1)
+    expect_code("VALUE", rng.binomial, rng, -1, 0.5)
+    expect_code("ARGUMENT", rng.binomial, rng, 2.5, 0.5)
+    expect_code("ARGUMENT", rng.binomial, rng, 10)
+    expect_code("VALUE", rng.gamma, rng, -1)
+    expect_code("VALUE", rng.gamma, rng, 1, -2)
+    expect_code("ARGUMENT", rng.gamma, rng)
+    expect_code("VALUE", rng.beta, rng, 0, 1)
+    expect_code("VALUE", rng.beta, rng, 1, -1)
+    expect_code("ARGUMENT", rng.beta, rng, 1)
+    expect_code("VALUE", rng.choice, rng, 0)          -- empty population, one sample
+    expect_code("VALUE", rng.choice, rng, dl.zeros(0), 3)
+    expect_code("VALUE", rng.choice, rng, 3, 4, { replace = false })
+    expect_code("VALUE", rng.choice, rng, 3, 2, { p = { 0.5, 0.5 } })       -- length
+    expect_code("VALUE", rng.choice, rng, 2, 2, { p = { 0.5, 0.6 } })       -- sum
+    expect_code("VALUE", rng.choice, rng, 2, 2, { p = { 1.5, -0.5 } })      -- negative
+    expect_code("VALUE", rng.choice, rng, 2, 2, { p = { 0 / 0, 1 } })       -- NaN
+    expect_code("VALUE", rng.choice, rng, 2, 2, { p = dl.ones(1, 2) / 2 })  -- not 1-d
+    expect_code("VALUE", rng.choice, rng, 3, 2, { replace = false, p = { 1, 0, 0 } })
+    expect_code("ARGUMENT", rng.choice, rng, 2.5)
+    expect_code("ARGUMENT", rng.choice, rng, "abc")
+    expect_code("ARGUMENT", rng.choice, rng, dl.array(3))
+    expect_code("ARGUMENT", rng.choice, rng, 3, 2, { replce = false })
+    expect_code("ARGUMENT", rng.exponential, rng, 1, 2, 3)
+    assert.same(before, rng:state()) -- a refused call draws nothing
+  end)
+
+  it("takes p's sum within sqrt(eps), of float32 for a float32 array, as NumPy", function()
+    local rng = dl.random.default_rng(0)
+    assert.same({ 5 }, rng:choice(3, 5, { p = { 0.2, 0.3, 0.5 + 1e-9 } }).shape)
+    expect_code("VALUE", rng.choice, rng, 3, 5, { p = { 0.2, 0.3, 0.5 + 1e-4 } })
+    local p32 = dl.array({ 0.2, 0.3, 0.5 + 1e-4 }, { dtype = "float32" })
+    assert.same({ 5 }, rng:choice(3, 5, { p = p32 }).shape)
+  end)
+
+  it("NumPy refuses the same parameters", function()
+    local r = numpy_results{
+      { key = "lam", seed = 0, expr = "rng.poisson(1e19)" },
+      { key = "p", seed = 0, expr = "rng.binomial(10, 1.5)" },
+      { key = "ch", seed = 0, expr = "rng.choice(0)" },
+      { key = "sum", seed = 0, expr = "rng.choice(2, 2, p=[0.5, 0.6])" },
+    }
+    for key, v in pairs(r) do assert.equal("!", v:sub(1, 1), key) end
   end)
 end)
 

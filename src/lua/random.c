@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "../compute/construct.h"
+#include "../compute/select.h"
 #include "../core/shape.h"
 #include "../core/work.h"
+#include "../random/choice.h"
 #include "../random/generator.h"
 #include "../random/seed_sequence.h"
 #include "internal.h"
@@ -388,7 +390,11 @@ static int push_draw(lua_State *L, lua_rng *r, dlb_draw *d, int has_shape, int n
       uint8_t u8;
     } v;
     dlb_scalar s;
-    dlb_draw_fill(gen_of(r), d, &v, 1);
+    if (d->kind < DLB_DRAW_EXPONENTIAL) { /* a draw of bounded time */
+      dlb_draw_fill(gen_of(r), d, &v, 1);
+    } else if (dlb_draw_one(gen_of(r), d, &v, dlbL_state(L)->budget, op, &err) != DLB_OK) {
+      dlbL_raise_error(L, &err, op); /* (a rejection loop stopped by the interrupt) */
+    }
     dlb_scalar_load(d->dtype, &v, &s);
     dlbL_push_scalar(L, &s);
     return 1;
@@ -587,6 +593,282 @@ static int random_integers(lua_State *L) {
   return push_draw(L, r, &d, has_shape, ndim, shape, op);
 }
 
+/* --- more distributions: scalar parameters, as NumPy's scalar calls --- */
+
+/* A number argument at idx that has no default. */
+static double required_number(lua_State *L, int idx, const char *name, const char *op) {
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "%s must be a number, got %s", name, luaL_typename(L, idx));
+  return (double)lua_tonumber(L, idx);
+}
+
+/* NumPy's CONS_NON_NEGATIVE: v < 0 (and -0.0) is refused, NaN passes. */
+static void check_non_negative(lua_State *L, double v, const char *name, const char *op) {
+  if (!isnan(v) && signbit(v))
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "a number >= 0, as NumPy's", "%s < 0 (got %g)", name, v);
+}
+
+/* NumPy's CONS_POSITIVE: v <= 0 is refused, NaN passes. */
+static void check_positive(lua_State *L, double v, const char *name, const char *op) {
+  if (v <= 0)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "a number > 0, as NumPy's", "%s <= 0 (got %g)", name, v);
+}
+
+/* rng:exponential(scale = 1, shape): scale * NumPy's exponential ziggurat. */
+static int random_exponential(lua_State *L) {
+  const char *op = "Generator:exponential";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  dlb_draw d = {.kind = DLB_DRAW_EXPONENTIAL, .dtype = DLB_FLOAT64};
+  dlbL_check_nargs(L, 3, op);
+  d.a = number_arg(L, 2, 1.0, "scale", op);
+  has_shape = check_shape_arg(L, 3, shape, &ndim, op);
+  check_non_negative(L, d.a, "scale", op);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* rng:poisson(lam = 1, shape): int64 draws, NumPy's random_poisson. */
+static int random_poisson(lua_State *L) {
+  const char *op = "Generator:poisson";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  dlb_draw d = {.kind = DLB_DRAW_POISSON, .dtype = DLB_INT64};
+  dlbL_check_nargs(L, 3, op);
+  d.a = number_arg(L, 2, 1.0, "lam", op);
+  has_shape = check_shape_arg(L, 3, shape, &ndim, op);
+  if (!(d.a >= 0))
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "lam is the mean: a number >= 0", "lam < 0 or lam is NaN");
+  if (!(d.a <= DLB_POISSON_LAM_MAX))
+    dlbL_raise_hint(L, DLB_E_VALUE, op,
+                    "lam is at most NumPy's poisson_lam_max, 2^63 less 10 of its square roots "
+                    "(about 9.22e18)",
+                    "lam value too large (%g)", d.a);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* rng:binomial(n, p, shape): int64 draws, NumPy's random_binomial. */
+static int random_binomial(lua_State *L) {
+  const char *op = "Generator:binomial";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  dlb_draw d = {.kind = DLB_DRAW_BINOMIAL, .dtype = DLB_INT64};
+  dlbL_check_nargs(L, 4, op);
+  d.count = integer_arg(L, 2, "n", op);
+  d.a = required_number(L, 3, "p", op);
+  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
+  if (!(d.a >= 0) || !(d.a <= 1)) /* NumPy checks p, then n */
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "p is a probability: 0 <= p <= 1",
+                    "p < 0, p > 1 or p is NaN (got %g)", d.a);
+  if (d.count < 0)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "n is the number of trials: an integer >= 0",
+                    "n < 0 (got %lld)", (long long)d.count);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* rng:gamma(shape_k, scale = 1, shape): scale * NumPy's standard gamma. */
+static int random_gamma(lua_State *L) {
+  const char *op = "Generator:gamma";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  dlb_draw d = {.kind = DLB_DRAW_GAMMA, .dtype = DLB_FLOAT64};
+  dlbL_check_nargs(L, 4, op);
+  d.a = required_number(L, 2, "shape_k", op);
+  d.b = number_arg(L, 3, 1.0, "scale", op);
+  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
+  check_non_negative(L, d.a, "shape_k", op);
+  check_non_negative(L, d.b, "scale", op);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* rng:beta(a, b, shape): NumPy's random_beta. */
+static int random_beta(lua_State *L) {
+  const char *op = "Generator:beta";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM];
+  int ndim = 0, has_shape;
+  dlb_draw d = {.kind = DLB_DRAW_BETA, .dtype = DLB_FLOAT64};
+  dlbL_check_nargs(L, 4, op);
+  d.a = required_number(L, 2, "a", op);
+  d.b = required_number(L, 3, "b", op);
+  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
+  check_positive(L, d.a, "a", op);
+  check_positive(L, d.b, "b", op);
+  return push_draw(L, r, &d, has_shape, ndim, shape, op);
+}
+
+/* --- choice --- */
+
+#define CHOICE_HINT                                                                                \
+  "rng:choice(n or a, size, {replace = true, p = probabilities, shuffle = true}): n an integer, "  \
+  "a an array (its rows along dim 1 are the population)"
+
+/* NumPy's tolerance of p's sum: sqrt of float64's epsilon, or of p's own
+ * float dtype's when that is larger (an array of float32 or float16). */
+static double choice_atol(dlb_dtype dtype) {
+  switch (dtype) {
+    case DLB_FLOAT32: return sqrt(1.1920928955078125e-07);
+    case DLB_FLOAT16: return sqrt(9.765625e-04);
+    case DLB_BFLOAT16: return sqrt(7.8125e-03);
+    default: return sqrt(2.220446049250313e-16);
+  }
+}
+
+/* opts.p at opts (a list of numbers or an array) as a new float64 cpu
+ * array of pop elements, pushed, checked as NumPy checks it; NULL (nothing
+ * pushed) without p. */
+static dlb_array *choice_p(lua_State *L, int opts, int64_t pop, const char *op) {
+  dlb_array *p = dlbL_opt_array_like(L, opts, "p", 0, DLB_FLOAT64, op), *pf;
+  int pi = lua_gettop(L);
+  dlb_dtype dtype;
+  dlb_error err;
+  static const char *const problems[] = {NULL, "probabilities contain NaN",
+                                         "probabilities are not non-negative",
+                                         "probabilities do not sum to 1"};
+  dlb_choice_p_problem problem;
+  if (!p) return NULL;
+  if (p->ndim != 1) dlbL_raise_hint(L, DLB_E_VALUE, op, CHOICE_HINT, "p must be 1-dimensional");
+  if (p->shape[0] != pop)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, CHOICE_HINT, "a and p must have same size");
+  if (dlb_dtype_get(p->dtype)->kind == DLB_KIND_COMPLEX)
+    dlbL_raise_hint(L, DLB_E_DTYPE, op, "p holds real probabilities", "p must be real, not %s",
+                    dlb_dtype_get(p->dtype)->name);
+  dtype = p->dtype;
+  pf = dlbL_push_empty(L, op);
+  dlbL_reserve(L, pop, sizeof(double));
+  p = dlbL_check_live(L, pi, op); /* finalizers may have run */
+  if (dlb_array_allocate(pf, dlbL_state(L)->cpu, 0, DLB_FLOAT64, 1, &pop, 0, &err) != DLB_OK ||
+      dlb_array_read_into(p, dlb_array_host_data(pf), DLB_FLOAT64, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  problem =
+      dlb_choice_check_p((const double *)(void *)dlb_array_host_data(pf), pop, choice_atol(dtype));
+  if (problem != DLB_CHOICE_P_OK)
+    dlbL_raise_hint(L, DLB_E_VALUE, op,
+                    "p lists one probability per choice, each >= 0, summing to 1", "%s",
+                    problems[problem]);
+  return pf;
+}
+
+/* The scratch memory a route of choice will charge, made room for first
+ * (dlbL_reserve collects garbage when the limit would refuse it). */
+static void choice_reserve_scratch(lua_State *L, int has_p, int replace, int shuffle, int64_t pop,
+                                   int64_t size) {
+  if (size == 0) return;
+  if (has_p) {
+    dlbL_reserve(L, pop, replace ? sizeof(double) : 2 * sizeof(double));
+  } else if (!replace) {
+    if (dlb_choice_uses_tail(pop, size, shuffle)) dlbL_reserve(L, pop, sizeof(int64_t));
+    else dlbL_reserve(L, size, 3 * sizeof(int64_t)); /* the hash set: under 2.4 * size slots */
+  }
+}
+
+/* Fills idx (int64, size elements) with the indices NumPy's choice draws. */
+static void choice_draw(lua_State *L, lua_rng *r, const dlb_array *idx, int64_t pop,
+                        const dlb_array *pf, int replace, int shuffle, const char *op) {
+  int64_t size = idx->numel, *out = (int64_t *)(void *)dlb_array_host_data(idx);
+  const double *p = pf ? (const double *)(void *)dlb_array_host_data(pf) : NULL;
+  dlb_budget *budget = dlbL_state(L)->budget;
+  dlb_status st = DLB_OK;
+  dlb_error err;
+  if (replace && !p) { /* integers(0, pop, size) */
+    dlb_draw d = {.kind = DLB_DRAW_INTEGERS, .dtype = DLB_INT64, .rng = (uint64_t)pop - 1};
+    if (size > 0) st = dlb_draw_into(gen_of(r), &d, idx, budget, op, &err);
+  } else if (replace) {
+    st = dlb_choice_p(gen_of(r), p, pop, out, size, budget, op, &err);
+  } else {
+    if (size > pop)
+      dlbL_raise_hint(L, DLB_E_VALUE, op, CHOICE_HINT,
+                      "Cannot take a larger sample than population when replace is False");
+    if (p && dlb_choice_count_positive(p, pop) < size)
+      dlbL_raise_hint(L, DLB_E_VALUE, op, CHOICE_HINT, "Fewer non-zero entries in p than size");
+    st = p ? dlb_choice_p_unique(gen_of(r), p, pop, out, size, budget, op, &err)
+           : dlb_choice_unique(gen_of(r), pop, size, shuffle, out, budget, op, &err);
+  }
+  if (st != DLB_OK) dlbL_raise_error(L, &err, op);
+}
+
+/* Pushes element 0 of the 0-d (or one-element) array a as a Lua value. */
+static void push_first(lua_State *L, const dlb_array *a, const char *op) {
+  int64_t index[DLB_MAX_NDIM] = {0};
+  dlb_scalar s;
+  dlb_error err;
+  if (dlb_array_get(a, index, &s, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+  dlbL_push_scalar(L, &s);
+}
+
+/* Pushes a.take(idx, dim 1) (the population at 2, pinned at a_pin). */
+static dlb_array *choice_take(lua_State *L, int a_pin, const dlb_array *idx, const char *op) {
+  const dlb_array *a = dlbL_to_array(L, a_pin);
+  int64_t rows = a->shape[0], row = rows ? a->numel / rows : 0, n;
+  dlb_array *out = dlbL_push_empty(L, op);
+  dlb_error err;
+  n = row && idx->numel > INT64_MAX / row ? INT64_MAX : idx->numel * row;
+  dlbL_reserve(L, n, dlb_array_itemsize(a));
+  a = dlbL_to_array(L, a_pin); /* a private view: no finalizer reaches it */
+  if (dlb_take(a, idx, 0, 0, out, dlbL_state(L)->cpu, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  return out;
+}
+
+/* rng:choice(a, size, opts): NumPy's Generator.choice along dim 1. */
+static int random_choice(lua_State *L) {
+  static const char *const keys[] = {"replace", "p", "shuffle", NULL};
+  const char *op = "Generator:choice";
+  lua_rng *r = check_rng(L, 1, op);
+  int64_t shape[DLB_MAX_NDIM], pop, size = 1;
+  int ndim = 0, has_shape, replace, shuffle, a_pin = 0;
+  dlb_array *pf, *idx;
+  dlb_error err;
+  dlbL_check_nargs(L, 4, op);
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    if (!dlbL_isinteger(L, 2))
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, CHOICE_HINT,
+                      "a must be an integer or an array, got a float");
+    pop = (int64_t)dlbL_tointeger(L, 2);
+  } else if (dlbL_to_array(L, 2)) {
+    const dlb_array *a = dlbL_check_live(L, 2, op);
+    if (a->ndim == 0)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op, CHOICE_HINT,
+                      "a must be an integer or an array of at least 1 dim, got a 0-d array");
+    pop = a->shape[0];
+  } else {
+    dlbL_raise_hint(L, DLB_E_ARGUMENT, op, CHOICE_HINT,
+                    "argument #2: an integer or an array expected, got %s", luaL_typename(L, 2));
+  }
+  has_shape = check_shape_arg(L, 3, shape, &ndim, op);
+  if (has_shape && dlb_shape_numel(ndim, shape, &size, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  dlbL_check_option_table(L, 4, keys, op);
+  replace = dlbL_opt_boolean(L, 4, "replace", 1, op);
+  shuffle = dlbL_opt_boolean(L, 4, "shuffle", 1, op);
+  if (pop <= 0 && size != 0)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, CHOICE_HINT,
+                    lua_type(L, 2) == LUA_TNUMBER
+                        ? "a must be a positive integer unless no samples are taken"
+                        : "a cannot be empty unless no samples are taken");
+  if (lua_type(L, 2) != LUA_TNUMBER) {
+    dlbL_pin(L, 2, op); /* the population, out of finalizers' reach */
+    a_pin = lua_gettop(L);
+  }
+  pf = choice_p(L, 4, pop, op);
+  idx = dlbL_push_empty(L, op);
+  dlbL_reserve(L, size, sizeof(int64_t));
+  choice_reserve_scratch(L, pf != NULL, replace, shuffle, pop, size);
+  if (dlb_array_allocate(idx, dlbL_state(L)->cpu, 0, DLB_INT64, ndim, shape, 0, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  choice_draw(L, r, idx, pop, pf, replace, shuffle, op);
+  if (a_pin) {
+    dlb_array *out = choice_take(L, a_pin, idx, op);
+    if (!has_shape && out->ndim == 0) push_first(L, out, op); /* NumPy's scalar a[i] */
+    return 1;
+  }
+  if (!has_shape) push_first(L, idx, op);
+  return 1;
+}
+
 /* --- permutations --- */
 
 /* NumPy's shuffle of a (host, writable, ndim >= 1) by the generator r;
@@ -681,7 +963,10 @@ static const luaL_Reg rng_methods[] = {
     {"normal", random_normal},     {"uniform", random_uniform},
     {"integers", random_integers}, {"permutation", random_permutation},
     {"shuffle", random_shuffle},   {"state", random_state},
-    {"spawn", random_spawn},       {NULL, NULL}};
+    {"spawn", random_spawn},       {"exponential", random_exponential},
+    {"poisson", random_poisson},   {"binomial", random_binomial},
+    {"gamma", random_gamma},       {"beta", random_beta},
+    {"choice", random_choice},     {NULL, NULL}};
 
 static const luaL_Reg random_functions[] = {
     {"default_rng", random_default_rng}, {"from_state", random_from_state}, {NULL, NULL}};
@@ -703,7 +988,7 @@ void dlbL_open_random(lua_State *L, int module) {
   int mt;
   luaL_newmetatable(L, RNG_MT);
   mt = lua_gettop(L);
-  lua_createtable(L, 0, 10);
+  lua_createtable(L, 0, 16);
   set_with_upvalues(L, module, rng_methods);
   dlbL_push_readonly(L, -1, "Generator's methods");
   lua_setfield(L, mt, "__index");

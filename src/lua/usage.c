@@ -200,6 +200,15 @@ static const usage_line usage_lines[] = {
     {"Generator:integers", "rng:integers(high) or rng:integers(low, high, shape, opts): [low, "
                            "high) (opts.endpoint = true: [low, high]), opts.dtype an integer "
                            "dtype (int64 default) or bool: rng:integers(0, 10, {5})"},
+    {"Generator:exponential", "rng:exponential(scale = 1, shape): rng:exponential(2, 1000)"},
+    {"Generator:gamma", "rng:gamma(shape_k, scale = 1, shape): rng:gamma(2.5, 1, {2, 3})"},
+    {"Generator:beta", "rng:beta(a, b, shape), a > 0 and b > 0: rng:beta(2, 5, 1000)"},
+    {"Generator:poisson", "rng:poisson(lam = 1, shape) draws int64: rng:poisson(4, 1000)"},
+    {"Generator:binomial", "rng:binomial(n, p, shape), n an integer >= 0, 0 <= p <= 1, draws "
+                           "int64: rng:binomial(10, 0.5, 1000)"},
+    {"Generator:choice", "rng:choice(n or a, size, opts): opts = {replace = true, p = "
+                         "probabilities, shuffle = true}; rng:choice(10, 3, {replace = false}), "
+                         "rng:choice(a, 5, {p = {0.5, 0.25, 0.25}})"},
     {"Generator:shuffle", "rng:shuffle(a) reorders the rows of the array a (along dim 1) in place"},
     {"Generator:permutation", "rng:permutation(n) is a shuffled dl.arange(n); "
                               "rng:permutation(a) a shuffled copy of a"},

@@ -8,6 +8,8 @@
  * function-pointer call per draw. */
 #include "distributions.h"
 #include <math.h>
+#include "../core/work.h"
+#include "ziggurat_exp_tables.h"
 #include "ziggurat_tables.h"
 
 /* Interleaved lanes of the float64 uniform fill: lane k holds the state of
@@ -128,6 +130,131 @@ static inline float standard_normal_f(dlb_pcg64 *g) {
 
 void dlb_standard_normal_fill_f(dlb_pcg64 *g, float *out, int64_t n) {
   for (int64_t i = 0; i < n; i++) out[i] = standard_normal_f(g);
+}
+
+/* --- exponential, gamma, beta (NumPy's random_standard_exponential,
+ * random_standard_gamma, random_beta) --- */
+
+/* The rare part of the exponential ziggurat (NumPy's
+ * standard_exponential_unlikely): the tail beyond r (idx 0) or the wedge
+ * test; *again is 1 when the draw is rejected (NumPy then calls
+ * random_standard_exponential again: the caller loops). */
+__attribute__((noinline)) static double exponential_slow(dlb_pcg64 *g, int idx, double x,
+                                                         int *again) {
+  *again = 0;
+  if (idx == 0) return DLB_ZIG_EXP_R - log1p(-dlb_pcg64_next_double(g));
+  if ((dlb_zig_fe_double[idx - 1] - dlb_zig_fe_double[idx]) * dlb_pcg64_next_double(g) +
+          dlb_zig_fe_double[idx] <
+      exp(-x))
+    return x;
+  *again = 1;
+  return 0.0;
+}
+
+/* One standard exponential (NumPy's random_standard_exponential): layer
+ * and 53-bit magnitude from one 64-bit draw, its low 3 bits unused. */
+static inline double standard_exponential(dlb_pcg64 *g) {
+  for (;;) {
+    uint64_t ri = dlb_pcg64_next64(g) >> 3;
+    int idx = (int)(ri & 0xff), again;
+    double x;
+    ri >>= 8;
+    x = (double)ri * dlb_zig_we_double[idx];
+    if (ri < dlb_zig_ke_double[idx]) return x;
+    x = exponential_slow(g, idx, x, &again);
+    if (!again) return x;
+  }
+}
+
+void dlb_exponential_fill(dlb_pcg64 *g, double scale, double *out, int64_t n) {
+  for (int64_t i = 0; i < n; i++) out[i] = scale * standard_exponential(g);
+}
+
+/* NumPy's random_standard_gamma for 0 < shape < 1 (Johnk's rejection as
+ * NumPy has it): U <= 1 - shape takes U^(1/shape), else the tail. */
+static double gamma_small(dlb_pcg64 *g, double shape) {
+  for (;;) {
+    double U = dlb_pcg64_next_double(g), V = standard_exponential(g), X, Y;
+    if (U <= 1.0 - shape) {
+      X = pow(U, 1. / shape);
+      if (X <= V) return X;
+    } else {
+      Y = -log((1 - U) / shape);
+      X = pow(1.0 - shape + shape * Y, 1. / shape);
+      if (X <= (V + Y)) return X;
+    }
+  }
+}
+
+/* NumPy's random_standard_gamma for shape > 1 (and NaN): Marsaglia and
+ * Tsang's squeeze on a standard normal; b and c as NumPy computes them. */
+static double gamma_large(dlb_pcg64 *g, double b, double c) {
+  for (;;) {
+    double X, V, U;
+    do {
+      X = standard_normal(g);
+      V = 1.0 + c * X;
+    } while (V <= 0.0);
+    V = V * V * V;
+    U = dlb_pcg64_next_double(g);
+    if (U < 1.0 - 0.0331 * (X * X) * (X * X)) return (b * V);
+    if (log(U) < 0.5 * X * X + b * (1. - V + log(V))) return (b * V); /* log(0.0) ok here */
+  }
+}
+
+void dlb_gamma_fill(dlb_pcg64 *g, double shape, double scale, double *out, int64_t n) {
+  int64_t i;
+  if (shape == 1.0) {
+    for (i = 0; i < n; i++) out[i] = scale * standard_exponential(g);
+  } else if (shape == 0.0) {
+    for (i = 0; i < n; i++) out[i] = scale * 0.0; /* no draw: NumPy's 0.0 times scale */
+  } else if (shape < 1.0) {
+    for (i = 0; i < n; i++) out[i] = scale * gamma_small(g, shape);
+  } else {
+    double b = shape - 1. / 3., c = 1. / sqrt(9 * b);
+    for (i = 0; i < n; i++) out[i] = scale * gamma_large(g, b, c);
+  }
+}
+
+/* NumPy's random_standard_gamma(shape), any shape >= 0 (or NaN). */
+static double standard_gamma(dlb_pcg64 *g, double shape) {
+  if (shape == 1.0) return standard_exponential(g);
+  if (shape == 0.0) return 0.0;
+  if (shape < 1.0) return gamma_small(g, shape);
+  return gamma_large(g, shape - 1. / 3., 1. / sqrt(9 * (shape - 1. / 3.)));
+}
+
+/* Johnk's algorithm of NumPy's random_beta (a <= 1 and b <= 1). For tiny
+ * a and b nearly every pair is rejected (both powers underflow to 0; below
+ * about 1e-18 every one, and NumPy's loop never ends): every 2^16
+ * rejections count as that much work of the thread's current call
+ * (work.h), so the host's interrupt stops it; the value returned then is
+ * NaN, and the call fails (its draws are discarded). */
+static double beta_johnk(dlb_pcg64 *g, double a, double b) {
+  uint64_t tries = 0;
+  for (;;) {
+    double U = dlb_pcg64_next_double(g), V = dlb_pcg64_next_double(g);
+    double X = pow(U, 1.0 / a), Y = pow(V, 1.0 / b), XpY = X + Y;
+    if ((XpY <= 1.0) && (XpY > 0.0)) {
+      /* NumPy's log-space branch for X + Y == 0 cannot be reached after
+       * XpY > 0 (it is kept there; the value is the same here) */
+      return X / XpY;
+    }
+    if ((++tries & 0xffff) == 0 && dlb_work_tick(dlb_work_current(), DLB_WORK_CHECK_EVERY))
+      return NAN;
+  }
+}
+
+void dlb_beta_fill(dlb_pcg64 *g, double a, double b, double *out, int64_t n) {
+  int64_t i;
+  if ((a <= 1.0) && (b <= 1.0)) {
+    for (i = 0; i < n; i++) out[i] = beta_johnk(g, a, b);
+  } else {
+    for (i = 0; i < n; i++) {
+      double Ga = standard_gamma(g, a), Gb = standard_gamma(g, b);
+      out[i] = Ga / (Ga + Gb);
+    }
+  }
 }
 
 /* --- bounded integers (NumPy's Lemire paths) --- */
@@ -280,6 +407,14 @@ void dlb_bounded_bool_fill(dlb_pcg64 *g, uint8_t off, uint8_t rng, uint8_t *out,
     }
     out[i] = (bits->buf & 1) != 0;
   }
+}
+
+uint64_t dlb_bounded64_one(dlb_pcg64 *g, uint64_t rng) {
+  if (rng == 0) return 0;
+  if (rng == UINT32_MAX) return dlb_pcg64_next32(g);
+  if (rng < UINT32_MAX) return lemire32(g, (uint32_t)rng);
+  if (rng == UINT64_MAX) return dlb_pcg64_next64(g);
+  return lemire64(g, rng);
 }
 
 uint64_t dlb_random_interval(dlb_pcg64 *g, uint64_t max) {

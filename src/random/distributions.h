@@ -23,6 +23,29 @@ void dlb_standard_normal_fill_f(dlb_pcg64 *g, float *out, int64_t n);
 /* normal(loc, scale): loc + scale * standard_normal(). */
 void dlb_normal_fill(dlb_pcg64 *g, double loc, double scale, double *out, int64_t n);
 
+/* exponential(scale): scale * NumPy's exponential ziggurat (256 layers;
+ * layer and magnitude from one 64-bit draw). */
+void dlb_exponential_fill(dlb_pcg64 *g, double scale, double *out, int64_t n);
+/* gamma(shape, scale): scale * NumPy's random_standard_gamma (shape 1: the
+ * exponential; 0: no draw; below 1: Johnk's rejection; above 1 (and NaN):
+ * Marsaglia and Tsang's on the ziggurat normal). shape >= 0 or NaN. */
+void dlb_gamma_fill(dlb_pcg64 *g, double shape, double scale, double *out, int64_t n);
+/* beta(a, b): Johnk's algorithm when a <= 1 and b <= 1, else
+ * Ga / (Ga + Gb) of two standard gammas (NumPy's random_beta). a, b > 0 or
+ * NaN. Johnk's loop looks at the current work (work.h) every 2^16
+ * rejections: once it must stop, the draw is NaN and the call must fail. */
+void dlb_beta_fill(dlb_pcg64 *g, double a, double b, double *out, int64_t n);
+/* poisson(lam): NumPy's random_poisson (0: no draw; below 10: products of
+ * uniforms; from 10: Hoermann's PTRS). 0 <= lam <= DLB_POISSON_LAM_MAX. */
+void dlb_poisson_fill(dlb_pcg64 *g, double lam, int64_t *out, int64_t n);
+/* NumPy's POISSON_LAM_MAX: int64's max less 10 of its square roots, as a
+ * double (PTRS draws stay inside int64 below it). */
+#define DLB_POISSON_LAM_MAX ((double)INT64_MAX - sqrt((double)INT64_MAX) * 10) /* needs math.h */
+/* binomial(n, p): NumPy's random_binomial (n == 0 or p == 0: no draw;
+ * inversion while min(p, 1 - p) * n <= 30, else BTPE; p > 0.5 draws n
+ * less the draw for 1 - p). n >= 0, 0 <= p <= 1. */
+void dlb_binomial_fill(dlb_pcg64 *g, int64_t n, double p, int64_t *out, int64_t cnt);
+
 /* The 32-bit buffer of the 8- and 16-bit (and bool) integer draws. */
 typedef struct dlb_bits {
   int count;
@@ -40,6 +63,11 @@ void dlb_bounded8_fill(dlb_pcg64 *g, uint8_t off, uint8_t rng, uint8_t *out, int
                        dlb_bits *bits);
 void dlb_bounded_bool_fill(dlb_pcg64 *g, uint8_t off, uint8_t rng, uint8_t *out, int64_t n,
                            dlb_bits *bits);
+
+/* NumPy's random_bounded_uint64(g, 0, rng, 0, 0): one draw uniform on
+ * [0, rng] by Lemire's method (32-bit while rng fits), as choice's Floyd
+ * sampling and its shuffles draw. */
+uint64_t dlb_bounded64_one(dlb_pcg64 *g, uint64_t rng);
 
 /* NumPy's random_interval: uniform on [0, max] by masked rejection, 32-bit
  * draws while max fits in 32 bits (shuffle and permutation draw with it). */

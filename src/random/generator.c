@@ -29,7 +29,24 @@ void dlb_draw_fill(dlb_pcg64 *g, dlb_draw *d, void *p, int64_t n) {
           else dlb_bounded8_fill(g, (uint8_t)d->off, (uint8_t)d->rng, p, n, &d->bits);
       }
       break;
+    case DLB_DRAW_EXPONENTIAL: dlb_exponential_fill(g, d->a, p, n); break;
+    case DLB_DRAW_GAMMA: dlb_gamma_fill(g, d->a, d->b, p, n); break;
+    case DLB_DRAW_BETA: dlb_beta_fill(g, d->a, d->b, p, n); break;
+    case DLB_DRAW_POISSON: dlb_poisson_fill(g, d->a, p, n); break;
+    case DLB_DRAW_BINOMIAL: dlb_binomial_fill(g, d->count, d->a, p, n); break;
   }
+}
+
+dlb_status dlb_draw_one(dlb_pcg64 *g, dlb_draw *d, void *out, dlb_budget *budget, const char *op,
+                        dlb_error *err) {
+  dlb_work w;
+  dlb_pcg64 saved = *g;
+  dlb_status st = dlb_work_begin(&w, budget, 1, op, err);
+  if (st != DLB_OK) return st;
+  dlb_draw_fill(g, d, out, 1);
+  dlb_work_tick(&w, 1);
+  if ((st = dlb_work_end(&w, DLB_OK, op, err)) != DLB_OK) *g = saved;
+  return st;
 }
 
 dlb_status dlb_draw_into(dlb_pcg64 *g, dlb_draw *d, const dlb_array *a, dlb_budget *budget,

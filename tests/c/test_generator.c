@@ -8,6 +8,7 @@
 #define FIXTURES_CPU
 #include "core/budget.h"
 #include "core/work.h"
+#include "random/choice.h"
 #include "random/generator.h"
 #include "fixtures.h"
 
@@ -153,6 +154,92 @@ static void test_bounds(void) {
   dlb_array_release(&a);
 }
 
+/* The new kinds in chunks draw as one fill of their sampler (binomial's
+ * constants made once per chunk give the same numbers). */
+static void test_more_draws(void) {
+  int64_t n = 2 * EVERY + 5;
+  dlb_draw kinds[] = {{.kind = DLB_DRAW_EXPONENTIAL, .dtype = DLB_FLOAT64, .a = 2},
+                      {.kind = DLB_DRAW_GAMMA, .dtype = DLB_FLOAT64, .a = 0.4, .b = 3},
+                      {.kind = DLB_DRAW_BETA, .dtype = DLB_FLOAT64, .a = 0.5, .b = 0.5},
+                      {.kind = DLB_DRAW_POISSON, .dtype = DLB_INT64, .a = 30},
+                      {.kind = DLB_DRAW_BINOMIAL, .dtype = DLB_INT64, .a = 0.4, .count = 500}};
+  dlb_array a = alloc(DLB_FLOAT64, 1, &n);
+  void *want = malloc((size_t)n * 8);
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    dlb_pcg64 g = seeded(10 + k), h = g;
+    dlb_draw_fill(&h, &kinds[k], want, n);
+    a.dtype = kinds[k].dtype;
+    CHECK_EQ_INT(dlb_draw_into(&g, &kinds[k], &a, budget, "draw", &err), DLB_OK);
+    CHECK(memcmp(dlb_array_host_data(&a), want, (size_t)n * 8) == 0);
+    CHECK(same_generator(&g, &h));
+  }
+  a.dtype = DLB_FLOAT64;
+  dlb_array_release(&a);
+  free(want);
+}
+
+/* Beta's Johnk loop for a, b so small that every pair is rejected (NumPy
+ * loops forever): the interrupt stops it, inside one draw, and the
+ * generator is as it was. */
+static void test_endless_beta(void) {
+  dlb_pcg64 g = seeded(5), before = g;
+  dlb_draw d = {.kind = DLB_DRAW_BETA, .dtype = DLB_FLOAT64, .a = 1e-300, .b = 1e-300};
+  double x;
+  watch(3);
+  CHECK_EQ_INT(dlb_draw_one(&g, &d, &x, budget, "beta", &err), DLB_E_INTERRUPTED);
+  CHECK(looks >= 3 && looks <= 4);
+  CHECK(same_generator(&g, &before));
+  watch(0);
+}
+
+/* Kahan's sum and NumPy's checks of p; each route of choice draws
+ * distinct indices, is refused by the work limit and stopped by the
+ * interrupt with the generator as it was, and charges its scratch. */
+static void test_choice(void) {
+  double p[4] = {0.25, 0.25, 0.5, 0}, bad[2] = {0.5, -0.5}, nan[2] = {0.5, 0.0 / 0.0};
+  double big[3] = {0.3, 0.3, 0.3};
+  int64_t out[5000], n = 200000, size = 5000;
+  dlb_pcg64 g = seeded(6), before;
+  size_t in_use;
+  CHECK(dlb_kahan_sum(p, 4) == 1.0 && dlb_kahan_sum(p, 0) == 0.0);
+  CHECK_EQ_INT(dlb_choice_check_p(p, 4, 1.5e-8), DLB_CHOICE_P_OK);
+  CHECK_EQ_INT(dlb_choice_check_p(bad, 2, 1.5e-8), DLB_CHOICE_P_NEGATIVE);
+  CHECK_EQ_INT(dlb_choice_check_p(nan, 2, 1.5e-8), DLB_CHOICE_P_NAN);
+  CHECK_EQ_INT(dlb_choice_check_p(big, 3, 1.5e-8), DLB_CHOICE_P_SUM);
+  CHECK_EQ_INT(dlb_choice_check_p(big, 3, 0.2), DLB_CHOICE_P_OK);
+  CHECK_EQ_INT(dlb_choice_count_positive(p, 4), 3);
+  CHECK(dlb_choice_uses_tail(n, size, 1) && !dlb_choice_uses_tail(n, size, 0));
+  CHECK(!dlb_choice_uses_tail(10000, 10000, 1));
+  /* distinct draws: tail (shuffle) and Floyd (no shuffle), and with p */
+  for (int route = 0; route < 3; route++) {
+    int64_t dup = 0;
+    in_use = atomic_load(&budget->in_use);
+    if (route < 2) {
+      CHECK_EQ_INT(dlb_choice_unique(&g, n, size, route == 0, out, budget, "choice", &err), DLB_OK);
+    } else {
+      CHECK_EQ_INT(dlb_choice_p_unique(&g, p, 4, out, 3, budget, "choice", &err), DLB_OK);
+    }
+    CHECK(atomic_load(&budget->in_use) == in_use); /* scratch given back */
+    for (int64_t i = 0; i < (route < 2 ? size : 3); i++)
+      for (int64_t j = 0; j < i; j++) dup += out[i] == out[j];
+    CHECK_EQ_INT(dup, 0);
+  }
+  CHECK(out[0] != 3 && out[1] != 3 && out[2] != 3); /* p = 0 is never taken */
+  before = g;
+  atomic_store(&budget->work_limit, 10);
+  CHECK_EQ_INT(dlb_choice_unique(&g, n, size, 1, out, budget, "choice", &err), DLB_E_INTERRUPTED);
+  CHECK_EQ_INT(dlb_choice_p(&g, p, 4, out, 5000, budget, "choice", &err), DLB_E_INTERRUPTED);
+  atomic_store(&budget->work_limit, 0);
+  watch(1); /* at the look after arange(n) */
+  CHECK_EQ_INT(dlb_choice_unique(&g, n, size, 1, out, budget, "choice", &err), DLB_E_INTERRUPTED);
+  CHECK(same_generator(&g, &before));
+  watch(0);
+  atomic_store(&budget->limit, 1000); /* the tail's scratch (1.6 MB) is refused */
+  CHECK_EQ_INT(dlb_choice_unique(&g, n, size, 1, out, budget, "choice", &err), DLB_E_OUT_OF_MEMORY);
+  CHECK(same_generator(&g, &before));
+  atomic_store(&budget->limit, 0);
+}
+
 int main(void) {
   if (!cpu_open()) return 1;
   budget = dlb_budget_new();
@@ -164,6 +251,9 @@ int main(void) {
   test_shuffle_rows();
   test_draws();
   test_bounds();
+  test_more_draws();
+  test_endless_beta();
+  test_choice();
   dlb_work_poll_hook = NULL;
   cpu_close();
   dlb_budget_release(budget);

@@ -697,6 +697,42 @@ local function mutate(s)
   return (s:gsub('%[(%d+),(%d+)%]', function(a, b) return "[" .. pick { "0", a, "-5", "18446744073709551615" } .. "," .. pick { b, "99999999999" } .. "]" end, 1))
 end
 
+-- Generator draws with hostile parameters, shapes and choice's options. beta's
+-- a and b are never both tiny: Johnk's loop then rejects forever (NumPy's too)
+-- and only a host's interrupt, which this driver does not raise, ends it.
+local function rparam()
+  if chance(0.6) then return R(0, 40) / pick { 1, 4, 10 } end
+  return pick(weird_numbers)
+end
+local function rchoice_opts()
+  if chance(0.2) then return nil end
+  local o = {}
+  if chance(0.5) then o.replace = pick { true, false, false, 1, "no" } end
+  if chance(0.3) then o.shuffle = pick { true, false, 0 } end
+  if chance(0.5) then
+    o.p = pick { { 0.5, 0.5 }, { 1, 0, 0 }, { 0.2, 0.3, 0.5 }, { 0 / 0, 1 }, { -1, 2 }, {},
+      { 0.25, 0.25, 0.25, 0.25 }, "p", rarray(), rdeadish({ 3 }) }
+  end
+  if chance(0.05) then o.bogus = 1 end
+  return o
+end
+op(5, "Generator draws", function()
+  local rng = dl.random.default_rng(R(0, 1000))
+  local shape = chance(0.3) and nil or rshape(true)
+  local k = R(1, 7)
+  if k == 1 then return rng:exponential(rparam(), shape) end
+  if k == 2 then return rng:poisson(rparam(), shape) end
+  if k == 3 then return rng:binomial(chance(0.8) and rint() or rparam(), rparam() / 40, shape) end
+  if k == 4 then return rng:gamma(rparam(), rparam(), shape) end
+  if k == 5 then
+    local a, b = rparam(), rparam()
+    if not (a >= 1e-3 or b >= 1e-3) then a = 0.5 end
+    return rng:beta(a, b, shape)
+  end
+  local a = chance(0.6) and (chance(0.8) and R(-2, 12) or pick(weird_numbers)) or rarray()
+  return rng:choice(a, chance(0.4) and nil or rshape(true), rchoice_opts(), chance(0.03) and 1 or nil)
+end)
+
 op(4, "files", function()
   local a = rlayout(rvalues(rshape_small(), pick(dtypes)))
   local k = R(1, 8)
