@@ -158,7 +158,7 @@ describe("dl.E", function()
     "BACKEND_INCOMPATIBLE", "DELETED", "CAPSULE_CONSUMED", "UNKNOWN_DEVICE",
     "DEVICE_UNAVAILABLE", "DTYPE", "SHAPE", "INDEX", "VALUE", "COPY_REQUIRED",
     "READ_ONLY", "DLPACK_VERSION", "DLPACK_INVALID", "UNSUPPORTED", "OUT_OF_MEMORY",
-    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT", "INTERRUPTED",
+    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT", "INTERRUPTED", "LINALG",
   }
 
   it("names every error code: dl.E.SHAPE == 'SHAPE'", function()
@@ -167,7 +167,7 @@ describe("dl.E", function()
     end
   end)
 
-  it("holds exactly these 20 codes", function()
+  it("holds exactly these 21 codes", function()
     -- dl.E is read-only (a userdata stand-in): dl.pairs walks it on every Lua
     -- (pairs too on Lua 5.2 and later: spec/lua53/errors_spec.lua)
     local n = 0

@@ -66,7 +66,8 @@ typedef struct lua_State lua_State;
   X(ARGUMENT)             /* bad argument type or value */                                         \
   X(IO)                   /* the system refused a file operation (errno in err.status) */          \
   X(FORMAT)               /* a malformed file or byte string (.npy, safetensors) */                \
-  X(INTERRUPTED)          /* the host stopped the call (dlb_interrupt, dlb_set_work_limit) */
+  X(INTERRUPTED)          /* the host stopped the call (dlb_interrupt, dlb_set_work_limit) */      \
+  X(LINALG)               /* linear algebra failed: a singular matrix, one not positive definite */
 
 #define DLB_STATUS_ID_(NAME) DLB_E_##NAME,
 typedef enum dlb_status {
@@ -74,9 +75,10 @@ typedef enum dlb_status {
   DLB_STATUS_CODES(DLB_STATUS_ID_) DLB_STATUS_COUNT
 } dlb_status;
 #undef DLB_STATUS_ID_
-/* The last published code keeps its value: a row inserted or removed
- * above it would renumber codes hosts have compiled in. */
+/* The published codes keep their values: a row inserted or removed
+ * above one would renumber codes hosts have compiled in. */
 DLB_STATIC_ASSERT(DLB_E_INTERRUPTED == 20, "status codes are ABI: append rows, never insert");
+DLB_STATIC_ASSERT(DLB_E_LINALG == 21, "status codes are ABI: append rows, never insert");
 
 /* "SHAPE" for DLB_E_SHAPE, "OK" for DLB_OK, "UNKNOWN" for anything else. */
 DLB_API const char *dlb_status_name(dlb_status status);

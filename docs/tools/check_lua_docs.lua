@@ -127,6 +127,7 @@ local CLASSES = { Array = true, Error = true, Capsule = true }
 -- sections in them are the classes they make (Type:f), each with a function
 -- that makes one object of it (its metatable lists the methods).
 local SUBMODULES = {
+  ["dlbridge.linalg"] = { namespace = "dl.linalg", types = {} },
   ["dlbridge.random"] = {
     namespace = "dl.random",
     types = { Generator = function(dl) return dl.random.default_rng(0) end },

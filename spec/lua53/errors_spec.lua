@@ -10,10 +10,10 @@ describe("dl.E", function()
     "BACKEND_INCOMPATIBLE", "DELETED", "CAPSULE_CONSUMED", "UNKNOWN_DEVICE",
     "DEVICE_UNAVAILABLE", "DTYPE", "SHAPE", "INDEX", "VALUE", "COPY_REQUIRED",
     "READ_ONLY", "DLPACK_VERSION", "DLPACK_INVALID", "UNSUPPORTED", "OUT_OF_MEMORY",
-    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT", "INTERRUPTED",
+    "BACKEND_FAILURE", "ARGUMENT", "IO", "FORMAT", "INTERRUPTED", "LINALG",
   }
 
-  it("holds exactly these 20 codes", function()
+  it("holds exactly these 21 codes", function()
     local n = 0
     for name, value in pairs(dl.E) do
       n = n + 1

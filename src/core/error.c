@@ -37,6 +37,8 @@ static const char *const default_hints[DLB_STATUS_COUNT] = {
     [DLB_E_FORMAT] = "the file is not a valid .npy or safetensors file (truncated or corrupt?)",
     [DLB_E_INTERRUPTED] = "the host bounds how long dlbridge may work: do less in one call, or "
                           "let the host resume you",
+    [DLB_E_LINALG] = "the matrix is singular, not positive definite, or holds NaN or inf: check "
+                     "it (dl.linalg.lstsq solves singular systems in the least-squares sense)",
 };
 
 DLB_API const char *dlb_status_name(dlb_status status) {

@@ -419,6 +419,8 @@ extern const luaL_Reg dlbL_construct_functions[]; /* construct.c: dl.eye, dl.til
 /* random.c: sets the module's `random` table (dl.random.default_rng, ...)
  * into the module table at index module. */
 void dlbL_open_random(lua_State *L, int module);
+/* linalg.c: sets the module's read-only `linalg` table (dl.linalg.solve, ...). */
+void dlbL_open_linalg(lua_State *L, int module);
 extern const luaL_Reg dlbL_npy_functions[]; /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
 extern const luaL_Reg dlbL_safetensors_functions[]; /* safetensors.c: dl.load_safetensors, ... */
 /* Raises UNSUPPORTED when the host turned file access off (dlb_allow_files):

@@ -1,7 +1,10 @@
-/* linalg.c -- matrix products (dl.matmul, dl.dot, a:T()) and joining
- * (dl.concat, dl.stack). The work is in src/compute/matmul.c and join.c. */
+/* linalg.c -- matrix products (dl.matmul, dl.dot, a:T()), joining
+ * (dl.concat, dl.stack) and dl.linalg (solve, inv, det, ...). The work is
+ * in src/compute/matmul.c, join.c and linalg.c. */
 #include <limits.h>
+#include <math.h>
 #include "../compute/join.h"
+#include "../compute/linalg.h"
 #include "../compute/matmul.h"
 #include "internal.h"
 
@@ -188,3 +191,150 @@ const luaL_Reg dlbL_linalg_functions[] = {{"matmul", linalg_matmul},
                                           {"concat", linalg_concat},
                                           {"stack", linalg_stack},
                                           {NULL, NULL}};
+
+/* --- dl.linalg ----------------------------------------------------------------- */
+
+/* Pushes the value of the 0-d host array r (float32 or float64) as a number. */
+static void push_value(lua_State *L, const dlb_array *r) {
+  const char *p = dlb_array_host_data(r);
+  lua_pushnumber(L, r->dtype == DLB_FLOAT32 ? (lua_Number) * (const float *)p
+                                            : (lua_Number) * (const double *)p);
+}
+
+/* Runs x with its operands at 1 (and 2), options read: pushes the results
+ * (det and slogdet of one matrix as numbers, lstsq's rank as an integer). */
+static int linalg_run(lua_State *L, dlb_linalg_args *x, const char *op) {
+  int two = x->op == DLB_LINALG_SOLVE || x->op == DLB_LINALG_LSTSQ, first;
+  dlb_array *ud[DLB_LINALG_MAX_RESULTS], results[DLB_LINALG_MAX_RESULTS];
+  dlb_linalg_plan plan;
+  int64_t rank = 0;
+  dlb_error err;
+  x->a = dlbL_check_live(L, 1, op);
+  x->b = two ? dlbL_check_live(L, 2, op) : NULL;
+  if (dlb_linalg_plan_of(x, &plan, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+  first = lua_gettop(L) + 1;
+  for (int r = 0; r < plan.nresults; r++) ud[r] = dlbL_push_empty(L, op);
+  dlbL_reserve(L, plan.nbytes, 1);
+  x->a = dlbL_check_live(L, 1, op); /* finalizers may have deleted them */
+  x->b = two ? dlbL_check_live(L, 2, op) : NULL;
+  if (dlb_linalg(x, results, &rank, dlbL_state(L)->cpu, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  for (int r = 0; r < plan.nresults; r++) *ud[r] = results[r]; /* the userdata own them now */
+  if (plan.ndim[0] == 0) { /* det, slogdet of one matrix: numbers, as NumPy's scalars */
+    for (int r = 0; r < plan.nresults; r++) {
+      push_value(L, ud[r]);
+      lua_replace(L, first + r);
+      dlb_array_release(ud[r]);
+    }
+  }
+  if (x->op == DLB_LINALG_LSTSQ) {
+    lua_pushvalue(L, first + 2); /* x, residuals, rank, s */
+    lua_pushinteger(L, (lua_Integer)rank);
+    lua_replace(L, first + 2);
+  }
+  return plan.nresults + (x->op == DLB_LINALG_LSTSQ);
+}
+
+/* Operand idx: an Array, or numbers or nested tables made into one. */
+static void operand_at(lua_State *L, int idx, const char *op) {
+  if (lua_isnoneornil(L, idx))
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "argument #%d: an array expected, got %s", idx,
+               luaL_typename(L, idx));
+  dlbL_check_array_like(L, idx, 0, DLB_FLOAT64, op);
+}
+
+/* f(a) or f(a, b), then an options table at nops + 1 with keys. */
+static int linalg_begin(lua_State *L, int nops, const char *const *keys, const char *op) {
+  int has;
+  dlbL_check_nargs(L, nops + (keys ? 1 : 0), op);
+  lua_settop(L, nops + 1);
+  for (int k = 1; k <= nops; k++) operand_at(L, k, op);
+  has = keys ? dlbL_check_option_table(L, nops + 1, keys, op) : 0;
+  return has;
+}
+
+static int linalg_solve(lua_State *L) {
+  dlb_linalg_args x = {.op = DLB_LINALG_SOLVE};
+  linalg_begin(L, 2, NULL, "dl.linalg.solve");
+  return linalg_run(L, &x, "dl.linalg.solve");
+}
+
+static int linalg_inv(lua_State *L) {
+  dlb_linalg_args x = {.op = DLB_LINALG_INV};
+  linalg_begin(L, 1, NULL, "dl.linalg.inv");
+  return linalg_run(L, &x, "dl.linalg.inv");
+}
+
+static int linalg_det(lua_State *L) {
+  dlb_linalg_args x = {.op = DLB_LINALG_DET};
+  linalg_begin(L, 1, NULL, "dl.linalg.det");
+  return linalg_run(L, &x, "dl.linalg.det");
+}
+
+static int linalg_slogdet(lua_State *L) {
+  dlb_linalg_args x = {.op = DLB_LINALG_SLOGDET};
+  linalg_begin(L, 1, NULL, "dl.linalg.slogdet");
+  return linalg_run(L, &x, "dl.linalg.slogdet");
+}
+
+static int linalg_cholesky(lua_State *L) {
+  dlb_linalg_args x = {.op = DLB_LINALG_CHOLESKY};
+  linalg_begin(L, 1, NULL, "dl.linalg.cholesky");
+  return linalg_run(L, &x, "dl.linalg.cholesky");
+}
+
+static int linalg_eigh(lua_State *L) {
+  static const char *const keys[] = {"UPLO", NULL}, *const uplo[] = {"L", "U", NULL};
+  const char *op = "dl.linalg.eigh";
+  dlb_linalg_args x = {.op = DLB_LINALG_EIGH};
+  if (linalg_begin(L, 1, keys, op)) x.upper = dlbL_opt_choice(L, 2, "UPLO", uplo, 0, op);
+  return linalg_run(L, &x, op);
+}
+
+static int linalg_svd(lua_State *L) {
+  static const char *const keys[] = {"full_matrices", "compute_uv", NULL};
+  const char *op = "dl.linalg.svd";
+  dlb_linalg_args x = {.op = DLB_LINALG_SVD};
+  linalg_begin(L, 1, keys, op);
+  x.full_matrices = dlbL_opt_boolean(L, 2, "full_matrices", 1, op);
+  x.compute_uv = dlbL_opt_boolean(L, 2, "compute_uv", 1, op);
+  return linalg_run(L, &x, op);
+}
+
+static int linalg_qr(lua_State *L) {
+  static const char *const keys[] = {"mode", NULL}, *const modes[] = {"reduced", "complete", "r",
+                                                                      NULL};
+  const char *op = "dl.linalg.qr";
+  dlb_linalg_args x = {.op = DLB_LINALG_QR};
+  if (linalg_begin(L, 1, keys, op))
+    x.mode = (dlb_qr_mode)dlbL_opt_choice(L, 2, "mode", modes, DLB_QR_REDUCED, op);
+  return linalg_run(L, &x, op);
+}
+
+static int linalg_lstsq(lua_State *L) {
+  static const char *const keys[] = {"rcond", NULL};
+  const char *op = "dl.linalg.lstsq";
+  dlb_linalg_args x = {.op = DLB_LINALG_LSTSQ};
+  x.rcond = NAN;
+  if (linalg_begin(L, 2, keys, op)) x.rcond = dlbL_opt_number(L, 3, "rcond", NAN, op);
+  return linalg_run(L, &x, op);
+}
+
+static const luaL_Reg linalg_sub_functions[] = {
+    {"solve", linalg_solve},       {"inv", linalg_inv},
+    {"det", linalg_det},           {"slogdet", linalg_slogdet},
+    {"cholesky", linalg_cholesky}, {"eigh", linalg_eigh},
+    {"svd", linalg_svd},           {"qr", linalg_qr},
+    {"lstsq", linalg_lstsq},       {NULL, NULL}};
+
+/* dl.linalg: shared by every script of the state, so read-only (as dl.random). */
+void dlbL_open_linalg(lua_State *L, int module) {
+  lua_createtable(L, 0, 9);
+  lua_pushvalue(L, module + 1);
+  lua_pushvalue(L, module + 2);
+  lua_pushvalue(L, module + 3);
+  luaL_setfuncs(L, linalg_sub_functions, DLB_NUPVALUES);
+  dlbL_push_readonly(L, -1, "dl.linalg");
+  lua_setfield(L, module, "linalg");
+  lua_pop(L, 1);
+}

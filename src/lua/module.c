@@ -352,6 +352,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_scan_functions);
   set_functions(L, module, dlbL_construct_functions);
   dlbL_open_random(L, module);
+  dlbL_open_linalg(L, module);
   dlbL_protect_metatable(L, module + 1, "dlbridge.Array");
   dlbL_open_capsule(L);
   lua_settop(L, module);

@@ -180,6 +180,23 @@ static const usage_line usage_lines[] = {
     {"Array:ravel", "a:ravel() takes no arguments: 1-D, a view when possible"},
     {"Array:item", "a:item() for a one-element array, a:item(i) for the i-th element in row-major "
                    "order, a:item(i, j, ...) with one index per dimension"},
+    /* linear algebra (linalg.c): a is a matrix (M, N) or a stack of them (..., M, N) */
+    {"dl.linalg.solve", "dl.linalg.solve(a, b): a (..., M, M); b (..., M) with a's stack dims, "
+                        "or (..., M, K); x with a x = b"},
+    {"dl.linalg.inv", "dl.linalg.inv(a): a square matrix (..., M, M); no options"},
+    {"dl.linalg.det", "dl.linalg.det(a): a square matrix (..., M, M); a number for one matrix"},
+    {"dl.linalg.slogdet", "local sign, logabsdet = dl.linalg.slogdet(a): a square matrix "
+                          "(..., M, M)"},
+    {"dl.linalg.cholesky", "dl.linalg.cholesky(a): a symmetric positive-definite matrix "
+                           "(..., M, M); the lower factor"},
+    {"dl.linalg.eigh", "local w, v = dl.linalg.eigh(a, opts): a symmetric (..., M, M); "
+                       "opts = {UPLO = \"L\"} or \"U\""},
+    {"dl.linalg.svd", "local u, s, vh = dl.linalg.svd(a, opts): opts = {full_matrices = true, "
+                      "compute_uv = true} (compute_uv = false: s alone)"},
+    {"dl.linalg.qr", "local q, r = dl.linalg.qr(a, opts): opts = {mode = \"reduced\"}, "
+                     "\"complete\" or \"r\" (r alone)"},
+    {"dl.linalg.lstsq", "local x, residuals, rank, s = dl.linalg.lstsq(a, b, opts): a (M, N), b "
+                        "(M) or (M, K); opts = {rcond = 1e-10} (default eps * max(M, N))"},
     /* random numbers (random.c) */
     {"dl.random.default_rng", "dl.random.default_rng(seed): seed an integer >= 0, a hex string "
                               "\"0x...\" or a list of them (NumPy's entropy), or nil (fresh "

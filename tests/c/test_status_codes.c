@@ -28,7 +28,8 @@ static const char *const abi_order[] = {"OK",
                                         "ARGUMENT",
                                         "IO",
                                         "FORMAT",
-                                        "INTERRUPTED"};
+                                        "INTERRUPTED",
+                                        "LINALG"};
 
 /* One row of the list, as the test reads it. */
 typedef struct row {

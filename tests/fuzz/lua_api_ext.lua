@@ -630,6 +630,49 @@ op(4, "matmul", function()
   return r1
 end)
 
+-- dl.linalg with hostile operands (any dtype, NaN/inf/extremes, singular and
+-- empty matrices, odd shapes and layouts, bad options): results or coded
+-- errors, never a crash; a result must not depend on the operands' layout.
+local LINALG_FNS = { "solve", "inv", "det", "slogdet", "cholesky", "eigh", "svd", "qr", "lstsq" }
+local LINALG_OPTS = { eigh = { UPLO = { "L", "U", "X", 1 } }, qr = { mode = { "reduced", "complete", "r", "raw" } },
+  svd = { full_matrices = { true, false, 1 }, compute_uv = { true, false } }, lstsq = { rcond = { -1, 0, 1e-3, 0 / 0, "x" } } }
+op(4, "linalg", function()
+  local name = pick(LINALG_FNS)
+  local f = dl.linalg[name]
+  local n, m = R(0, 5), R(0, 5)
+  local sa = chance(0.7) and { n, chance(0.7) and n or m } or rshape_small()
+  if chance(0.3) then table.insert(sa, 1, R(0, 3)) end
+  local a = rlayout(rvalues(sa, pick(dtypes)))
+  if chance(0.05) then a = ranything() end
+  local b
+  if name == "solve" or name == "lstsq" then
+    local sb = chance(0.5) and { sa[#sa - 1] or n } or { sa[#sa - 1] or n, R(0, 3) }
+    if chance(0.2) then sb = rshape_small() end
+    b = rlayout(rvalues(sb, pick(dtypes)))
+    if chance(0.05) then b = ranything() end
+  end
+  local opts
+  if LINALG_OPTS[name] and chance(0.5) then
+    opts = {}
+    for k, vals in pairs(LINALG_OPTS[name]) do if chance(0.6) then opts[k] = pick(vals) end end
+    if chance(0.05) then opts.bogus = 1 end
+  elseif chance(0.03) then opts = ranything() end
+  -- (functions without options take no nil either: an extra argument is ARGUMENT)
+  local function call(x, y)
+    local args = { x }
+    if b ~= nil then args[2] = y end
+    if opts ~= nil then args[#args + 1] = opts end
+    return f(table.unpack(args, 1, #args))
+  end
+  local r1 = table.pack(call(a, b))
+  if dl.is_array(a) and (b == nil or dl.is_array(b)) and dl.is_array(r1[1]) then
+    -- the same numbers in contiguous memory give the same results (same LAPACK calls)
+    local ok2, r2 = pcall(call, a:copy(), b ~= nil and b:copy() or nil)
+    if ok2 and dl.is_array(r2) then same_result(r2, r1[1], "LAYOUT linalg." .. name) end
+  end
+  return r1[1]
+end)
+
 op(3, "concat/stack", function()
   local base = rshape_small()
   if #base == 0 then base = { R(0, 3) } end
