@@ -28,63 +28,53 @@ typedef struct {
 #define ARITH_CAT_(a, b) a##b
 #define ARITH_CAT(a, b) ARITH_CAT_(a, b)
 
-/* A two-input kernel name(out, a, b): out = EXPR over a and b of type TI. */
+/* A two-input kernel name(out, a, b): out = EXPR over a and b of type TI,
+ * and a one-input one name(out, a): out = EXPR over a. EXPR becomes the
+ * operation name_element, which the loop of its types (arith_loop.h, below)
+ * runs over the elements. */
 #define BINARY_KERNEL(name, TI, TO, EXPR)                                                          \
+  static inline TO name##_element(const TI a, const TI b) { return (EXPR); }                       \
   DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {     \
-    char *po = data[0], *pa = data[1], *pb = data[2];                                              \
-    const int64_t so = steps[0], sa = steps[1], sb = steps[2];                                     \
     (void)aux;                                                                                     \
-    if (so == sizeof(TO) && sa == sizeof(TI) && sb == sizeof(TI)) {                                \
-      TO *o = (TO *)po;                                                                            \
-      const TI *x = (const TI *)pa, *y = (const TI *)pb;                                           \
-      for (int64_t i = 0; i < n; i++) {                                                            \
-        const TI a = x[i], b = y[i];                                                               \
-        o[i] = (EXPR);                                                                             \
-      }                                                                                            \
-    } else if (so == sizeof(TO) && sa == sizeof(TI) && sb == 0) {                                  \
-      TO *o = (TO *)po;                                                                            \
-      const TI *x = (const TI *)pa, b = *(const TI *)pb;                                           \
-      for (int64_t i = 0; i < n; i++) {                                                            \
-        const TI a = x[i];                                                                         \
-        o[i] = (EXPR);                                                                             \
-      }                                                                                            \
-    } else if (so == sizeof(TO) && sa == 0 && sb == sizeof(TI)) {                                  \
-      TO *o = (TO *)po;                                                                            \
-      const TI a = *(const TI *)pa, *y = (const TI *)pb;                                           \
-      for (int64_t i = 0; i < n; i++) {                                                            \
-        const TI b = y[i];                                                                         \
-        o[i] = (EXPR);                                                                             \
-      }                                                                                            \
-    } else {                                                                                       \
-      for (int64_t i = 0; i < n; i++, po += so, pa += sa, pb += sb) {                              \
-        const TI a = *(const TI *)pa, b = *(const TI *)pb;                                         \
-        *(TO *)po = (EXPR);                                                                        \
-      }                                                                                            \
-    }                                                                                              \
-    return 0;                                                                                      \
+    return ARITH_CAT(binary_loop_, ARITH_CAT(TI, ARITH_CAT(_to_, TO)))(data, steps, n,             \
+                                                                       name##_element);            \
+  }
+#define UNARY_KERNEL(name, TI, TO, EXPR)                                                           \
+  static inline TO name##_element(const TI a) { return (EXPR); }                                   \
+  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {     \
+    (void)aux;                                                                                     \
+    return ARITH_CAT(unary_loop_, ARITH_CAT(TI, ARITH_CAT(_to_, TO)))(data, steps, n,              \
+                                                                      name##_element);             \
   }
 
-/* A one-input kernel name(out, a): out = EXPR over a of type TI. */
-#define UNARY_KERNEL(name, TI, TO, EXPR)                                                           \
-  DLB_KERNEL_CLONES static int name(char **data, const int64_t *steps, int64_t n, void *aux) {     \
-    char *po = data[0], *pa = data[1];                                                             \
-    const int64_t so = steps[0], sa = steps[1];                                                    \
-    (void)aux;                                                                                     \
-    if (so == sizeof(TO) && sa == sizeof(TI)) {                                                    \
-      TO *o = (TO *)po;                                                                            \
-      const TI *x = (const TI *)pa;                                                                \
-      for (int64_t i = 0; i < n; i++) {                                                            \
-        const TI a = x[i];                                                                         \
-        o[i] = (EXPR);                                                                             \
-      }                                                                                            \
-    } else {                                                                                       \
-      for (int64_t i = 0; i < n; i++, po += so, pa += sa) {                                        \
-        const TI a = *(const TI *)pa;                                                              \
-        *(TO *)po = (EXPR);                                                                        \
-      }                                                                                            \
-    }                                                                                              \
-    return 0;                                                                                      \
-  }
+/* The loops of every element type (arith_loops.h), and bool's own. */
+#define T int8_t
+#include "arith_loops.h"
+#define T int16_t
+#include "arith_loops.h"
+#define T int32_t
+#include "arith_loops.h"
+#define T int64_t
+#include "arith_loops.h"
+#define T uint8_t
+#include "arith_loops.h"
+#define T uint16_t
+#include "arith_loops.h"
+#define T uint32_t
+#include "arith_loops.h"
+#define T uint64_t
+#include "arith_loops.h"
+#define T float
+#include "arith_loops.h"
+#define T double
+#include "arith_loops.h"
+#define T complex64
+#include "arith_loops.h"
+#define T complex128
+#include "arith_loops.h"
+#define TI dlb_bool8
+#define TO dlb_bool8
+#include "arith_loop.h"
 
 /* A kernel whose body is a statement over one element (for operations that
  * can fail or branch too much for an expression): BODY reads a (and b) and
@@ -220,9 +210,9 @@ SHIFT_HELPERS(uint64_t, uint64_t)
 /* Every integer dtype: (T, unsigned twin, the kernels' suffix: loops.h). */
 #define FOR_INTS(X)                                                                                \
   X(int8_t, uint8_t, i8)                                                                           \
-  X(int16_t, uint16_t, i16) X(int32_t, uint32_t, i32) X(int64_t, uint64_t, i64)                    \
-      X(uint8_t, uint8_t, u8) X(uint16_t, uint16_t, u16) X(uint32_t, uint32_t, u32)                \
-          X(uint64_t, uint64_t, u64)
+  X(int16_t, uint16_t, i16)                                                                        \
+  X(int32_t, uint32_t, i32) X(int64_t, uint64_t, i64) X(uint8_t, uint8_t, u8)                      \
+      X(uint16_t, uint16_t, u16) X(uint32_t, uint32_t, u32) X(uint64_t, uint64_t, u64)
 
 #define INT_KERNELS(T, U, S)                                                                       \
   BINARY_KERNEL(add_##S, T, T, WRAP(T, U, a, +, b))                                                \

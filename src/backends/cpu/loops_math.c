@@ -83,43 +83,75 @@ static inline cdouble make_c128(double re, double im) {
 /* ------------------------------------------------------------------------ */
 /* Plain element loops */
 
-/*
- * Defines the kernel NAME: out[i] = EXPR of x = in[i], input IT, output OT.
- * Branches: both contiguous (the vectorised loop), a stride-0 input (one
- * value computed once, then stored n times), anything else. ATTR is
- * DLB_KERNEL_CLONES where wider vectors pay, else empty.
- */
+/* Names built by the template math_loop.h. */
+#define MATH_CAT_(a, b) a##b
+#define MATH_CAT(a, b) MATH_CAT_(a, b)
+
+/* The loop of every pair of types a kernel below uses (math_loop.h). */
+#define IT float
+#define OT float
+#include "math_loop.h"
+#define IT float
+#define OT uint8_t
+#include "math_loop.h"
+#define IT double
+#define OT double
+#include "math_loop.h"
+#define IT double
+#define OT uint8_t
+#include "math_loop.h"
+#define IT int8_t
+#define OT int8_t
+#include "math_loop.h"
+#define IT int16_t
+#define OT int16_t
+#include "math_loop.h"
+#define IT int32_t
+#define OT int32_t
+#include "math_loop.h"
+#define IT int64_t
+#define OT int64_t
+#include "math_loop.h"
+#define IT uint8_t
+#define OT uint8_t
+#include "math_loop.h"
+#define IT uint16_t
+#define OT uint16_t
+#include "math_loop.h"
+#define IT uint32_t
+#define OT uint32_t
+#include "math_loop.h"
+#define IT uint64_t
+#define OT uint64_t
+#include "math_loop.h"
+#define IT cfloat
+#define OT cfloat
+#include "math_loop.h"
+#define IT cfloat
+#define OT float
+#include "math_loop.h"
+#define IT cfloat
+#define OT uint8_t
+#include "math_loop.h"
+#define IT cdouble
+#define OT cdouble
+#include "math_loop.h"
+#define IT cdouble
+#define OT double
+#include "math_loop.h"
+#define IT cdouble
+#define OT uint8_t
+#include "math_loop.h"
+
+/* Defines the kernel NAME: out[i] = EXPR of x = in[i], input IT, output OT,
+ * through the loop of its types. ATTR is DLB_KERNEL_CLONES where wider
+ * vectors pay, else empty. */
 #define UNARY_KERNEL(ATTR, NAME, IT, OT, EXPR)                                                     \
   static inline OT NAME##_op(IT x) { return EXPR; }                                                \
   ATTR static int NAME(char **data, const int64_t *steps, int64_t n, void *aux) {                  \
-    char *out = data[0];                                                                           \
-    const char *in = data[1];                                                                      \
-    const int64_t out_step = steps[0], in_step = steps[1];                                         \
     (void)aux;                                                                                     \
-    if (out_step == (int64_t)sizeof(OT) && in_step == (int64_t)sizeof(IT)) {                       \
-      for (int64_t i = 0; i < n; i++) {                                                            \
-        IT x;                                                                                      \
-        OT y;                                                                                      \
-        memcpy(&x, in + i * (int64_t)sizeof(IT), sizeof x);                                        \
-        y = NAME##_op(x);                                                                          \
-        memcpy(out + i * (int64_t)sizeof(OT), &y, sizeof y);                                       \
-      }                                                                                            \
-    } else if (in_step == 0) {                                                                     \
-      IT x;                                                                                        \
-      OT y;                                                                                        \
-      memcpy(&x, in, sizeof x);                                                                    \
-      y = NAME##_op(x);                                                                            \
-      for (int64_t i = 0; i < n; i++) memcpy(out + i * out_step, &y, sizeof y);                    \
-    } else {                                                                                       \
-      for (int64_t i = 0; i < n; i++) {                                                            \
-        IT x;                                                                                      \
-        OT y;                                                                                      \
-        memcpy(&x, in + i * in_step, sizeof x);                                                    \
-        y = NAME##_op(x);                                                                          \
-        memcpy(out + i * out_step, &y, sizeof y);                                                  \
-      }                                                                                            \
-    }                                                                                              \
-    return 0;                                                                                      \
+    return MATH_CAT(unary_math_loop_, MATH_CAT(IT, MATH_CAT(_to_, OT)))(data, steps, n,            \
+                                                                        NAME##_op);                \
   }
 
 /* Copies an element of SIZE bytes from in to out: the rounding functions of
@@ -299,14 +331,14 @@ COMPLEX_KERNELS(cdouble, double, c128, , make_c128)
 #define NO_BOUND INFINITY
 #define SLEEF_FUNCTIONS(X)                                                                         \
   X(EXP, exp, NO_BOUND, NO_BOUND)                                                                  \
-  X(EXP2, exp2, NO_BOUND, NO_BOUND) X(EXPM1, expm1, NO_BOUND, NO_BOUND)                            \
-      X(LOG, log, NO_BOUND, NO_BOUND) X(LOG2, log2, NO_BOUND, NO_BOUND)                            \
-          X(LOG10, log10, NO_BOUND, NO_BOUND) X(LOG1P, log1p, 1e38f, 1e307)                        \
-              X(SIN, sin, NO_BOUND, NO_BOUND) X(COS, cos, NO_BOUND, NO_BOUND)                      \
-                  X(TAN, tan, NO_BOUND, NO_BOUND) X(ASIN, asin, NO_BOUND, NO_BOUND)                \
-                      X(ACOS, acos, NO_BOUND, NO_BOUND) X(ATAN, atan, NO_BOUND, NO_BOUND)          \
-                          X(SINH, sinh, 88.5f, 709.0) X(COSH, cosh, 88.5f, 709.0)                  \
-                              X(TANH, tanh, NO_BOUND, NO_BOUND)
+  X(EXP2, exp2, NO_BOUND, NO_BOUND)                                                                \
+  X(EXPM1, expm1, NO_BOUND, NO_BOUND) X(LOG, log, NO_BOUND, NO_BOUND)                              \
+      X(LOG2, log2, NO_BOUND, NO_BOUND) X(LOG10, log10, NO_BOUND, NO_BOUND)                        \
+          X(LOG1P, log1p, 1e38f, 1e307) X(SIN, sin, NO_BOUND, NO_BOUND)                            \
+              X(COS, cos, NO_BOUND, NO_BOUND) X(TAN, tan, NO_BOUND, NO_BOUND)                      \
+                  X(ASIN, asin, NO_BOUND, NO_BOUND) X(ACOS, acos, NO_BOUND, NO_BOUND)              \
+                      X(ATAN, atan, NO_BOUND, NO_BOUND) X(SINH, sinh, 88.5f, 709.0)                \
+                          X(COSH, cosh, 88.5f, 709.0) X(TANH, tanh, NO_BOUND, NO_BOUND)
 
 /* SLEEF's functions of two arguments, f(y, x) as in libm: (OP, FN). One row
  * adds a function at every level. */
