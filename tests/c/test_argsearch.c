@@ -2,10 +2,10 @@
  * against a plain element-by-element reference: every dtype they take,
  * lengths 1..300 and long runs crossing their blocks, contiguous, strided,
  * reversed and stride-0 input, ties placed on the kernels' block, chunk and
- * lane boundaries, NaN anywhere, -0.0 beside +0.0, the integer extremes;
- * and the row updates of argmin/argmax along an outer dim. The elements
- * between strided ones are poison (what would win if it were read). A seed
- * other than the default: ARGSEARCH_SEED=n. */
+ * lane boundaries, NaN anywhere (in ascending runs too), -0.0 beside +0.0,
+ * the integer extremes; and the row updates of argmin/argmax along an
+ * outer dim. The elements between strided ones are poison (what would win
+ * if it were read). A seed other than the default: ARGSEARCH_SEED=n. */
 #define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #include <float.h>
 #include <math.h>
@@ -20,13 +20,15 @@ typedef enum { FEW, WIDE, ASCENDING, EQUAL, ZEROS, KINDS } kind;
 static const char *kind_names[] = {"few", "wide", "ascending", "equal", "zeros"};
 
 /* The kernels' boundaries for elements of `size` bytes (reduce_loops.c:
- * blocks of 4096 bytes, chunks of 64 elements, lanes of 128 bytes, runs
- * shorter than 64 or 128 walked), each with its neighbours. */
+ * blocks of 4096 bytes, chunks of 64 elements, lanes of 32 bytes (two
+ * 128-bit vectors; one-byte elements: 64 lanes), runs shorter than 64 or
+ * 128 walked), each with its neighbours. */
 static int64_t boundary(int64_t size, int64_t n) {
-  const int64_t block = 4096 / size, lanes = 128 / size;
-  const int64_t at[] = {
-      0,     1,         63,        64,    65,        127,       128,           129,   lanes - 1,
-      lanes, lanes + 1, block - 1, block, block + 1, 2 * block, 2 * block - 1, n - 2, n - 1};
+  const int64_t block = 4096 / size, lanes = 32 / size;
+  const int64_t at[] = {0,         1,         63,        64,        65,           127,
+                        128,       129,       lanes - 1, lanes,     lanes + 1,    2 * lanes - 1,
+                        2 * lanes, block - 1, block,     block + 1, 2 * block,    2 * block - 1,
+                        n - 2,     n - 1,     n / 2,     lanes / 2, 3 * lanes + 1};
   int64_t i = at[rnd((int64_t)(sizeof at / sizeof at[0]))];
   return i < 0 || i >= n ? rnd(n) : i;
 }
@@ -147,6 +149,36 @@ static void test_long_runs(void) {
     for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) each_case(lengths[i], steps[s]);
 }
 
+/* Ascending runs (each block beats the last, each lane its own extreme)
+ * with a NaN at every index of the first lanes and around a block edge,
+ * alone and after another: the first NaN's index, argmin and argmax. */
+static void test_nan_in_ascending(void) {
+  enum { N = 1100, FAR = 1030 };
+  static float f[N];
+  static double d[N];
+  for (int64_t at = 0; at < N; at = at < 70 ? at + 1 : at < 1020 ? at + 95 : at + 3) {
+    for (int64_t i = 0; i < N; i++) {
+      f[i] = (float)i;
+      d[i] = (double)i;
+    }
+    f[at] = NAN;
+    d[at] = NAN;
+    for (int is_max = 0; is_max < 2; is_max++) {
+      CHECK_EQ_INT(dlb_reduce_arg_search(is_max, DLB_FLOAT32, (const char *)f, N, 4), at);
+      CHECK_EQ_INT(dlb_reduce_arg_search(is_max, DLB_FLOAT64, (const char *)d, N, 8), at);
+    }
+    if (at < FAR) { /* a second NaN further on changes nothing */
+      f[FAR] = NAN;
+      d[FAR] = NAN;
+      CHECK_EQ_INT(dlb_reduce_arg_search(1, DLB_FLOAT32, (const char *)f, N, 4), at);
+      CHECK_EQ_INT(dlb_reduce_arg_search(1, DLB_FLOAT64, (const char *)d, N, 8), at);
+    }
+  }
+  for (int64_t i = 0; i < N; i++) d[i] = (double)i; /* no NaN: the last, or the first */
+  CHECK_EQ_INT(dlb_reduce_arg_search(1, DLB_FLOAT64, (const char *)d, N, 8), N - 1);
+  CHECK_EQ_INT(dlb_reduce_arg_search(0, DLB_FLOAT64, (const char *)d, N, 8), 0);
+}
+
 /* -0.0 and +0.0 are equal: the first of them wins either way. */
 static void test_signed_zeros(void) {
   const float f[] = {-0.0f, 0.0f, -0.0f};
@@ -207,6 +239,7 @@ int main(void) {
   if (seed) rng_state = strtoull(seed, NULL, 10) | 1;
   test_short_runs();
   test_long_runs();
+  test_nan_in_ascending();
   test_signed_zeros();
   test_bool_and_stride0();
   test_row_updates();

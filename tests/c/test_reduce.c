@@ -160,6 +160,114 @@ static void test_rows(void) {
   dlb_array_release(&a);
 }
 
+/* One dim of more than one element (the backend walks it without the
+ * iterator): every length around a block, contiguous, stepped, reversed
+ * and behind an extent-1 dim; sums bit for bit as NumPy's walk in memory
+ * order (a reversed run flipped first), the others against plain loops. */
+static void check_line(const dlb_array *v, const float *first, int64_t n, int64_t step) {
+  dlb_reduce_options o = all_dims();
+  float lo = 0, hi = 0;
+  int64_t at_max = 0, nonzero = 0;
+  for (int64_t i = 0; i < n; i++) {
+    float x = first[i * step];
+    if (i == 0 || x > hi) {
+      hi = x;
+      at_max = i;
+    }
+    if (i == 0 || x < lo) lo = x;
+    nonzero += x != 0;
+  }
+  /* memory order: a reversed run from its far end */
+  float want =
+      step < 0 ? numpy_sum_f32(first + (n - 1) * step, n, -step) : numpy_sum_f32(first, n, step);
+  CHECK((float)value_of(DLB_REDUCE_SUM, v, &o).v.f == want);
+  CHECK_EQ_INT(value_of(DLB_REDUCE_COUNT_NONZERO, v, &o).v.i, nonzero);
+  if (n == 0) {
+    dlb_scalar s;
+    CHECK_EQ_INT(dlb_reduce_value(DLB_REDUCE_MAX, v, &o, cpu, &s, &err), DLB_E_VALUE);
+    return;
+  }
+  CHECK((float)value_of(DLB_REDUCE_MEAN, v, &o).v.f == want / (float)n);
+  CHECK((float)value_of(DLB_REDUCE_MAX, v, &o).v.f == hi);
+  CHECK((float)value_of(DLB_REDUCE_MIN, v, &o).v.f == lo);
+  CHECK_EQ_INT(value_of(DLB_REDUCE_ARGMAX, v, &o).v.i, at_max);
+}
+
+static void test_lines(void) {
+  static const int64_t lengths[] = {0, 1, 2, 7, 8, 9, 127, 128, 129, 8193, 70001};
+  for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+    int64_t n = lengths[k], whole = 3 * n;
+    dlb_array a = alloc(DLB_FLOAT32, 1, &whole);
+    float *p = (float *)dlb_array_host_data(&a);
+    for (int64_t i = 0; i < whole; i++) p[i] = rnd(8) == 0 ? 0.0f : (float)random_value();
+    {
+      dlb_array v = view_of(&a); /* contiguous */
+      CHECK_EQ_INT(dlb_view_slice(&v, 0, 0, n, 1, &err), DLB_OK);
+      check_line(&v, p, n, 1);
+      dlb_array_release(&v);
+    }
+    {
+      dlb_array v = view_of(&a); /* every third */
+      CHECK_EQ_INT(dlb_view_slice(&v, 0, 1, n, 3, &err), DLB_OK);
+      check_line(&v, p + 1, n, 3);
+      dlb_array_release(&v);
+    }
+    for (int64_t step = -1; n > 0 && step >= -2; step--) { /* reversed */
+      dlb_array v = view_of(&a);
+      CHECK_EQ_INT(dlb_view_slice(&v, 0, whole - 1, n, step, &err), DLB_OK);
+      check_line(&v, p + whole - 1, n, step);
+      dlb_array_release(&v);
+    }
+    {
+      dlb_array v = view_of(&a); /* (1, n) and (n, 1) */
+      CHECK_EQ_INT(dlb_view_slice(&v, 0, 0, n, 1, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_view_unsqueeze(&v, 0, &err), DLB_OK);
+      check_line(&v, p, n, 1);
+      CHECK_EQ_INT(dlb_view_squeeze(&v, 0, &err), DLB_OK);
+      CHECK_EQ_INT(dlb_view_unsqueeze(&v, 1, &err), DLB_OK);
+      check_line(&v, p, n, 1);
+      if (n > 0) { /* over the extent-1 dim: each element its own sum */
+        dlb_array r = {0};
+        dlb_reduce_options o = dims(2);
+        CHECK_EQ_INT(dlb_reduce(DLB_REDUCE_SUM, &v, &o, &r, cpu, &err), DLB_OK);
+        CHECK_EQ_INT(r.numel, n);
+        CHECK(memcmp(dlb_array_host_data(&r), p, (size_t)n * sizeof(float)) == 0);
+        dlb_array_release(&r);
+      }
+      dlb_array_release(&v);
+    }
+    dlb_array_release(&a);
+  }
+}
+
+/* Row sums of odd widths: each row's runs (8,192 and the rest, whose
+ * blocks the kernel keeps apart) pairwise as NumPy's, float32 and float64. */
+static void test_odd_rows(void) {
+  static const int64_t widths[] = {9, 127, 129, 1809, 3001, 8193, 10007, 16385};
+  for (size_t k = 0; k < sizeof widths / sizeof *widths; k++) {
+    const int64_t shape[2] = {5, widths[k]}, w = widths[k];
+    dlb_array f = alloc(DLB_FLOAT32, 2, shape), d = alloc(DLB_FLOAT64, 2, shape);
+    dlb_array rf = {0}, rd = {0};
+    float *pf = (float *)dlb_array_host_data(&f);
+    double *pd = (double *)dlb_array_host_data(&d);
+    dlb_reduce_options o = dims(2);
+    for (int64_t i = 0; i < f.numel; i++) {
+      pf[i] = (float)random_value();
+      pd[i] = random_value();
+    }
+    CHECK_EQ_INT(dlb_reduce(DLB_REDUCE_SUM, &f, &o, &rf, cpu, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_reduce(DLB_REDUCE_SUM, &d, &o, &rd, cpu, &err), DLB_OK);
+    for (int64_t i = 0; i < 5; i++) {
+      CHECK(((float *)dlb_array_host_data(&rf))[i] == numpy_sum_f32(pf + i * w, w, 1));
+      CHECK(((double *)dlb_array_host_data(&rd))[i] == numpy_sum_f64(pd + i * w, w));
+    }
+    dlb_array_release(&rf);
+    dlb_array_release(&rd);
+    dlb_array_release(&f);
+    dlb_array_release(&d);
+  }
+}
+
 static void test_exact_ones(void) {
   int64_t n = 10000000;
   dlb_array a = alloc(DLB_FLOAT32, 1, &n);
@@ -525,6 +633,8 @@ int main(void) {
   if (!cpu_open()) return 1;
   test_pairwise_bits();
   test_rows();
+  test_lines();
+  test_odd_rows();
   test_exact_ones();
   test_layouts();
   test_flat_argmax();

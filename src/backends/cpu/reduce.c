@@ -99,6 +99,34 @@ static void plan_of_call(const dlb_reduce_call *c, dlb_backend *scratch, plan *p
 
 /* --- walking ------------------------------------------------------------- */
 
+/* walk over at most one dim d (-1: none) of n > 0 elements, without the
+ * iterator (small calls spent half their time setting one up): what
+ * dlb_iter_run does there, the dim flipped where operand order walks it
+ * backwards and cut into the same pieces between looks at the interrupt. */
+static int walk_line(int nop, strided *const *ops, int order, int d, int64_t n, dlb_loop loop,
+                     void *aux) {
+  char *data[DLB_ITER_MAX];
+  int64_t steps[DLB_ITER_MAX];
+  dlb_work *work = dlb_work_current();
+  int flip = d >= 0 && ops[order]->strides[d] < 0;
+  for (int k = 0; k < nop; k++) {
+    steps[k] = d >= 0 ? ops[k]->strides[d] : 0;
+    /* (n - 1) * step: the offset of an element the operand holds */
+    data[k] = flip ? ops[k]->data + (n - 1) * steps[k] : ops[k]->data;
+    if (flip) steps[k] = -steps[k];
+  }
+  if (!work || d < 0) return loop(data, steps, n, aux);
+  while (n > 0) { /* pieces from the run's start, as the iterator's */
+    int64_t m = n < DLB_WORK_CHECK_EVERY ? n : DLB_WORK_CHECK_EVERY;
+    int st = loop(data, steps, m, aux);
+    if (st) return st;
+    if (dlb_work_tick(work, m)) return DLB_ITER_STOPPED;
+    n -= m;
+    for (int k = 0; n > 0 && k < nop; k++) data[k] += m * steps[k];
+  }
+  return 0;
+}
+
 /* Runs loop over nop operands (out_space: over the result's elements only,
  * the reduced dims at index 0), dims ordered by operand order's strides. */
 static int walk(const plan *p, int nop, strided *const *ops, int out_space, int order,
@@ -107,7 +135,15 @@ static int walk(const plan *p, int nop, strided *const *ops, int out_space, int 
   char *data[DLB_ITER_MAX];
   const int64_t *strides[DLB_ITER_MAX];
   dlb_iter it;
-  for (int d = 0; d < p->ndim; d++) shape[d] = out_space && reduced(p, d) ? 1 : p->shape[d];
+  int line = -1, lines = 0; /* the dims of more than one element: the last, and how many */
+  for (int d = 0; d < p->ndim; d++) {
+    shape[d] = out_space && reduced(p, d) ? 1 : p->shape[d];
+    if (shape[d] != 1) {
+      line = d;
+      lines += shape[d] == 0 ? DLB_MAX_NDIM : 1; /* nothing to visit: the iterator's case */
+    }
+  }
+  if (lines <= 1) return walk_line(nop, ops, order, line, line >= 0 ? shape[line] : 1, loop, aux);
   for (int k = 0; k < nop; k++) {
     data[k] = ops[k]->data;
     strides[k] = ops[k]->strides;
@@ -329,7 +365,7 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
                     err,
                     dlb_cast_plan_for(via, in->dtype),
                     dlb_cast_plan_for(loop_in, via != DLB_DTYPE_COUNT ? via : in->dtype)};
-  layout.n = 0;
+  dlb_pairwise_layout_init(&layout);
   if (!kernel)
     return dlb_fail(err, DLB_E_DTYPE, "%s: no kernel for %s", dlb_reduce_name(op),
                     dlb_dtype_get(loop_in)->name);

@@ -23,20 +23,33 @@
  * buffer size; what makes its float sums and ours the same bits). */
 #define DLB_REDUCE_RUN 8192
 
-/* What the float sum kernels keep between calls: the blocks of NumPy's
- * pairwise sum for the last run length (a run of DLB_REDUCE_RUN has at
- * most 128 blocks). Pass one with n = 0 as aux of the fold kernels of a
- * walk (or NULL: each call then lists the blocks again). */
+/* The blocks of NumPy's pairwise sum of a run of n elements (a run of
+ * DLB_REDUCE_RUN has at most 128 blocks), in memory order, and their tree. */
 #define DLB_PAIRWISE_MAX_BLOCKS 256
-typedef struct dlb_pairwise_layout {
+typedef struct dlb_pairwise_tree {
   int64_t n; /* the run length described; 0: none yet */
   int blocks, joins;
   int32_t start[DLB_PAIRWISE_MAX_BLOCKS], length[DLB_PAIRWISE_MAX_BLOCKS];
-  /* The tree: join k adds nodes left[k] and right[k] (a node below
+  /* Join k adds nodes left[k] and right[k] (a node below
    * DLB_PAIRWISE_MAX_BLOCKS is a block, node DLB_PAIRWISE_MAX_BLOCKS + k
    * is join k); joins come after the nodes they add, the root last. */
   int16_t left[DLB_PAIRWISE_MAX_BLOCKS], right[DLB_PAIRWISE_MAX_BLOCKS];
+} dlb_pairwise_tree;
+
+/* What the float sum kernels keep between calls: the tree of a whole run
+ * of DLB_REDUCE_RUN and that of the last shorter run (rows of 10,000 cut
+ * into 8,192 and 1,808 then list neither again). Pass one made by
+ * dlb_pairwise_layout_init as aux of the fold kernels of a walk (or NULL:
+ * each call then lists the blocks again). */
+typedef struct dlb_pairwise_layout {
+  dlb_pairwise_tree full, part;
 } dlb_pairwise_layout;
+
+/* Marks both trees of lay as not listed yet (cheaper than zeroing it). */
+static inline void dlb_pairwise_layout_init(dlb_pairwise_layout *lay) {
+  lay->full.n = 0;
+  lay->part.n = 0;
+}
 
 /*
  * The fold kernel of op over inputs of dtype in, or NULL when there is

@@ -10,43 +10,27 @@
 #define SUM REDUCE_CAT(sum_, T)
 #define LANES_T REDUCE_CAT(T, _lanes)
 
-/* NumPy's pairwise sum of the n contiguous elements at a. */
+/* NumPy's pairwise sum of the n contiguous elements at a: its blocks in
+ * memory order (reduce_loops.c says why), then the tree. */
 DLB_KERNEL_CLONES static T PAIRWISE(const T *a, int64_t n, dlb_pairwise_layout *cache) {
   T sums[2 * DLB_PAIRWISE_MAX_BLOCKS], res = 0; /* blocks, then joins */
-  const dlb_pairwise_layout *lay;
-  int b = 0;
+  const dlb_pairwise_tree *lay;
   if (n < 8) {
     for (int64_t i = 0; i < n; i++) res += a[i];
     return res;
   }
   lay = layout_of(cache, n);
-  for (; b + 4 <= lay->blocks; b += 4) { /* four blocks side by side */
-    const T *p0 = a + lay->start[b], *p1 = a + lay->start[b + 1];
-    const T *p2 = a + lay->start[b + 2], *p3 = a + lay->start[b + 3];
-    LANES_T r0, r1, r2, r3;
-    int64_t i, common = PAIRWISE_BLOCK;
-    memcpy(&r0, p0, sizeof r0);
-    memcpy(&r1, p1, sizeof r1);
-    memcpy(&r2, p2, sizeof r2);
-    memcpy(&r3, p3, sizeof r3);
-    for (int k = b; k < b + 4; k++)
-      if (lay->length[k] / 8 * 8 < common) common = lay->length[k] / 8 * 8;
-    for (i = 8; i < common; i += 8) {
-      LANES_ADD(r0, p0 + i);
-      LANES_ADD(r1, p1 + i);
-      LANES_ADD(r2, p2 + i);
-      LANES_ADD(r3, p3 + i);
-    }
-    BLOCK_END(T, r0, p0, i, lay->length[b], sums[b]);
-    BLOCK_END(T, r1, p1, i, lay->length[b + 1], sums[b + 1]);
-    BLOCK_END(T, r2, p2, i, lay->length[b + 2], sums[b + 2]);
-    BLOCK_END(T, r3, p3, i, lay->length[b + 3], sums[b + 3]);
-  }
-  for (; b < lay->blocks; b++) {
+  for (int b = 0; b < lay->blocks; b++) {
     const T *p = a + lay->start[b];
     LANES_T r;
     memcpy(&r, p, sizeof r);
-    BLOCK_END(T, r, p, 8, lay->length[b], sums[b]);
+    if (lay->length[b] == PAIRWISE_BLOCK) { /* every block of a whole run */
+#pragma GCC unroll 16
+      for (int i = 8; i < PAIRWISE_BLOCK; i += 8) LANES_ADD(r, p + i);
+      BLOCK_END(T, r, p, PAIRWISE_BLOCK, PAIRWISE_BLOCK, sums[b]);
+    } else {
+      BLOCK_END(T, r, p, 8, lay->length[b], sums[b]);
+    }
   }
   /* The tree: each join adds its halves, left + right as NumPy does (no
    * shared slot between joins, so independent ones overlap). */
@@ -81,7 +65,7 @@ DLB_KERNEL_CLONES static int SUM(char **data, const int64_t *steps, int64_t n, v
     dlb_pairwise_layout own;
     dlb_pairwise_layout *cache = aux ? (dlb_pairwise_layout *)aux : &own;
     T acc = *(T *)data[0];
-    own.n = 0;
+    dlb_pairwise_layout_init(&own);
     for (int64_t i = 0; i < n; i += DLB_REDUCE_RUN) {
       int64_t m = n - i < DLB_REDUCE_RUN ? n - i : DLB_REDUCE_RUN;
       const char *run = data[1] + i * sx;
