@@ -1,46 +1,23 @@
 /* blas.c -- opening CBLAS on first use (see blas.h). */
-#define _GNU_SOURCE /* dlinfo-free: RTLD_* and Dl_info for the path */
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include "blas.h"
+#include "library.h"
 
 static dlb_blas blas;
 static const dlb_blas *loaded;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
-/* Resolves one symbol into *slot; 0 when the library lacks it. */
-static int resolve(void *lib, const char *name, void **slot) {
-  *slot = dlsym(lib, name);
-  return *slot != NULL;
-}
-
 static void open_blas(void) {
-  const char *name = getenv("DLBRIDGE_BLAS");
-  void *lib = dlopen(name && *name ? name : "libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-  Dl_info info;
-  int ok;
-  if (!lib) return;
-  ok = resolve(lib, "cblas_sgemm", (void **)&blas.sgemm) &
-       resolve(lib, "cblas_dgemm", (void **)&blas.dgemm) &
-       resolve(lib, "cblas_cgemm", (void **)&blas.cgemm) &
-       resolve(lib, "cblas_zgemm", (void **)&blas.zgemm) &
-       resolve(lib, "cblas_sgemv", (void **)&blas.sgemv) &
-       resolve(lib, "cblas_dgemv", (void **)&blas.dgemv) &
-       resolve(lib, "cblas_cgemv", (void **)&blas.cgemv) &
-       resolve(lib, "cblas_zgemv", (void **)&blas.zgemv) &
-       resolve(lib, "cblas_sdot", (void **)&blas.sdot) &
-       resolve(lib, "cblas_ddot", (void **)&blas.ddot) &
-       resolve(lib, "cblas_cdotu_sub", (void **)&blas.cdotu_sub) &
-       resolve(lib, "cblas_zdotu_sub", (void **)&blas.zdotu_sub);
-  if (!ok) {
-    dlclose(lib);
-    return;
-  }
-  snprintf(blas.path, sizeof blas.path, "%s",
-           dladdr((void *)blas.sgemm, &info) && info.dli_fname ? info.dli_fname : "libblas.so.3");
-  loaded = &blas; /* kept open for the process's life, as a linked library would be */
+  const dlb_library_symbol symbols[] = {
+      {"cblas_sgemm", (void **)&blas.sgemm},         {"cblas_dgemm", (void **)&blas.dgemm},
+      {"cblas_cgemm", (void **)&blas.cgemm},         {"cblas_zgemm", (void **)&blas.zgemm},
+      {"cblas_sgemv", (void **)&blas.sgemv},         {"cblas_dgemv", (void **)&blas.dgemv},
+      {"cblas_cgemv", (void **)&blas.cgemv},         {"cblas_zgemv", (void **)&blas.zgemv},
+      {"cblas_sdot", (void **)&blas.sdot},           {"cblas_ddot", (void **)&blas.ddot},
+      {"cblas_cdotu_sub", (void **)&blas.cdotu_sub}, {"cblas_zdotu_sub", (void **)&blas.zdotu_sub}};
+  if (dlb_library_open("DLBRIDGE_BLAS", "libblas.so.3", symbols, sizeof symbols / sizeof symbols[0],
+                       blas.path, sizeof blas.path))
+    loaded = &blas;
 }
 
 const dlb_blas *dlb_blas_get(void) {
