@@ -32,6 +32,23 @@ describe("bincount", function()
     assert.equal("int64", c.dtype)
   end)
 
+  it("counts any integer dtype the same way: int32 labels, uint8 tiles", function()
+    local labels = dl.array({2, 0, 2, 1, 2}, {dtype = "int32"})
+    assert.same({1, 1, 3}, dl.bincount(labels):totable())
+    local tiles = (dl.arange(100000) % 7):astype("uint8")
+    local counts = dl.bincount(tiles)
+    assert.same({14286, 14286, 14286, 14286, 14286, 14285, 14285}, counts:totable())
+    -- every other element: a view counts as well as a copy
+    assert.same(dl.bincount(tiles:slice(1, 1, nil, 2):copy()):totable(),
+                dl.bincount(tiles:slice(1, 1, nil, 2)):totable())
+  end)
+
+  it("raises VALUE for a negative element however far into the array", function()
+    local x = (dl.arange(200000) % 10):astype("int32")
+    x[150000] = -1
+    expect_code("VALUE", function() return dl.bincount(x) end)
+  end)
+
   it("takes non-negative integers of a 1-D array", function()
     expect_code("VALUE", function() return dl.bincount{1, -1} end)
     expect_code("DTYPE", function() return dl.bincount(dl.array({1, 2}, {dtype = "float64"})) end)

@@ -58,6 +58,38 @@ describe("a boolean mask", function()
     assert.same({1, 2, 3}, a:totable())
   end)
 
+  it("with few true values picks only those: M[mask] = v resets some rows", function()
+    -- 1000 particles; the few whose id is a multiple of 333 start over
+    local id = dl.arange(1, 1001)
+    local pos = dl.ones{1000, 3}
+    local reset = (id % 333):eq(0)
+    pos[reset] = 0
+    assert.same({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, pos[reset]:totable())
+    assert.equal(3000 - 9, pos:sum())
+    assert.same({333, 666, 999}, reset:nonzero():totable())
+    assert.same({333, 666, 999}, id[reset]:totable())
+  end)
+
+  it("picks a true value in its last element, and at any length", function()
+    for _, n in ipairs{1, 63, 64, 65, 4097} do
+      local a = dl.arange(1, n + 1)
+      local last = a:eq(n)
+      assert.same({n}, a[last]:totable())
+      assert.same({n}, last:nonzero():totable())
+      a[last] = -1
+      assert.equal(-1, a[n])
+    end
+  end)
+
+  it("may be a view: every other element, reversed", function()
+    local a = dl.arange(1, 7)
+    local flags = dl.array{true, false, false, false, true, true, false, true, true, false, true, true}
+    local every_other = flags:slice(1, 1, 12, 2) -- true false true false true true
+    assert.same({1, 3, 5, 6}, a[every_other]:totable())
+    local reversed = flags:slice(1, 6, 1, -1) -- true true false false false true
+    assert.same({1, 2, 6}, a[reversed]:totable())
+  end)
+
   it("must be bool and match the array's first dims", function()
     local a = dl.array{1, 2, 3}
     expect_code("SHAPE", function() return a[dl.array{true, false}] end)
@@ -155,6 +187,16 @@ describe("nonzero and argwhere", function()
     assert.same({1, 2}, rows:totable())
     assert.same({2, 1}, cols:totable())
     assert.same({2, 4}, dl.nonzero(dl.array{0, 1, 0, 0 / 0}):totable()) -- NaN is nonzero
+  end)
+
+  it("a:nonzero() of a sparse 2-D grid gives the rows and columns of its few marks", function()
+    local grid = dl.zeros({100, 70}, {dtype = "bool"})
+    local marks = {{1, 1}, {2, 64}, {64, 65}, {100, 70}}
+    for _, m in ipairs(marks) do grid[m[1]][m[2]] = true end
+    local rows, cols = grid:nonzero()
+    assert.same({1, 2, 64, 100}, rows:totable())
+    assert.same({1, 64, 65, 70}, cols:totable())
+    assert.same(marks, dl.argwhere(grid):totable())
   end)
 
   it("dl.argwhere gives them as rows of a (count, ndim) array", function()
