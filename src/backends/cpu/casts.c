@@ -14,13 +14,8 @@
 #include "casts.h"
 #include <string.h>
 #include "half_runs.h"
+#include "element_types.h"
 
-typedef struct {
-  float re, im;
-} complex64;
-typedef struct {
-  double re, im;
-} complex128;
 typedef struct {
   uint64_t lo, hi;
 } bytes16;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "loops.h"
+#include "element_types.h"
 
 /* The integer macros below serve signed and unsigned types alike: "b < 0"
  * is always false for the unsigned ones, and that is intended. */
@@ -13,14 +14,6 @@
 #pragma clang diagnostic ignored "-Wtautological-compare"
 #pragma clang diagnostic ignored "-Wtautological-unsigned-zero-compare"
 #endif
-
-typedef uint8_t dlb_bool8; /* a bool element: 0 or 1 */
-typedef struct {
-  float re, im;
-} complex64;
-typedef struct {
-  double re, im;
-} complex128;
 
 /* --- loop shapes --------------------------------------------------------- */
 
@@ -211,8 +204,9 @@ SHIFT_HELPERS(uint64_t, uint64_t)
 #define FOR_INTS(X)                                                                                \
   X(int8_t, uint8_t, i8)                                                                           \
   X(int16_t, uint16_t, i16)                                                                        \
-  X(int32_t, uint32_t, i32) X(int64_t, uint64_t, i64) X(uint8_t, uint8_t, u8)                      \
-      X(uint16_t, uint16_t, u16) X(uint32_t, uint32_t, u32) X(uint64_t, uint64_t, u64)
+  X(int32_t, uint32_t, i32)                                                                        \
+  X(int64_t, uint64_t, i64) X(uint8_t, uint8_t, u8) X(uint16_t, uint16_t, u16)                     \
+      X(uint32_t, uint32_t, u32) X(uint64_t, uint64_t, u64)
 
 #define INT_KERNELS(T, U, S)                                                                       \
   BINARY_KERNEL(add_##S, T, T, WRAP(T, U, a, +, b))                                                \

@@ -5,14 +5,7 @@
 #include <string.h>
 #include "../../core/invariant.h"
 #include "reduce_loops.h"
-
-typedef uint8_t dlb_bool8; /* a bool element: 0 or 1 */
-typedef struct {
-  float re, im;
-} complex64;
-typedef struct {
-  double re, im;
-} complex128;
+#include "element_types.h"
 
 /* Accumulators of a laned reduce-to-one branch: a row of LANES folds in a
  * row of inputs at a time, which GCC vectorises (float min/max written as
