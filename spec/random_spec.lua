@@ -310,14 +310,18 @@ describe("exponential, gamma, beta, poisson, binomial and choice", function()
     local z = dl.random.default_rng(2):beta(2, 3, {})
     assert.same({}, z.shape) -- a 0-d array
     assert_same_bytes(ref.z, z, "beta 0-d")
-    assert_same_bytes(ref.big, dl.random.default_rng(2):poisson(20, { 300, 300 }), "poisson 300x300")
+    assert_same_bytes(ref.big, dl.random.default_rng(2):poisson(20, { 300, 300 }),
+                      "poisson 300x300")
   end)
 
   it("refuse NumPy's invalid parameters with VALUE, wrong types with ARGUMENT", function()
     local rng = dl.random.default_rng(0)
     local before = rng:state()
     expect_code("VALUE", rng.exponential, rng, -1)
-    expect_code("VALUE", rng.exponential, rng, -0.0, 3) -- NumPy: signbit
+    local zero = 0
+    -- -0.0 is refused, as NumPy's signbit check does (made at run time: Lua 5.1
+    -- folds the literal -0.0 into 0)
+    expect_code("VALUE", rng.exponential, rng, -zero, 3)
     expect_code("VALUE", rng.poisson, rng, -1)
     expect_code("VALUE", rng.poisson, rng, 0 / 0)
     expect_code("VALUE", rng.poisson, rng, 1e19) -- above poisson_lam_max
