@@ -205,14 +205,8 @@ static dlb_status unique_tail(dlb_pcg64 *g, int64_t pop, int64_t size, int64_t *
  * hash of 2^k slots (the smallest mask >= 1.2 * size), probed linearly. */
 static dlb_status unique_floyd(dlb_pcg64 *g, int64_t pop, int64_t size, int shuffle, int64_t *out,
                                dlb_work *w, dlb_budget *budget, dlb_error *err) {
-  uint64_t mask = (uint64_t)(1.2 * (double)size), *set;
+  uint64_t mask = dlb_all_ones_mask((uint64_t)(1.2 * (double)size)), *set;
   size_t nbytes;
-  mask |= mask >> 1;
-  mask |= mask >> 2;
-  mask |= mask >> 4;
-  mask |= mask >> 8;
-  mask |= mask >> 16;
-  mask |= mask >> 32;
   if (!(nbytes = bytes_of((int64_t)(mask + 1), sizeof(uint64_t), err))) return DLB_E_OUT_OF_MEMORY;
   if (!(set = scratch_new(budget, nbytes, err))) return err->code;
   memset(set, 0xff, nbytes);

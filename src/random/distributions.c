@@ -418,14 +418,8 @@ uint64_t dlb_bounded64_one(dlb_pcg64 *g, uint64_t rng) {
 }
 
 uint64_t dlb_random_interval(dlb_pcg64 *g, uint64_t max) {
-  uint64_t mask = max, value;
+  uint64_t mask = dlb_all_ones_mask(max), value;
   if (max == 0) return 0;
-  mask |= mask >> 1;
-  mask |= mask >> 2;
-  mask |= mask >> 4;
-  mask |= mask >> 8;
-  mask |= mask >> 16;
-  mask |= mask >> 32;
   if (max <= UINT32_MAX) {
     while ((value = (dlb_pcg64_next32(g) & mask)) > max) {
     }

@@ -73,4 +73,15 @@ uint64_t dlb_bounded64_one(dlb_pcg64 *g, uint64_t rng);
  * draws while max fits in 32 bits (shuffle and permutation draw with it). */
 uint64_t dlb_random_interval(dlb_pcg64 *g, uint64_t max);
 
+/* The smallest all-ones mask (2^k - 1) at or above x. */
+static inline uint64_t dlb_all_ones_mask(uint64_t x) {
+  x |= x >> 1;
+  x |= x >> 2;
+  x |= x >> 4;
+  x |= x >> 8;
+  x |= x >> 16;
+  x |= x >> 32;
+  return x;
+}
+
 #endif

@@ -205,8 +205,18 @@ SHIFT_HELPERS(uint64_t, uint64_t)
   X(int8_t, uint8_t, i8)                                                                           \
   X(int16_t, uint16_t, i16)                                                                        \
   X(int32_t, uint32_t, i32)                                                                        \
-  X(int64_t, uint64_t, i64) X(uint8_t, uint8_t, u8) X(uint16_t, uint16_t, u16)                     \
-      X(uint32_t, uint32_t, u32) X(uint64_t, uint64_t, u64)
+  X(int64_t, uint64_t, i64)                                                                        \
+  X(uint8_t, uint8_t, u8) X(uint16_t, uint16_t, u16) X(uint32_t, uint32_t, u32)                    \
+      X(uint64_t, uint64_t, u64)
+
+/* The six comparisons of a real type T (kernels' suffix S). */
+#define COMPARISON_KERNELS(T, S)                                                                   \
+  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)                                                   \
+  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)                                               \
+  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)                                                     \
+  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)                                              \
+  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)                                                  \
+  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)
 
 #define INT_KERNELS(T, U, S)                                                                       \
   BINARY_KERNEL(add_##S, T, T, WRAP(T, U, a, +, b))                                                \
@@ -225,12 +235,7 @@ SHIFT_HELPERS(uint64_t, uint64_t)
     int st_ = power_##T(a, b, &o);                                                                 \
     if (st_) return st_;                                                                           \
   })                                                                                               \
-  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)                                                   \
-  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)                                               \
-  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)                                                     \
-  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)                                              \
-  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)                                                  \
-  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)                                           \
+  COMPARISON_KERNELS(T, S)                                                                         \
   UNARY_KERNEL(negative_##S, T, T, (T)(0 - (U)a))                                                  \
   UNARY_KERNEL(bitwise_not_##S, T, T, (T)~a)
 
@@ -246,12 +251,7 @@ FOR_INTS(INT_KERNELS)
   BINARY_KERNEL(floor_divide_##S, T, T, floor_div_##T(a, b))                                       \
   BINARY_KERNEL(mod_##S, T, T, floor_mod_##T(a, b))                                                \
   BINARY_KERNEL(power_##S, T, T, POW(a, b))                                                        \
-  BINARY_KERNEL(equal_##S, T, dlb_bool8, a == b)                                                   \
-  BINARY_KERNEL(not_equal_##S, T, dlb_bool8, a != b)                                               \
-  BINARY_KERNEL(less_##S, T, dlb_bool8, a < b)                                                     \
-  BINARY_KERNEL(less_equal_##S, T, dlb_bool8, a <= b)                                              \
-  BINARY_KERNEL(greater_##S, T, dlb_bool8, a > b)                                                  \
-  BINARY_KERNEL(greater_equal_##S, T, dlb_bool8, a >= b)                                           \
+  COMPARISON_KERNELS(T, S)                                                                         \
   UNARY_KERNEL(negative_##S, T, T, -a)
 
 FLOAT_KERNELS(float, f32, powf)
