@@ -75,16 +75,6 @@ static int raise_table(lua_State *L, dlb_status code, const char *op, const char
   return lua_error(L);
 }
 
-int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...) {
-  char message[320];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(message, sizeof message, fmt, ap);
-  va_end(ap);
-  raise_table(L, code, op, NULL, message);
-  __builtin_unreachable();
-}
-
 int dlbL_raise_hint(lua_State *L, dlb_status code, const char *op, const char *hint,
                     const char *fmt, ...) {
   char message[320];

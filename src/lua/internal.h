@@ -144,15 +144,14 @@ void dlbL_push_uint64(lua_State *L, uint64_t v);
 int dlbL_push_pointer(lua_State *L, void *p, const char *ctype);
 
 /* --- errors (error.c) --- */
-/* Raises a dlbridge.Error; message is printf-style (any length is cut).
- * Its hint is the code's default, except for ARGUMENT: the op's usage line
- * (dlbL_usage) when it has one. */
-int dlbL_raise(lua_State *L, dlb_status code, const char *op, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5), noreturn));
-/* As dlbL_raise, with a hint saying what was expected (copied: a stack
- * buffer will do; NULL: as dlbL_raise). Every ARGUMENT error names one. */
+/* Raises a dlbridge.Error; message is printf-style (any length is cut),
+ * hint says what was expected (copied: a stack buffer will do). Every
+ * ARGUMENT error names one; NULL: the code's default hint, or for ARGUMENT
+ * the op's usage line (dlbL_usage) when it has one. */
 int dlbL_raise_hint(lua_State *L, dlb_status code, const char *op, const char *hint,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6), noreturn));
+/* dlbL_raise_hint with the default hint. */
+#define dlbL_raise(L, code, op, ...) dlbL_raise_hint(L, code, op, NULL, __VA_ARGS__)
 /* How the public function op is called ("dl.zeros{2, 3} or dl.zeros(2, 3),
  * ..."), or NULL when op has no usage line (usage.c: the one source). */
 const char *dlbL_usage(const char *op);
