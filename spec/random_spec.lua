@@ -318,7 +318,7 @@ describe("exponential, gamma, beta, poisson, binomial and choice", function()
     local rng = dl.random.default_rng(0)
     local before = rng:state()
     expect_code("VALUE", rng.exponential, rng, -1)
-    local zero = 0
+    local zero = 0.0 -- a float: -zero is -0.0 (an integer 0 has no sign)
     -- -0.0 is refused, as NumPy's signbit check does (made at run time: Lua 5.1
     -- folds the literal -0.0 into 0)
     expect_code("VALUE", rng.exponential, rng, -zero, 3)
