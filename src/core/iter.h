@@ -11,7 +11,8 @@
  *   - flipping dims that operand 0 walks backwards (every operand's
  *     stride and start move with it),
  *   - merging neighbouring dims that are contiguous in every operand,
- * so that contiguous operands of any shape are one call of the kernel.
+ * so that contiguous operands of any shape are one call of the kernel
+ * (dlb_iter_run_any also walks short rows in tiles, across them).
  * Reordering and flipping change the order in which elements are visited:
  * callers must not let operand 0 overlap a read operand (copy.c copies
  * through a temporary when they do).
@@ -60,7 +61,19 @@ int dlb_iter_empty(const dlb_iter *it);
 int dlb_iter_each(const dlb_iter *it, int inner, int (*body)(char **data, void *aux), void *aux);
 
 /* Runs loop over the inner dim for every index of the outer ones (one call
- * with n = 1 for a 0-d iterator); stops at the first nonzero return. */
+ * with n = 1 for a 0-d iterator); stops at the first nonzero return. The
+ * order of the visits is fixed (reductions depend on it for their bits). */
 int dlb_iter_run(const dlb_iter *it, dlb_loop loop, void *aux);
+
+/* As dlb_iter_run, visiting every element once but in no set order, for
+ * walks where that does not matter (element-wise operations, copies and
+ * casts: operand 0 is never partly an input). An inner dim of fewer than 16
+ * elements beside a dim at least twice as long is walked across, in tiles:
+ * calls run along the longest dim, a block of it at a time (up to 1024
+ * elements, 16 KiB of each operand), once for each index of the inner dim
+ * ((N, 3) + (N, 1): 3 calls per 1024 rows, not 1024 calls of 3); a call's
+ * steps are then along that dim. The interrupt is looked at between tiles
+ * (fewer elements than DLB_WORK_CHECK_EVERY). */
+int dlb_iter_run_any(const dlb_iter *it, dlb_loop loop, void *aux);
 
 #endif

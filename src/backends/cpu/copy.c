@@ -168,6 +168,6 @@ dlb_status dlb_cpu_cast_strided(dlb_dtype dst_type, char *dst, const int64_t *ds
   dlb_iter_init(&it, 2, ndim, shape, data, strides);
   if (dst_type == src_type && transposed_pair(&it, (int64_t)dlb_dtype_get(dst_type)->itemsize))
     dlb_iter_each(&it, 2, tile_body, &c);
-  else dlb_iter_run(&it, cast_loop, &c);
+  else dlb_iter_run_any(&it, cast_loop, &c);
   return c.status;
 }

@@ -159,7 +159,7 @@ dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call) {
   }
   dlb_iter_init(&it, nop, ndim, shape, data, strides);
   if (!need_buffer) {
-    code = dlb_iter_run(&it, b.kernel, NULL);
+    code = dlb_iter_run_any(&it, b.kernel, NULL);
     return code ? loop_failed(call, code, &b) : DLB_OK;
   }
   for (int k = 0; k < nop; k++) {
@@ -171,7 +171,7 @@ dlb_status dlb_cpu_elementwise(void *ctx, dlb_elementwise_call *call) {
       return DLB_E_OUT_OF_MEMORY;
     }
   }
-  code = dlb_iter_run(&it, buffered_loop, &b);
+  code = dlb_iter_run_any(&it, buffered_loop, &b);
   for (int k = 0; k < nop; k++) free(b.scratch[k]);
   return code ? loop_failed(call, code, &b) : DLB_OK;
 }
