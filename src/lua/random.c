@@ -602,103 +602,128 @@ static double required_number(lua_State *L, int idx, const char *name, const cha
   return (double)lua_tonumber(L, idx);
 }
 
-/* NumPy's CONS_NON_NEGATIVE: v < 0 (and -0.0) is refused, NaN passes. */
-static void check_non_negative(lua_State *L, double v, const char *name, const char *op) {
-  if (!isnan(v) && signbit(v))
-    dlbL_raise_hint(L, DLB_E_VALUE, op, "a number >= 0, as NumPy's", "%s < 0 (got %g)", name, v);
+/* What a parameter must be, each checked as NumPy checks it. */
+typedef enum param_rule {
+  PARAM_NON_NEGATIVE, /* NumPy's CONS_NON_NEGATIVE: < 0 (and -0.0) refused, NaN passes */
+  PARAM_POSITIVE,     /* NumPy's CONS_POSITIVE: <= 0 refused, NaN passes */
+  PARAM_MEAN,         /* poisson's lam: 0 <= lam <= DLB_POISSON_LAM_MAX, NaN refused */
+  PARAM_PROBABILITY,  /* 0 <= p <= 1, NaN refused */
+  PARAM_TRIALS        /* an integer >= 0, into d.count; checked after the numbers, as NumPy */
+} param_rule;
+
+typedef struct distribution_param {
+  const char *name;
+  double fallback; /* its default; NAN: the argument is required */
+  param_rule rule;
+} distribution_param;
+
+/* A distribution with scalar parameters: rng:<name>(params..., shape).
+ * The number parameters go to d.a and d.b in their order. */
+typedef struct distribution {
+  const char *op;
+  dlb_draw_kind kind;
+  dlb_dtype dtype;
+  int nparams;
+  distribution_param params[2];
+} distribution;
+
+static const distribution EXPONENTIAL = {"Generator:exponential",
+                                         DLB_DRAW_EXPONENTIAL,
+                                         DLB_FLOAT64,
+                                         1,
+                                         {{"scale", 1.0, PARAM_NON_NEGATIVE}}};
+static const distribution POISSON = {
+    "Generator:poisson", DLB_DRAW_POISSON, DLB_INT64, 1, {{"lam", 1.0, PARAM_MEAN}}};
+static const distribution BINOMIAL = {"Generator:binomial",
+                                      DLB_DRAW_BINOMIAL,
+                                      DLB_INT64,
+                                      2,
+                                      {{"n", NAN, PARAM_TRIALS}, {"p", NAN, PARAM_PROBABILITY}}};
+static const distribution GAMMA = {
+    "Generator:gamma",
+    DLB_DRAW_GAMMA,
+    DLB_FLOAT64,
+    2,
+    {{"shape_k", NAN, PARAM_NON_NEGATIVE}, {"scale", 1.0, PARAM_NON_NEGATIVE}}};
+static const distribution BETA = {"Generator:beta",
+                                  DLB_DRAW_BETA,
+                                  DLB_FLOAT64,
+                                  2,
+                                  {{"a", NAN, PARAM_POSITIVE}, {"b", NAN, PARAM_POSITIVE}}};
+
+/* Raises NumPy's error where v breaks the number parameter's rule. */
+static void check_number_param(lua_State *L, double v, const distribution_param *p,
+                               const char *op) {
+  const char *name = p->name;
+  switch (p->rule) {
+    case PARAM_NON_NEGATIVE:
+      if (!isnan(v) && signbit(v))
+        dlbL_raise_hint(L, DLB_E_VALUE, op, "a number >= 0, as NumPy's", "%s < 0 (got %g)", name,
+                        v);
+      break;
+    case PARAM_POSITIVE:
+      if (v <= 0)
+        dlbL_raise_hint(L, DLB_E_VALUE, op, "a number > 0, as NumPy's", "%s <= 0 (got %g)", name,
+                        v);
+      break;
+    case PARAM_MEAN:
+      if (!(v >= 0))
+        dlbL_raise_hint(L, DLB_E_VALUE, op, "lam is the mean: a number >= 0",
+                        "lam < 0 or lam is NaN");
+      if (!(v <= DLB_POISSON_LAM_MAX))
+        dlbL_raise_hint(L, DLB_E_VALUE, op,
+                        "lam is at most NumPy's poisson_lam_max, 2^63 less 10 of its square "
+                        "roots (about 9.22e18)",
+                        "lam value too large (%g)", v);
+      break;
+    case PARAM_PROBABILITY:
+      if (!(v >= 0) || !(v <= 1))
+        dlbL_raise_hint(L, DLB_E_VALUE, op, "p is a probability: 0 <= p <= 1",
+                        "p < 0, p > 1 or p is NaN (got %g)", v);
+      break;
+    case PARAM_TRIALS: break;
+  }
 }
 
-/* NumPy's CONS_POSITIVE: v <= 0 is refused, NaN passes. */
-static void check_positive(lua_State *L, double v, const char *name, const char *op) {
-  if (v <= 0)
-    dlbL_raise_hint(L, DLB_E_VALUE, op, "a number > 0, as NumPy's", "%s <= 0 (got %g)", name, v);
-}
-
-/* rng:exponential(scale = 1, shape): scale * NumPy's exponential ziggurat. */
-static int random_exponential(lua_State *L) {
-  const char *op = "Generator:exponential";
+/* rng:<dist>(params..., shape): reads the parameters (arguments 2..),
+ * checks the numbers and then the trials, as NumPy does, and draws. */
+static int draw_distribution(lua_State *L, const distribution *dist) {
+  const char *op = dist->op;
   lua_rng *r = check_rng(L, 1, op);
   int64_t shape[DLB_MAX_NDIM];
-  int ndim = 0, has_shape;
-  dlb_draw d = {.kind = DLB_DRAW_EXPONENTIAL, .dtype = DLB_FLOAT64};
-  dlbL_check_nargs(L, 3, op);
-  d.a = number_arg(L, 2, 1.0, "scale", op);
-  has_shape = check_shape_arg(L, 3, shape, &ndim, op);
-  check_non_negative(L, d.a, "scale", op);
-  return push_draw(L, r, &d, has_shape, ndim, shape, op);
-}
-
-/* rng:poisson(lam = 1, shape): int64 draws, NumPy's random_poisson. */
-static int random_poisson(lua_State *L) {
-  const char *op = "Generator:poisson";
-  lua_rng *r = check_rng(L, 1, op);
-  int64_t shape[DLB_MAX_NDIM];
-  int ndim = 0, has_shape;
-  dlb_draw d = {.kind = DLB_DRAW_POISSON, .dtype = DLB_INT64};
-  dlbL_check_nargs(L, 3, op);
-  d.a = number_arg(L, 2, 1.0, "lam", op);
-  has_shape = check_shape_arg(L, 3, shape, &ndim, op);
-  if (!(d.a >= 0))
-    dlbL_raise_hint(L, DLB_E_VALUE, op, "lam is the mean: a number >= 0", "lam < 0 or lam is NaN");
-  if (!(d.a <= DLB_POISSON_LAM_MAX))
-    dlbL_raise_hint(L, DLB_E_VALUE, op,
-                    "lam is at most NumPy's poisson_lam_max, 2^63 less 10 of its square roots "
-                    "(about 9.22e18)",
-                    "lam value too large (%g)", d.a);
-  return push_draw(L, r, &d, has_shape, ndim, shape, op);
-}
-
-/* rng:binomial(n, p, shape): int64 draws, NumPy's random_binomial. */
-static int random_binomial(lua_State *L) {
-  const char *op = "Generator:binomial";
-  lua_rng *r = check_rng(L, 1, op);
-  int64_t shape[DLB_MAX_NDIM];
-  int ndim = 0, has_shape;
-  dlb_draw d = {.kind = DLB_DRAW_BINOMIAL, .dtype = DLB_INT64};
-  dlbL_check_nargs(L, 4, op);
-  d.count = integer_arg(L, 2, "n", op);
-  d.a = required_number(L, 3, "p", op);
-  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
-  if (!(d.a >= 0) || !(d.a <= 1)) /* NumPy checks p, then n */
-    dlbL_raise_hint(L, DLB_E_VALUE, op, "p is a probability: 0 <= p <= 1",
-                    "p < 0, p > 1 or p is NaN (got %g)", d.a);
+  int ndim = 0, has_shape, k, nnumbers = 0;
+  double numbers[2] = {0, 0};
+  dlb_draw d = {.kind = dist->kind, .dtype = dist->dtype};
+  dlbL_check_nargs(L, dist->nparams + 2, op);
+  for (k = 0; k < dist->nparams; k++) {
+    const distribution_param *p = &dist->params[k];
+    if (p->rule == PARAM_TRIALS) d.count = integer_arg(L, k + 2, p->name, op);
+    else
+      numbers[nnumbers++] = isnan(p->fallback) ? required_number(L, k + 2, p->name, op)
+                                               : number_arg(L, k + 2, p->fallback, p->name, op);
+  }
+  has_shape = check_shape_arg(L, dist->nparams + 2, shape, &ndim, op);
+  for (k = 0, nnumbers = 0; k < dist->nparams; k++)
+    if (dist->params[k].rule != PARAM_TRIALS)
+      check_number_param(L, numbers[nnumbers++], &dist->params[k], op);
   if (d.count < 0)
     dlbL_raise_hint(L, DLB_E_VALUE, op, "n is the number of trials: an integer >= 0",
                     "n < 0 (got %lld)", (long long)d.count);
+  d.a = numbers[0];
+  d.b = numbers[1];
   return push_draw(L, r, &d, has_shape, ndim, shape, op);
 }
 
+/* rng:exponential(scale = 1, shape): scale * NumPy's exponential ziggurat. */
+static int random_exponential(lua_State *L) { return draw_distribution(L, &EXPONENTIAL); }
+/* rng:poisson(lam = 1, shape): int64 draws, NumPy's random_poisson. */
+static int random_poisson(lua_State *L) { return draw_distribution(L, &POISSON); }
+/* rng:binomial(n, p, shape): int64 draws, NumPy's random_binomial. */
+static int random_binomial(lua_State *L) { return draw_distribution(L, &BINOMIAL); }
 /* rng:gamma(shape_k, scale = 1, shape): scale * NumPy's standard gamma. */
-static int random_gamma(lua_State *L) {
-  const char *op = "Generator:gamma";
-  lua_rng *r = check_rng(L, 1, op);
-  int64_t shape[DLB_MAX_NDIM];
-  int ndim = 0, has_shape;
-  dlb_draw d = {.kind = DLB_DRAW_GAMMA, .dtype = DLB_FLOAT64};
-  dlbL_check_nargs(L, 4, op);
-  d.a = required_number(L, 2, "shape_k", op);
-  d.b = number_arg(L, 3, 1.0, "scale", op);
-  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
-  check_non_negative(L, d.a, "shape_k", op);
-  check_non_negative(L, d.b, "scale", op);
-  return push_draw(L, r, &d, has_shape, ndim, shape, op);
-}
-
+static int random_gamma(lua_State *L) { return draw_distribution(L, &GAMMA); }
 /* rng:beta(a, b, shape): NumPy's random_beta. */
-static int random_beta(lua_State *L) {
-  const char *op = "Generator:beta";
-  lua_rng *r = check_rng(L, 1, op);
-  int64_t shape[DLB_MAX_NDIM];
-  int ndim = 0, has_shape;
-  dlb_draw d = {.kind = DLB_DRAW_BETA, .dtype = DLB_FLOAT64};
-  dlbL_check_nargs(L, 4, op);
-  d.a = required_number(L, 2, "a", op);
-  d.b = required_number(L, 3, "b", op);
-  has_shape = check_shape_arg(L, 4, shape, &ndim, op);
-  check_positive(L, d.a, "a", op);
-  check_positive(L, d.b, "b", op);
-  return push_draw(L, r, &d, has_shape, ndim, shape, op);
-}
+static int random_beta(lua_State *L) { return draw_distribution(L, &BETA); }
 
 /* --- choice --- */
 
