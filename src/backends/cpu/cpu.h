@@ -71,46 +71,46 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *call);
  * on other backends' host memory (charged to no state). */
 dlb_backend *dlb_cpu_scratch_backend(void);
 
+/* The value of type T at p, any alignment: dlb_cpu_load_<T>(p). */
+#define DLB_CPU_LOADER(T)                                                                          \
+  static inline T dlb_cpu_load_##T(const char *p) {                                                \
+    T v;                                                                                           \
+    memcpy(&v, p, sizeof v);                                                                       \
+    return v;                                                                                      \
+  }
+DLB_CPU_LOADER(int8_t)
+DLB_CPU_LOADER(int16_t)
+DLB_CPU_LOADER(int32_t)
+DLB_CPU_LOADER(int64_t)
+DLB_CPU_LOADER(uint8_t)
+DLB_CPU_LOADER(uint16_t)
+DLB_CPU_LOADER(uint32_t)
+DLB_CPU_LOADER(float)
+DLB_CPU_LOADER(double)
+#undef DLB_CPU_LOADER
+
 /* An element of an integer (or bool) dtype at p, any alignment, as an
  * int64 (uint64 reinterpreted). */
 static inline int64_t dlb_cpu_load_int64(dlb_dtype t, const char *p) {
   switch (t) {
     case DLB_BOOL: return *p != 0;
-    case DLB_INT8: {
-      int8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case DLB_INT16: {
-      int16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case DLB_INT32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case DLB_UINT8: {
-      uint8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case DLB_UINT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case DLB_UINT32: {
-      uint32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      memcpy(&v, p, 8);
-      return v;
-    }
+    case DLB_INT8: return dlb_cpu_load_int8_t(p);
+    case DLB_INT16: return dlb_cpu_load_int16_t(p);
+    case DLB_INT32: return dlb_cpu_load_int32_t(p);
+    case DLB_UINT8: return dlb_cpu_load_uint8_t(p);
+    case DLB_UINT16: return dlb_cpu_load_uint16_t(p);
+    case DLB_UINT32: return dlb_cpu_load_uint32_t(p);
+    default: return dlb_cpu_load_int64_t(p);
+  }
+}
+
+/* An element of a float dtype at p, any alignment, as a double. */
+static inline double dlb_cpu_load_real(dlb_dtype t, const char *p) {
+  switch (t) {
+    case DLB_FLOAT16: return dlb_float16_to_double(dlb_cpu_load_uint16_t(p));
+    case DLB_BFLOAT16: return dlb_bfloat16_to_double(dlb_cpu_load_uint16_t(p));
+    case DLB_FLOAT32: return dlb_cpu_load_float(p);
+    default: return dlb_cpu_load_double(p);
   }
 }
 

@@ -132,32 +132,6 @@ dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *c) {
 
 /* --- counts ------------------------------------------------------------------- */
 
-/* Element i of a 1-D-walked tensor as a double (a float dtype or an integer). */
-static double load_number(dlb_dtype t, const char *p) {
-  switch (t) {
-    case DLB_FLOAT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return dlb_float16_to_double(v);
-    }
-    case DLB_BFLOAT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return dlb_bfloat16_to_double(v);
-    }
-    case DLB_FLOAT32: {
-      float v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      double v;
-      memcpy(&v, p, 8);
-      return v;
-    }
-  }
-}
-
 /* The bin of x (first <= x <= last) computed from the spacing of evenly
  * spaced bins, in 0..nbins-1. f is NaN where the edges' dtype held neither the
  * range nor its width (float32 edges of range {-1e300, 1e300} are -inf and
@@ -178,15 +152,15 @@ static int64_t bin_of(const dlb_count_call *c, dlb_dtype et, const char *edges, 
   if (!(x >= first && x <= last)) return -1; /* NaN too */
   if (c->uniform) {
     b = computed_bin(x, first, nbins, norm);
-    if (x < load_number(et, edges + b * es)) b--;
-    else if (b != nbins - 1 && x >= load_number(et, edges + (b + 1) * es)) b++;
+    if (x < dlb_cpu_load_real(et, edges + b * es)) b--;
+    else if (b != nbins - 1 && x >= dlb_cpu_load_real(et, edges + (b + 1) * es)) b++;
     return b;
   }
   /* The last edge e with e <= x; the last bin takes its right edge. */
   lo = 0, hi = nbins; /* invariant: edges[lo] <= x, and x < edges[hi] unless hi == nbins */
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (load_number(et, edges + mid * es) <= x) lo = mid;
+    if (dlb_cpu_load_real(et, edges + mid * es) <= x) lo = mid;
     else hi = mid;
   }
   return lo;
@@ -418,8 +392,8 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *c) {
   (void)ctx;
   for (int d = 0; d < nd; d++) total *= c->in.shape[d];
   if (histogram && nbins > 0) {
-    first = load_number(et, c->edges.data);
-    last = load_number(et, (const char *)c->edges.data + nbins * es);
+    first = dlb_cpu_load_real(et, c->edges.data);
+    last = dlb_cpu_load_real(et, (const char *)c->edges.data + nbins * es);
     norm = (double)nbins / (last - first);
     if (w) { /* one block's sums of weights, as many as the bins: charged */
       dlb_status st = temporary_get(&sums, nbins, sizeof *block, c);
@@ -436,9 +410,9 @@ dlb_status dlb_cpu_count(void *ctx, dlb_count_call *c) {
     return st;
   }
   for (int64_t k = 0; k < total; k++) {
-    int64_t b = histogram
-                    ? bin_of(c, et, c->edges.data, es, nbins, first, last, norm, load_number(it, p))
-                    : dlb_cpu_load_int64(it, p);
+    int64_t b = histogram ? bin_of(c, et, c->edges.data, es, nbins, first, last, norm,
+                                   dlb_cpu_load_real(it, p))
+                          : dlb_cpu_load_int64(it, p);
     if (!histogram && b < 0) {
       temporary_free(&sums);
       return negative(c, b);

@@ -385,50 +385,50 @@ dlb_status dlb_cpu_mask(void *ctx, dlb_mask_call *c) {
 
 /* --- nonzero ------------------------------------------------------------------ */
 
+/* positions_<T>(p, s, n, keep, pos): the positions (0..n-1) of the
+ * elements of type T among n at p, s bytes apart, with bits in keep, into
+ * pos, without a branch; returns their count. */
+#define POSITIONS_OF(T)                                                                            \
+  static int64_t positions_##T(const char *p, int64_t s, int64_t n, T keep, uint32_t *pos) {       \
+    int64_t k = 0;                                                                                 \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T v;                                                                                         \
+      memcpy(&v, p + i * s, sizeof v);                                                             \
+      pos[k] = (uint32_t)i;                                                                        \
+      k += (v & keep) != 0;                                                                        \
+    }                                                                                              \
+    return k;                                                                                      \
+  }
+POSITIONS_OF(uint16_t)
+POSITIONS_OF(uint32_t)
+POSITIONS_OF(uint64_t)
+#undef POSITIONS_OF
+
 /* The positions (0..n-1, n <= CHUNK) of the nonzero elements of dtype t
  * among n at p, s bytes apart, in pos; returns their count. NaN is
  * nonzero, -0 is not (the sign bits are left out). */
 static int64_t element_positions(dlb_dtype t, const char *p, int64_t s, int64_t n, uint32_t *pos) {
+  const uint64_t sign64 = UINT64_C(1) << 63;
   int64_t k = 0;
   switch (dlb_dtype_get(t)->itemsize) {
     case 1: return byte_positions(p, s, n, pos);
-    case 2: {
-      uint16_t keep = t == DLB_FLOAT16 || t == DLB_BFLOAT16 ? 0x7FFF : 0xFFFF, v;
-      for (int64_t i = 0; i < n; i++) {
-        memcpy(&v, p + i * s, 2);
-        pos[k] = (uint32_t)i;
-        k += (v & keep) != 0;
-      }
-      return k;
-    }
-    case 4: {
-      uint32_t keep = t == DLB_FLOAT32 ? 0x7FFFFFFF : 0xFFFFFFFF, v;
-      for (int64_t i = 0; i < n; i++) {
-        memcpy(&v, p + i * s, 4);
-        pos[k] = (uint32_t)i;
-        k += (v & keep) != 0;
-      }
-      return k;
-    }
-    case 8: {
-      uint64_t keep = t == DLB_FLOAT64     ? ~(UINT64_C(1) << 63)
-                      : t == DLB_COMPLEX64 ? ~UINT64_C(0x8000000080000000)
-                                           : ~UINT64_C(0),
-               v;
-      for (int64_t i = 0; i < n; i++) {
-        memcpy(&v, p + i * s, 8);
-        pos[k] = (uint32_t)i;
-        k += (v & keep) != 0;
-      }
-      return k;
-    }
+    case 2:
+      return positions_uint16_t(p, s, n, t == DLB_FLOAT16 || t == DLB_BFLOAT16 ? 0x7FFF : 0xFFFF,
+                                pos);
+    case 4: return positions_uint32_t(p, s, n, t == DLB_FLOAT32 ? 0x7FFFFFFF : 0xFFFFFFFF, pos);
+    case 8:
+      return positions_uint64_t(p, s, n,
+                                t == DLB_FLOAT64     ? ~sign64
+                                : t == DLB_COMPLEX64 ? ~UINT64_C(0x8000000080000000)
+                                                     : ~UINT64_C(0),
+                                pos);
     default: { /* complex128 */
       uint64_t a, b;
       for (int64_t i = 0; i < n; i++) {
         memcpy(&a, p + i * s, 8);
         memcpy(&b, p + i * s + 8, 8);
         pos[k] = (uint32_t)i;
-        k += ((a | b) & ~(UINT64_C(1) << 63)) != 0;
+        k += ((a | b) & ~sign64) != 0;
       }
       return k;
     }
