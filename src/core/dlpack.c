@@ -453,6 +453,31 @@ static dlb_status count_import(dlb_backend *b, dlb_buffer *buf, size_t nbytes, i
   return DLB_OK;
 }
 
+/* Completes an import: buf (counted, refs not yet set) holds bytes
+ * [first, last) of dl's memory on backend (device dev, host address host or
+ * NULL), for the producer's tensor t, which it releases at the end; out
+ * (validated) views it. */
+static dlb_status finish_import(dlb_exported t, const DLTensor *dl, uint64_t flags, dlb_buffer *buf,
+                                dlb_backend *backend, int dev, char *host, int64_t first,
+                                int64_t last, dlb_array *out) {
+  atomic_init(&buf->refs, 1);
+  dlb_backend_retain(backend);
+  buf->backend = backend;
+  buf->device_id = dev;
+  buf->host = host;
+  buf->nbytes = (size_t)(last - first);
+  buf->external_release = t.versioned ? release_versioned : release_legacy;
+  buf->owner = t.tensor;
+  /* element 0...0 sits at data + byte_offset, and the buffer starts at data
+   * + first; a size-0 tensor reaches no memory, and its offset means nothing. */
+  out->offset = out->numel > 0 ? (size_t)(dl->byte_offset - (uint64_t)first) : 0;
+  tame_unaddressed_strides(out, NULL);
+  /* A write through one index of overlapping elements would change others. */
+  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
+  out->buffer = buf;
+  return DLB_OK;
+}
+
 /* The import of a foreign tensor (validated: out has its geometry) through
  * the backend of its device type: adopt checks and wraps [data + first,
  * data + last), and the array's offsets count from data + first. */
@@ -492,23 +517,13 @@ static dlb_status import_adopted(dlb_exported t, const DLTensor *dl, uint64_t fl
     free(buf);
     return give_back(t, st);
   }
-  atomic_init(&buf->refs, 1);
-  dlb_backend_retain(adopter);
-  buf->backend = adopter;
-  buf->device_id = dev;
   buf->handle = handle;
   buf->adopted = handle != NULL;
-  buf->host = handle && adopter->ops.host_pointer
-                  ? adopter->ops.host_pointer(adopter->ctx, dev, handle)
-                  : NULL;
-  buf->nbytes = (size_t)(last - first);
-  buf->external_release = t.versioned ? release_versioned : release_legacy;
-  buf->owner = t.tensor;
-  out->offset = out->numel > 0 ? (size_t)(dl->byte_offset - (uint64_t)first) : 0;
-  tame_unaddressed_strides(out, NULL);
-  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
-  out->buffer = buf;
-  return DLB_OK;
+  return finish_import(t, dl, flags, buf, adopter, dev,
+                       handle && adopter->ops.host_pointer
+                           ? adopter->ops.host_pointer(adopter->ctx, dev, handle)
+                           : NULL,
+                       first, last, out);
 }
 
 dlb_status dlb_dlpack_import_as(dlb_exported t, dlb_backend *host, const dlb_registry *registry,
@@ -565,22 +580,8 @@ dlb_status dlb_dlpack_import_as(dlb_exported t, dlb_backend *host, const dlb_reg
     free(buf);
     return give_back(t, st);
   }
-  atomic_init(&buf->refs, 1);
-  dlb_backend_retain(host);
-  buf->backend = host;
-  buf->device_id = 0;
-  buf->host = out->numel > 0 ? (char *)dl->data + first : NULL;
-  buf->nbytes = (size_t)(last - first);
-  buf->external_release = t.versioned ? release_versioned : release_legacy;
-  buf->owner = t.tensor;
-  /* element 0...0 sits at data + byte_offset, and the buffer starts at data
-   * + first; a size-0 tensor reaches no memory, and its offset means nothing. */
-  out->offset = out->numel > 0 ? (size_t)(dl->byte_offset - (uint64_t)first) : 0;
-  tame_unaddressed_strides(out, NULL);
-  /* A write through one index of overlapping elements would change others. */
-  out->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || may_overlap(out);
-  out->buffer = buf;
-  return DLB_OK;
+  return finish_import(t, dl, flags, buf, host, 0, out->numel > 0 ? (char *)dl->data + first : NULL,
+                       first, last, out);
 }
 
 dlb_status dlb_dlpack_import(dlb_exported t, dlb_backend *host, const dlb_registry *registry,
