@@ -749,15 +749,6 @@ done:
   return st;
 }
 
-/* DLB_E_UNSUPPORTED unless the host addresses a's memory. */
-static dlb_status host_memory(const dlb_array *a, const char *op, dlb_error *err) {
-  if (a->buffer->host || a->buffer->nbytes == 0) return DLB_OK;
-  dlb_fail(err, DLB_E_UNSUPPORTED, "%s: the host cannot address the memory of %s:%d", op,
-           a->buffer->backend ? a->buffer->backend->name : "?", a->buffer->device_id);
-  dlb_error_hint(err, "compute on the host: dl.device_put(a, \"cpu\") first");
-  return DLB_E_UNSUPPORTED;
-}
-
 dlb_status dlb_convolve(const dlb_array *a, const dlb_array *v, dlb_convolve_mode mode,
                         dlb_array *out, dlb_backend *cpu, dlb_error *err) {
   dlb_operand in[2] = {{a, {0}}, {v, {0}}};
@@ -780,7 +771,7 @@ dlb_status dlb_convolve(const dlb_array *a, const dlb_array *v, dlb_convolve_mod
       dlb_error_hint(err, "both arrays need at least one element");
       return DLB_E_VALUE;
     }
-    if ((st = host_memory(x, "convolve", err)) != DLB_OK) return st;
+    if ((st = dlb_check_host_memory(x, "convolve", err)) != DLB_OK) return st;
   }
   if (v->numel > a->numel) c.x = v, c.y = a;
   n = c.x->numel;

@@ -5,23 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/copy.h"
+#include "../core/shape.h"
 #include "../core/work.h"
 #include "join.h"
-
-/* "(2, 3)" into out. */
-static void shape_text(const dlb_array *a, char *out, size_t size) {
-  size_t len = (size_t)snprintf(out, size, "(");
-  for (int d = 0; d < a->ndim && len < size; d++)
-    len += (size_t)snprintf(out + len, size - len, d ? ", %lld" : "%lld", (long long)a->shape[d]);
-  if (len < size) snprintf(out + len, size - len, ")");
-}
 
 /* SHAPE: array k (0-based) does not fit with the first. */
 static dlb_status mismatch(const char *op, int64_t k, const dlb_array *first, const dlb_array *a,
                            const char *rule, dlb_error *err) {
   char sa[160], sf[160];
-  shape_text(a, sa, sizeof sa);
-  shape_text(first, sf, sizeof sf);
+  dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+  dlb_shape_text(first->ndim, first->shape, sf, sizeof sf);
   dlb_fail(err, DLB_E_SHAPE, "%s: array %lld has shape %s where array 1 has %s (%s)", op,
            dlb_one_based(k), sa, sf, rule);
   dlb_error_hint(err, strcmp(op, "stack") == 0

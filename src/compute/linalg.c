@@ -22,14 +22,6 @@ static const char *const op_names[] = {"solve", "inv", "det", "slogdet", "choles
 
 /* --- planning --------------------------------------------------------------- */
 
-/* "(2, 3)" into out. */
-static void shape_text(const dlb_array *a, char *out, size_t size) {
-  size_t len = (size_t)snprintf(out, size, "(");
-  for (int d = 0; d < a->ndim && len < size; d++)
-    len += (size_t)snprintf(out + len, size - len, d ? ", %lld" : "%lld", (long long)a->shape[d]);
-  if (len < size) snprintf(out + len, size - len, ")");
-}
-
 /* DLB_E_DTYPE unless x is bool, an integer, float32 or float64. */
 static dlb_status check_dtype(const dlb_array *x, int which, const char *op, dlb_error *err) {
   const dlb_dtype_info *t = dlb_dtype_get(x->dtype);
@@ -53,7 +45,7 @@ static dlb_status check_dtype(const dlb_array *x, int which, const char *op, dlb
 static dlb_status check_matrix(const dlb_array *x, int which, int square, const char *op,
                                dlb_error *err) {
   char s[160];
-  shape_text(x, s, sizeof s);
+  dlb_shape_text(x->ndim, x->shape, s, sizeof s);
   if (x->ndim < 2) {
     dlb_fail(err, DLB_E_SHAPE, "linalg.%s: argument %d has shape %s: a matrix has 2 dims", op,
              which, s);
@@ -78,32 +70,12 @@ static dlb_status check_matrix(const dlb_array *x, int which, int square, const 
   return DLB_OK;
 }
 
-/* Broadcasts the first nx dims of x into p->batch (right-aligned). */
+/* Broadcasts a's stack dims and b's first nb into p->batch. */
 static dlb_status broadcast_batch(dlb_linalg_plan *p, const dlb_array *a, const dlb_array *b,
                                   int nb, const char *op, dlb_error *err) {
-  int na = a->ndim - 2;
-  char sa[160], sb[160];
-  p->nbatch = na > nb ? na : nb;
-  for (int d = 0; d < p->nbatch; d++) p->batch[d] = 1;
-  for (int k = 0; k < 2; k++) {
-    const dlb_array *x = k ? b : a;
-    int nx = k ? nb : na;
-    for (int d = 0; d < nx; d++) {
-      int64_t e = x->shape[d], *r = &p->batch[p->nbatch - nx + d];
-      if (e == *r || e == 1) continue;
-      if (*r != 1) {
-        shape_text(a, sa, sizeof sa);
-        shape_text(b, sb, sizeof sb);
-        dlb_fail(err, DLB_E_SHAPE, "linalg.%s: the stack dims of shapes %s and %s do not broadcast",
-                 op, sa, sb);
-        dlb_error_hint(err, "the dims before the matrices broadcast as in NumPy: equal "
-                            "extents, or 1 on either side");
-        return DLB_E_SHAPE;
-      }
-      *r = e;
-    }
-  }
-  return DLB_OK;
+  char name[32];
+  snprintf(name, sizeof name, "linalg.%s", op);
+  return dlb_broadcast_stacks(a, a->ndim - 2, b, nb, &p->nbatch, p->batch, name, err);
 }
 
 /* Sets result r: the batch dims, then up to two more. */
@@ -123,8 +95,8 @@ static dlb_status plan_solve(const dlb_linalg_args *x, dlb_linalg_plan *p, dlb_d
   char sa[160], sb[160];
   p->b_vector = b->ndim == a->ndim - 1; /* NumPy 1.24's rule: only then is b (..., M) */
   if (!p->b_vector && b->ndim < 2) {
-    shape_text(a, sa, sizeof sa);
-    shape_text(b, sb, sizeof sb);
+    dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+    dlb_shape_text(b->ndim, b->shape, sb, sizeof sb);
     dlb_fail(err, DLB_E_SHAPE,
              "linalg.solve: b of shape %s against a of shape %s: b is a vector "
              "only when it has one dim fewer than a",
@@ -134,8 +106,8 @@ static dlb_status plan_solve(const dlb_linalg_args *x, dlb_linalg_plan *p, dlb_d
   }
   if (!p->b_vector && b->shape[b->ndim - 1] > INT_MAX) return check_matrix(b, 2, 0, "solve", err);
   if (b->shape[b->ndim - (p->b_vector ? 1 : 2)] != p->n) {
-    shape_text(a, sa, sizeof sa);
-    shape_text(b, sb, sizeof sb);
+    dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+    dlb_shape_text(b->ndim, b->shape, sb, sizeof sb);
     dlb_fail(err, DLB_E_SHAPE,
              "linalg.solve: a of shape %s and b of shape %s: b has %lld rows, "
              "not %lld",
@@ -154,8 +126,8 @@ static dlb_status plan_lstsq(const dlb_linalg_args *x, dlb_linalg_plan *p, dlb_d
   const dlb_array *a = x->a, *b = x->b;
   char sa[160], sb[160];
   int64_t kk = p->m < p->n ? p->m : p->n;
-  shape_text(a, sa, sizeof sa);
-  shape_text(b, sb, sizeof sb);
+  dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+  dlb_shape_text(b->ndim, b->shape, sb, sizeof sb);
   if (a->ndim != 2 || b->ndim < 1 || b->ndim > 2) {
     dlb_fail(err, DLB_E_SHAPE,
              "linalg.lstsq: a of shape %s and b of shape %s: a is 2-D, b 1-D "
@@ -391,49 +363,27 @@ static dlb_status work_size(la *c, double query, int64_t *n) {
   return DLB_OK;
 }
 
-/* solve: x = a \ b, one dgesv a matrix. */
+/* solve, and inv: dgesv against the identity (NumPy's way). */
 static dlb_status run_solve(la *c) {
   const dlb_linalg_plan *p = c->p;
-  lint n = (lint)p->n, k = (lint)p->k, ld = lmax1(n), info = 0;
+  const int inv = c->x->op == DLB_LINALG_INV;
+  lint n = (lint)p->n, k = inv ? n : (lint)p->k, ld = lmax1(n), info = 0;
   dlb_array A = {0}, B = {0}, piv = {0};
   dlb_status st;
   if ((st = load(c, c->x->a, 0, n, n, n, &A)) == DLB_OK &&
-      (st = load(c, c->x->b, p->b_vector, n, k, n, &B)) == DLB_OK &&
+      (st = inv ? scratch2(c, p->items, (int64_t)n * n, 1, &B)
+                : load(c, c->x->b, p->b_vector, n, k, n, &B)) == DLB_OK &&
       (st = scratch(c, DLB_INT32, n, 0, &piv)) == DLB_OK) {
     for (int64_t i = 0; n > 0 && i < p->items && !stop(c); i++) {
-      c->lp->dgesv(&n, &k, f64(&A) + i * n * n, &ld, i32(&piv), f64(&B) + i * n * k, &ld, &info);
+      double *b = f64(&B) + i * n * k;
+      for (lint j = 0; inv && j < n; j++) b[j * (n + 1)] = 1.0;
+      c->lp->dgesv(&n, &k, f64(&A) + i * n * n, &ld, i32(&piv), b, &ld, &info);
       if (info) {
         st = failed(c, "dgesv", info, i, "singular matrix", SINGULAR_HINT);
         break;
       }
     }
     if (st == DLB_OK) st = store(c, &c->results[0], &B, n, k, n);
-  }
-  dlb_array_release(&A);
-  dlb_array_release(&B);
-  dlb_array_release(&piv);
-  return st;
-}
-
-/* inv: dgesv against the identity (NumPy's way). */
-static dlb_status run_inv(la *c) {
-  const dlb_linalg_plan *p = c->p;
-  lint n = (lint)p->n, ld = lmax1(n), info = 0;
-  dlb_array A = {0}, B = {0}, piv = {0};
-  dlb_status st;
-  if ((st = load(c, c->x->a, 0, n, n, n, &A)) == DLB_OK &&
-      (st = scratch2(c, p->items, (int64_t)n * n, 1, &B)) == DLB_OK &&
-      (st = scratch(c, DLB_INT32, n, 0, &piv)) == DLB_OK) {
-    for (int64_t i = 0; n > 0 && i < p->items && !stop(c); i++) {
-      double *b = f64(&B) + i * n * n;
-      for (lint j = 0; j < n; j++) b[j * (n + 1)] = 1.0;
-      c->lp->dgesv(&n, &n, f64(&A) + i * n * n, &ld, i32(&piv), b, &ld, &info);
-      if (info) {
-        st = failed(c, "dgesv", info, i, "singular matrix", SINGULAR_HINT);
-        break;
-      }
-    }
-    if (st == DLB_OK) st = store(c, &c->results[0], &B, n, n, n);
   }
   dlb_array_release(&A);
   dlb_array_release(&B);
@@ -773,15 +723,6 @@ done:
   return st;
 }
 
-/* DLB_E_UNSUPPORTED unless the host addresses x's memory. */
-static dlb_status host_memory(const dlb_array *x, const char *op, dlb_error *err) {
-  if (x->buffer->host || x->buffer->nbytes == 0) return DLB_OK;
-  dlb_fail(err, DLB_E_UNSUPPORTED, "linalg.%s: the host cannot address the memory of %s:%d", op,
-           x->buffer->backend ? x->buffer->backend->name : "?", x->buffer->device_id);
-  dlb_error_hint(err, "linalg runs LAPACK on the host: dl.device_put(a, \"cpu\") first");
-  return DLB_E_UNSUPPORTED;
-}
-
 /* Checks the memory, opens LAPACK, and allocates the results. */
 static dlb_status prepare(la *c, dlb_backend *cpu) {
   dlb_operand in[2] = {{c->x->a, {0}}, {c->x->b, {0}}};
@@ -789,8 +730,8 @@ static dlb_status prepare(la *c, dlb_backend *cpu) {
   dlb_status st;
   if ((st = dlb_check_operands_for(1 + two, in, cpu, DLB_ANY_MEMORY, &c->where, c->op, c->err)) !=
           DLB_OK ||
-      (st = host_memory(c->x->a, c->op, c->err)) != DLB_OK ||
-      (two && (st = host_memory(c->x->b, c->op, c->err)) != DLB_OK))
+      (st = dlb_check_host_memory(c->x->a, c->op, c->err)) != DLB_OK ||
+      (two && (st = dlb_check_host_memory(c->x->b, c->op, c->err)) != DLB_OK))
     return st;
   if (!(c->lp = dlb_lapack_get())) {
     dlb_fail(c->err, DLB_E_UNSUPPORTED, "linalg.%s: no LAPACK library could be opened", c->op);
@@ -811,7 +752,7 @@ static dlb_status prepare(la *c, dlb_backend *cpu) {
 static dlb_status run(la *c) {
   switch (c->x->op) {
     case DLB_LINALG_SOLVE: return run_solve(c);
-    case DLB_LINALG_INV: return run_inv(c);
+    case DLB_LINALG_INV: return run_solve(c);
     case DLB_LINALG_DET:
     case DLB_LINALG_SLOGDET: return run_det(c);
     case DLB_LINALG_CHOLESKY: return run_cholesky(c);

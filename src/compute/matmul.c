@@ -19,14 +19,6 @@ typedef struct mm_shape {
   int64_t batch_shape[DLB_MAX_NDIM];
 } mm_shape;
 
-/* "(2, 3)" into out. */
-static void shape_text(const dlb_array *a, char *out, size_t size) {
-  size_t len = (size_t)snprintf(out, size, "(");
-  for (int d = 0; d < a->ndim && len < size; d++)
-    len += (size_t)snprintf(out + len, size - len, d ? ", %lld" : "%lld", (long long)a->shape[d]);
-  if (len < size) snprintf(out + len, size - len, ")");
-}
-
 static dlb_status zero_d_operand(const char *op, dlb_error *err) {
   dlb_fail(err, DLB_E_SHAPE, "%s: a 0-d operand has no dims to multiply", op);
   dlb_error_hint(err, "multiply by a scalar element-wise (a * x) instead");
@@ -38,13 +30,14 @@ static dlb_status matmul_shapes(const dlb_array *a, const dlb_array *b, mm_shape
                                 int64_t *rshape, dlb_error *err) {
   int a_vec = a->ndim == 1, b_vec = b->ndim == 1, na, nb, nd = 0;
   char sa[160], sb[160];
+  dlb_status st;
   if (a->ndim == 0 || b->ndim == 0) return zero_d_operand("matmul", err);
   p->k = a->shape[a->ndim - 1];
   p->m = a_vec ? 1 : a->shape[a->ndim - 2];
   p->n = b_vec ? 1 : b->shape[b->ndim - 1];
   if (p->k != (b_vec ? b->shape[0] : b->shape[b->ndim - 2])) {
-    shape_text(a, sa, sizeof sa);
-    shape_text(b, sb, sizeof sb);
+    dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+    dlb_shape_text(b->ndim, b->shape, sb, sizeof sb);
     dlb_fail(err, DLB_E_SHAPE,
              "matmul: shapes %s and %s do not multiply: %lld columns against %lld rows", sa, sb,
              (long long)p->k, (long long)(b_vec ? b->shape[0] : b->shape[b->ndim - 2]));
@@ -54,26 +47,9 @@ static dlb_status matmul_shapes(const dlb_array *a, const dlb_array *b, mm_shape
   }
   na = a->ndim > 2 ? a->ndim - 2 : 0;
   nb = b->ndim > 2 ? b->ndim - 2 : 0;
-  p->nbatch = na > nb ? na : nb;
-  for (int d = 0; d < p->nbatch; d++) p->batch_shape[d] = 1;
-  for (int k = 0; k < 2; k++) {
-    const dlb_array *x = k ? b : a;
-    int nx = k ? nb : na;
-    for (int d = 0; d < nx; d++) {
-      int64_t e = x->shape[d], *r = &p->batch_shape[p->nbatch - nx + d];
-      if (e == *r || e == 1) continue;
-      if (*r != 1) {
-        shape_text(a, sa, sizeof sa);
-        shape_text(b, sb, sizeof sb);
-        dlb_fail(err, DLB_E_SHAPE, "matmul: the batch dims of shapes %s and %s do not broadcast",
-                 sa, sb);
-        dlb_error_hint(err, "the dims before the last two broadcast as in NumPy: equal "
-                            "extents, or 1 on either side");
-        return DLB_E_SHAPE;
-      }
-      *r = e;
-    }
-  }
+  if ((st = dlb_broadcast_stacks(a, na, b, nb, &p->nbatch, p->batch_shape, "matmul", err)) !=
+      DLB_OK)
+    return st;
   for (int d = 0; d < p->nbatch; d++) rshape[nd++] = p->batch_shape[d];
   if (!a_vec) rshape[nd++] = p->m;
   if (!b_vec) rshape[nd++] = p->n;
@@ -111,8 +87,8 @@ static dlb_status dot_shapes(const dlb_array *a, const dlb_array *b, mm_shape *p
   int b_vec = b->ndim == 1, nd = 0, kdim;
   char sa[160], sb[160];
   if (a->ndim == 0 || b->ndim == 0) return zero_d_operand("dot", err);
-  shape_text(a, sa, sizeof sa);
-  shape_text(b, sb, sizeof sb);
+  dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+  dlb_shape_text(b->ndim, b->shape, sb, sizeof sb);
   kdim = b_vec ? 0 : b->ndim - 2;
   p->k = a->shape[a->ndim - 1];
   if (p->k != b->shape[kdim]) {

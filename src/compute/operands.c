@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "operands.h"
+#include "../core/shape.h"
 #include "../core/tensor.h"
 
 /* The hint of an out array on another device than the operands. */
@@ -82,15 +83,6 @@ dlb_status dlb_check_arrays_for(int n, const dlb_array *const *arrays, dlb_backe
   return dlb_check_operands_for(n, in, cpu, entry, where, op, err);
 }
 
-/* "(2, 3)" into out. */
-static void shape_text(int ndim, const int64_t *shape, char *out, size_t size) {
-  size_t len = 0;
-  len += (size_t)snprintf(out, size, "(");
-  for (int d = 0; d < ndim && len < size; d++)
-    len += (size_t)snprintf(out + len, size - len, d ? ", %lld" : "%lld", (long long)shape[d]);
-  if (len < size) snprintf(out + len, size - len, ")");
-}
-
 /* SHAPE naming every array operand's shape, in argument order. */
 static dlb_status broadcast_failed(int n, const dlb_operand *in, const char *op, dlb_error *err) {
   char text[200];
@@ -100,7 +92,7 @@ static dlb_status broadcast_failed(int n, const dlb_operand *in, const char *op,
     if (!in[k].array) continue;
     if (len) len += (size_t)snprintf(text + len, sizeof text - len, " and ");
     if (len < sizeof text)
-      shape_text(in[k].array->ndim, in[k].array->shape, text + len, sizeof text - len);
+      dlb_shape_text(in[k].array->ndim, in[k].array->shape, text + len, sizeof text - len);
     len = strlen(text);
   }
   dlb_fail(err, DLB_E_SHAPE, "%s: shapes %s do not broadcast together", op, text);
@@ -132,6 +124,40 @@ dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t
   return DLB_OK;
 }
 
+dlb_status dlb_broadcast_stacks(const dlb_array *a, int na, const dlb_array *b, int nb, int *nbatch,
+                                int64_t *batch, const char *op, dlb_error *err) {
+  char sa[160], sb[160];
+  *nbatch = na > nb ? na : nb;
+  for (int d = 0; d < *nbatch; d++) batch[d] = 1;
+  for (int k = 0; k < 2; k++) {
+    const dlb_array *x = k ? b : a;
+    int nx = k ? nb : na;
+    for (int d = 0; d < nx; d++) {
+      int64_t e = x->shape[d], *r = &batch[*nbatch - nx + d];
+      if (e == *r || e == 1) continue;
+      if (*r != 1) {
+        dlb_shape_text(a->ndim, a->shape, sa, sizeof sa);
+        dlb_shape_text(b->ndim, b->shape, sb, sizeof sb);
+        dlb_fail(err, DLB_E_SHAPE, "%s: the stack dims of shapes %s and %s do not broadcast", op,
+                 sa, sb);
+        dlb_error_hint(err, "the dims before the matrices broadcast as in NumPy: equal "
+                            "extents, or 1 on either side");
+        return DLB_E_SHAPE;
+      }
+      *r = e;
+    }
+  }
+  return DLB_OK;
+}
+
+dlb_status dlb_check_host_memory(const dlb_array *a, const char *op, dlb_error *err) {
+  if (a->buffer->host || a->buffer->nbytes == 0) return DLB_OK;
+  dlb_fail(err, DLB_E_UNSUPPORTED, "%s: the host cannot address the memory of %s:%d", op,
+           a->buffer->backend ? a->buffer->backend->name : "?", a->buffer->device_id);
+  dlb_error_hint(err, "it runs on the host: dl.device_put(a, \"cpu\") first");
+  return DLB_E_UNSUPPORTED;
+}
+
 void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, int64_t *strides) {
   int lead = ndim - a->ndim;
   for (int d = 0; d < ndim; d++) {
@@ -148,8 +174,8 @@ static dlb_status check_out_array(const dlb_array *out, dlb_dtype result, int nd
     return dlb_fail(err, DLB_E_READ_ONLY, "%s: the out array is read-only", op);
   if (out->ndim != ndim || memcmp(out->shape, shape, (size_t)ndim * sizeof *shape) != 0) {
     char so[160], sr[160];
-    shape_text(out->ndim, out->shape, so, sizeof so);
-    shape_text(ndim, shape, sr, sizeof sr);
+    dlb_shape_text(out->ndim, out->shape, so, sizeof so);
+    dlb_shape_text(ndim, shape, sr, sizeof sr);
     return dlb_fail(err, DLB_E_SHAPE, "%s: out has shape %s, the result has shape %s", op, so, sr);
   }
   if (!dlb_can_cast_same_kind(result, out->dtype))

@@ -38,6 +38,12 @@ dlb_status dlb_check_arrays_for(int n, const dlb_array *const *arrays, dlb_backe
 dlb_status dlb_broadcast_shapes(int n, const dlb_operand *in, int *ndim, int64_t *shape,
                                 const char *op, dlb_error *err);
 
+/* NumPy broadcasting of two stacks' leading dims, a's first na and b's
+ * first nb (right-aligned), into (*nbatch, batch). DLB_E_SHAPE, naming op
+ * and both shapes, where they do not broadcast. */
+dlb_status dlb_broadcast_stacks(const dlb_array *a, int na, const dlb_array *b, int nb, int *nbatch,
+                                int64_t *batch, const char *op, dlb_error *err);
+
 /* Strides (in elements) of a broadcast to (ndim, shape): 0 along
  * broadcast dims (a must broadcast to shape). */
 void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, int64_t *strides);
@@ -52,6 +58,11 @@ void dlb_broadcast_strides(const dlb_array *a, int ndim, const int64_t *shape, i
  */
 dlb_status dlb_check_out(const dlb_array *out, dlb_dtype result, int ndim, const int64_t *shape,
                          const dlb_placement *where, const char *op, dlb_error *err);
+/* DLB_E_UNSUPPORTED (with a hint to device_put to "cpu") unless the host
+ * addresses a's memory; for the operations that run on the host whatever
+ * backend holds their operands (convolve, linalg). */
+dlb_status dlb_check_host_memory(const dlb_array *a, const char *op, dlb_error *err);
+
 /* Whether writing a could change what reading b sees (the byte ranges of
  * their elements intersect in one buffer). */
 int dlb_arrays_overlap(const dlb_array *a, const dlb_array *b);

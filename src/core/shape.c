@@ -1,5 +1,6 @@
 /* shape.c -- checked arithmetic on shapes, strides and byte sizes. */
 #include <stddef.h>
+#include <stdio.h>
 #include "shape.h"
 
 dlb_status dlb_shape_numel(int ndim, const int64_t *shape, int64_t *numel, dlb_error *err) {
@@ -126,4 +127,11 @@ int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *str
   int64_t last = ni > 0 ? new_strides[ni - 1] : 1;
   for (int nk = ni; nk < new_ndim; nk++) new_strides[nk] = last;
   return 1;
+}
+
+void dlb_shape_text(int ndim, const int64_t *shape, char *out, size_t size) {
+  size_t len = (size_t)snprintf(out, size, "(");
+  for (int d = 0; d < ndim && len < size; d++)
+    len += (size_t)snprintf(out + len, size - len, d ? ", %lld" : "%lld", (long long)shape[d]);
+  if (len < size) snprintf(out + len, size - len, ")");
 }

@@ -32,4 +32,8 @@ dlb_status dlb_shape_reach(int ndim, const int64_t *shape, const int64_t *stride
 int dlb_shape_reshape_strides(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim,
                               const int64_t *new_shape, int64_t *new_strides);
 
+/* "(2, 3)" (NumPy's spelling of a shape; "()" for 0-d) into out, cut to
+ * size bytes. */
+void dlb_shape_text(int ndim, const int64_t *shape, char *out, size_t size);
+
 #endif

@@ -253,34 +253,23 @@ static int linalg_begin(lua_State *L, int nops, const char *const *keys, const c
   return has;
 }
 
+/* dl.linalg.<name>(a[, b]): the functions without options. */
+static int run_plain(lua_State *L, dlb_linalg_op id, int nops, const char *op) {
+  dlb_linalg_args x = {.op = id};
+  linalg_begin(L, nops, NULL, op);
+  return linalg_run(L, &x, op);
+}
+
 static int linalg_solve(lua_State *L) {
-  dlb_linalg_args x = {.op = DLB_LINALG_SOLVE};
-  linalg_begin(L, 2, NULL, "dl.linalg.solve");
-  return linalg_run(L, &x, "dl.linalg.solve");
+  return run_plain(L, DLB_LINALG_SOLVE, 2, "dl.linalg.solve");
 }
-
-static int linalg_inv(lua_State *L) {
-  dlb_linalg_args x = {.op = DLB_LINALG_INV};
-  linalg_begin(L, 1, NULL, "dl.linalg.inv");
-  return linalg_run(L, &x, "dl.linalg.inv");
-}
-
-static int linalg_det(lua_State *L) {
-  dlb_linalg_args x = {.op = DLB_LINALG_DET};
-  linalg_begin(L, 1, NULL, "dl.linalg.det");
-  return linalg_run(L, &x, "dl.linalg.det");
-}
-
+static int linalg_inv(lua_State *L) { return run_plain(L, DLB_LINALG_INV, 1, "dl.linalg.inv"); }
+static int linalg_det(lua_State *L) { return run_plain(L, DLB_LINALG_DET, 1, "dl.linalg.det"); }
 static int linalg_slogdet(lua_State *L) {
-  dlb_linalg_args x = {.op = DLB_LINALG_SLOGDET};
-  linalg_begin(L, 1, NULL, "dl.linalg.slogdet");
-  return linalg_run(L, &x, "dl.linalg.slogdet");
+  return run_plain(L, DLB_LINALG_SLOGDET, 1, "dl.linalg.slogdet");
 }
-
 static int linalg_cholesky(lua_State *L) {
-  dlb_linalg_args x = {.op = DLB_LINALG_CHOLESKY};
-  linalg_begin(L, 1, NULL, "dl.linalg.cholesky");
-  return linalg_run(L, &x, "dl.linalg.cholesky");
+  return run_plain(L, DLB_LINALG_CHOLESKY, 1, "dl.linalg.cholesky");
 }
 
 static int linalg_eigh(lua_State *L) {
