@@ -5,22 +5,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int dlb_library_open(const char *env, const char *default_name, const dlb_library_symbol *symbols,
-                     size_t count, char *path, size_t path_size) {
-  const char *name = getenv(env);
-  void *lib = dlopen(name && *name ? name : default_name, RTLD_NOW | RTLD_LOCAL);
+/* Opens lib and resolves its symbols; 1 when every one is there. */
+static int open_library(dlb_library *lib) {
+  const char *name = getenv(lib->env);
+  void *handle = dlopen(name && *name ? name : lib->default_name, RTLD_NOW | RTLD_LOCAL);
   Dl_info info;
   int ok = 1;
-  if (!lib) return 0;
-  for (size_t k = 0; k < count; k++) {
-    *symbols[k].slot = dlsym(lib, symbols[k].name);
-    ok &= *symbols[k].slot != NULL;
+  if (!handle) return 0;
+  for (size_t k = 0; k < lib->count; k++) {
+    *lib->symbols[k].slot = dlsym(handle, lib->symbols[k].name);
+    ok &= *lib->symbols[k].slot != NULL;
   }
-  if (!ok || count == 0) {
-    dlclose(lib);
+  if (!ok || lib->count == 0) {
+    dlclose(handle);
     return 0;
   }
-  snprintf(path, path_size, "%s",
-           dladdr(*symbols[0].slot, &info) && info.dli_fname ? info.dli_fname : default_name);
+  snprintf(lib->path, lib->path_size, "%s",
+           dladdr(*lib->symbols[0].slot, &info) && info.dli_fname ? info.dli_fname
+                                                                  : lib->default_name);
   return 1;
+}
+
+int dlb_library_load(dlb_library *lib) {
+  int state = atomic_load_explicit(&lib->state, memory_order_acquire);
+  if (state == 0) { /* the first calls: one opens, the others wait for it */
+    pthread_mutex_lock(&lib->lock);
+    state = atomic_load_explicit(&lib->state, memory_order_relaxed);
+    if (state == 0) {
+      state = open_library(lib) ? 1 : 2;
+      atomic_store_explicit(&lib->state, state, memory_order_release);
+    }
+    pthread_mutex_unlock(&lib->lock);
+  }
+  return state == 1;
 }
