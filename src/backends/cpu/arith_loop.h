@@ -32,6 +32,10 @@ static inline __attribute__((always_inline)) int ARITH_LOOP_NAME(binary_loop_)(c
     TO *o = (TO *)po;
     const TI a = *(const TI *)pa, *y = (const TI *)pb;
     for (int64_t i = 0; i < n; i++) o[i] = op(a, y[i]);
+  } else if (so == sizeof(TO) && sb == 0) { /* a strided (a transposed view), b one value */
+    TO *o = (TO *)po;
+    const TI b = *(const TI *)pb;
+    for (int64_t i = 0; i < n; i++) o[i] = op(*(const TI *)(pa + i * sa), b);
   } else {
     for (int64_t i = 0; i < n; i++, po += so, pa += sa, pb += sb)
       *(TO *)po = op(*(const TI *)pa, *(const TI *)pb);
