@@ -347,6 +347,9 @@ int dlbL_opt_dtype(lua_State *L, int idx, const char *key, dlb_dtype *dtype, con
 int dlbL_opt_device(lua_State *L, int idx, const char *key, dlbL_options *where, const char *op);
 /* A dim (1-based, -1 the last) as a 0-based one. */
 int dlbL_opt_dim(lua_State *L, int idx, const char *key, int ndim, int dflt, const char *op);
+/* The dims named by the value at idx (a dim or a list of dims, each once)
+ * as bits (bit d: 0-based dim d), as the reductions take them. */
+uint64_t dlbL_check_dims(lua_State *L, int idx, int ndim, const char *op);
 /* An Array (live), left pushed (the out of many ops); NULL, nothing pushed,
  * when absent. */
 dlb_array *dlbL_opt_array(lua_State *L, int idx, const char *key, const char *op);
@@ -411,6 +414,7 @@ extern const luaL_Reg dlbL_select_methods[];   /* select.c: a:take(i), a:nonzero
 extern const luaL_Reg dlbL_select_functions[]; /* select.c: dl.take, dl.nonzero, dl.argwhere, ... */
 extern const luaL_Reg dlbL_sort_methods[];     /* sort.c: a:sort(), a:argsort(), ... */
 extern const luaL_Reg dlbL_sort_functions[];   /* sort.c: dl.sort, dl.topk, dl.unique, ... */
+extern const luaL_Reg dlbL_quantile_functions[]; /* quantile.c: dl.median, dl.quantile, ... */
 extern const luaL_Reg dlbL_scan_methods[];     /* scan.c: a:cumsum(), a:cumprod() */
 extern const luaL_Reg dlbL_scan_functions[];   /* scan.c: dl.cumsum, dl.diff, dl.bincount, ... */
 extern const luaL_Reg dlbL_construct_methods[];   /* construct.c: a:flatten(), a:item(), ... */

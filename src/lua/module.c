@@ -349,6 +349,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_protect_functions);
   set_functions(L, module, dlbL_select_functions);
   set_functions(L, module, dlbL_sort_functions);
+  set_functions(L, module, dlbL_quantile_functions);
   set_functions(L, module, dlbL_scan_functions);
   set_functions(L, module, dlbL_construct_functions);
   dlbL_open_random(L, module);

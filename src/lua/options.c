@@ -190,6 +190,29 @@ int dlbL_opt_dim(lua_State *L, int idx, const char *key, int ndim, int dflt, con
   return r;
 }
 
+uint64_t dlbL_check_dims(lua_State *L, int idx, int ndim, const char *op) {
+  uint64_t mask = 0;
+  size_t n;
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TNUMBER) return UINT64_C(1) << dlbL_check_dim(L, idx, ndim, op);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "option dim must be a dim or a list of dims, got %s",
+               luaL_typename(L, idx));
+  n = (size_t)dlbL_check_list(L, idx, "option dim", dlbL_usage(op), op);
+  for (size_t i = 1; i <= n; i++) {
+    int d;
+    lua_rawgeti(L, idx, (lua_Integer)i);
+    d = dlbL_check_dim(L, -1, ndim, op);
+    if (mask >> d & 1)
+      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
+                      "list each dimension once (-1 and ndim name the same one)",
+                      "dimension %d is listed twice", d + 1);
+    mask |= UINT64_C(1) << d;
+    lua_pop(L, 1);
+  }
+  return mask;
+}
+
 dlb_array *dlbL_opt_array(lua_State *L, int idx, const char *key, const char *op) {
   dlb_array *a;
   if (dlbL_opt_get(L, idx, key) == LUA_TNIL) {

@@ -110,6 +110,18 @@ static const usage_line usage_lines[] = {
                   "inverse][, counts]"},
     {"dl.searchsorted", "a:searchsorted(v, opts) or dl.searchsorted(a, v, opts); "
                         "opts = {side = \"left\" | \"right\"}"},
+    {"dl.median", "dl.median(a, opts): opts a dim or {dim = a dim or a list of dims, "
+                  "keepdims = false}"},
+    {"dl.nanmedian", "dl.nanmedian(a, opts): NaN left out; opts a dim or {dim =, keepdims =}"},
+    {"dl.quantile", "dl.quantile(a, q, opts): q in [0, 1], a number or a list/array of them; "
+                    "opts a dim or {dim =, keepdims = false, method = \"linear\" | \"lower\" "
+                    "| \"higher\" | \"nearest\" | \"midpoint\"}"},
+    {"dl.nanquantile", "dl.nanquantile(a, q, opts): NaN left out; q in [0, 1]; opts a dim or "
+                       "{dim =, keepdims =, method =}"},
+    {"dl.percentile", "dl.percentile(a, q, opts): q in [0, 100], a number or a list/array of "
+                      "them; opts a dim or {dim =, keepdims = false, method = \"linear\"}"},
+    {"dl.nanpercentile", "dl.nanpercentile(a, q, opts): NaN left out; q in [0, 100]; opts a dim "
+                         "or {dim =, keepdims =, method =}"},
     {"dl.cumsum", "a:cumsum(opts) or dl.cumsum(a, opts); opts a dim or {dim =, dtype =, out =}"},
     {"dl.cumprod", "a:cumprod(opts) or dl.cumprod(a, opts); opts a dim or {dim =, dtype =, "
                    "out =}"},

@@ -673,6 +673,51 @@ op(4, "linalg", function()
   return r1[1]
 end)
 
+-- Order statistics with hostile operands (any dtype, NaN/inf/extremes, empty
+-- and 0-d arrays, odd layouts), q values (out of range, NaN, arrays of any
+-- dtype, nested tables) and options: results or coded errors, never a crash;
+-- a result depends only on the values, never on the layout.
+local ORDER_FNS = { "median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile" }
+local ORDER_METHODS = { "linear", "lower", "higher", "nearest", "midpoint", "weibull", "", 1 }
+op(4, "order statistics", function()
+  local name = pick(ORDER_FNS)
+  local s = rshape_small()
+  local a = chance(0.9) and rlayout(rvalues(s, pick(dtypes))) or ranything()
+  local median = name == "median" or name == "nanmedian"
+  local top = (name == "percentile" or name == "nanpercentile") and 100 or 1
+  local q
+  local k = R(1, 7)
+  if k == 1 then q = R(0, 4) * top / 4
+  elseif k == 2 then q = { top * math.random(), 0, top }
+  elseif k == 3 then q = rvalues({ R(0, 3), R(1, 2) }, pick(dtypes))
+  elseif k == 4 then q = pick { -1, top * 1.5, 0 / 0, 1 / 0, -1 / 0, "0.5", true, {}, { { 0.5 } }, { 0.5, "x" } }
+  elseif k == 5 then q = ranything()
+  else q = math.random() * top end
+  local opts
+  local j = R(1, 5)
+  if j == 2 then opts = rdims(#s)
+  elseif j >= 3 then
+    opts = { dim = rdims(#s) }
+    if chance(0.4) then opts.keepdims = chance(0.9) and chance(0.5) or pick { 1, "yes" } end
+    if not median and chance(0.6) then opts.method = pick(ORDER_METHODS) end
+    if chance(0.05) then opts.bogus = 1 end
+  end
+  local f = dl[name]
+  local function call(x)
+    if median then return f(x, opts) end
+    return f(x, q, opts)
+  end
+  local r1 = call(a)
+  if dl.is_array(a) then
+    local okc, ac = pcall(a.copy, a)
+    if okc then
+      local ok2, r2 = pcall(call, ac)
+      if ok2 then same_result(r2, r1, "LAYOUT " .. name) end
+    end
+  end
+  return r1
+end)
+
 op(3, "concat/stack", function()
   local base = rshape_small()
   if #base == 0 then base = { R(0, 3) } end
