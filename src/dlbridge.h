@@ -429,6 +429,7 @@ struct dlb_mask_call;
 struct dlb_nonzero_call;
 struct dlb_scan_call;
 struct dlb_count_call;
+struct dlb_scatter_call;
 
 /* A backend's kernel table (dlb_backend_ops.kernels); NULL entries: the
  * operation is UNSUPPORTED on its memory. */
@@ -452,11 +453,14 @@ typedef struct dlb_kernels {
   dlb_status (*nonzero)(void *ctx, struct dlb_nonzero_call *call);
   dlb_status (*scan)(void *ctx, struct dlb_scan_call *call);
   dlb_status (*count)(void *ctx, struct dlb_count_call *call);
+  /* --- version 3: grouped updates --- */
+  dlb_status (*scatter)(void *ctx, struct dlb_scatter_call *call);
 } dlb_kernels;
 
-/* The kernel table's current version. A version-1 table (no sort..count)
- * is read as a prefix: those operations are then UNSUPPORTED there. */
-#define DLB_KERNELS_VERSION 2
+/* The kernel table's current version. An older table (version 1: no
+ * sort..count; version 2: no scatter) is read as a prefix: those
+ * operations are then UNSUPPORTED there. */
+#define DLB_KERNELS_VERSION 3
 
 /*
  * The order of sorting (sort, search and count calls), NumPy's: numbers
@@ -573,6 +577,33 @@ typedef struct dlb_count_call {
   void *queue;
   dlb_kernel_error error;
 } dlb_count_call;
+
+/* Grouped updates (dlb_scatter_call.op): NumPy's add.at, multiply.at,
+ * maximum.at and minimum.at. */
+#define DLB_SCATTER_ADD 0
+#define DLB_SCATTER_MULTIPLY 1
+#define DLB_SCATTER_MAXIMUM 2
+#define DLB_SCATTER_MINIMUM 3
+
+/* data[i..r(index[j])..] = data[i..r(index[j])..] op elements[i..j..] for
+ * every j in order, unbuffered (an index met k times is updated k times,
+ * in the order of j), as NumPy's ufunc.at. index (an integer dtype) is 1-D
+ * of m elements; elements has data's ndim and extents but m along dim
+ * (strides 0 allowed). r counts from index_base, or back from the end when
+ * negative (-1 the last); an index out of range fails the call with
+ * DLB_E_INDEX before anything is written. elements' dtype is the one each
+ * update computes in: data's own (float32 for float16 and bfloat16 data)
+ * or a wider one of its kind; the result is cast back to data's dtype
+ * (integers wrap; bool: add and maximum are logical or, multiply and
+ * minimum logical and; maximum and minimum propagate NaN). */
+typedef struct dlb_scatter_call {
+  int32_t op; /* a DLB_SCATTER_* */
+  int32_t dim;
+  dlb_tensor data, index, elements;
+  int64_t index_base;
+  void *queue;
+  dlb_kernel_error error;
+} dlb_scatter_call;
 
 /*
  * DLPack exchange. Each function below that can fail pushes a dlbridge.Error

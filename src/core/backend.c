@@ -34,7 +34,11 @@ static int valid_name(const char *name) {
 
 /* The bytes of dlb_kernels a table of version fills (version is valid). */
 static size_t kernels_size(uint32_t version) {
-  return version == 1 ? offsetof(dlb_kernels, sort) : sizeof(dlb_kernels);
+  switch (version) {
+    case 1: return offsetof(dlb_kernels, sort);
+    case 2: return offsetof(dlb_kernels, scatter);
+    default: return sizeof(dlb_kernels);
+  }
 }
 
 /* The bytes of dlb_backend_ops a table of version fills (0: a version

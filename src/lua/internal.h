@@ -412,6 +412,7 @@ extern const luaL_Reg dlbL_linalg_methods[];   /* linalg.c: a:matmul(b), ... */
 extern const luaL_Reg dlbL_linalg_functions[]; /* linalg.c: dl.matmul, dl.concat, dl.stack */
 extern const luaL_Reg dlbL_select_methods[];   /* select.c: a:take(i), a:nonzero(), ... */
 extern const luaL_Reg dlbL_select_functions[]; /* select.c: dl.take, dl.nonzero, dl.argwhere, ... */
+extern const luaL_Reg dlbL_scatter_functions[]; /* scatter.c: dl.scatter_add, _mul, _max, _min */
 extern const luaL_Reg dlbL_sort_methods[];     /* sort.c: a:sort(), a:argsort(), ... */
 extern const luaL_Reg dlbL_sort_functions[];   /* sort.c: dl.sort, dl.topk, dl.unique, ... */
 extern const luaL_Reg dlbL_quantile_functions[]; /* quantile.c: dl.median, dl.quantile, ... */

@@ -348,6 +348,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_safetensors_functions);
   set_functions(L, module, dlbL_protect_functions);
   set_functions(L, module, dlbL_select_functions);
+  set_functions(L, module, dlbL_scatter_functions);
   set_functions(L, module, dlbL_sort_functions);
   set_functions(L, module, dlbL_quantile_functions);
   set_functions(L, module, dlbL_scan_functions);

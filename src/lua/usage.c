@@ -99,6 +99,14 @@ static const usage_line usage_lines[] = {
     {"dl.take_along_dim", "dl.take_along_dim(a, idx, dim): idx integer indices of a's ndim"},
     {"dl.put_along_dim", "dl.put_along_dim(a, idx, values, dim): writes a in place, returns it"},
     {"dl.nonzero", "a:nonzero() or dl.nonzero(a): one index array per dim"},
+    {"dl.scatter_add", "dl.scatter_add(a, idx, values, {dim = 1}): a[idx] += values, repeated "
+                       "indices all counting (np.add.at); writes a in place, returns it"},
+    {"dl.scatter_mul", "dl.scatter_mul(a, idx, values, {dim = 1}): a[idx] *= values, repeated "
+                       "indices all counting (np.multiply.at); writes a in place, returns it"},
+    {"dl.scatter_max", "dl.scatter_max(a, idx, values, {dim = 1}): a[idx] = max(a[idx], values), "
+                       "repeated indices all counting (np.maximum.at); returns a"},
+    {"dl.scatter_min", "dl.scatter_min(a, idx, values, {dim = 1}): a[idx] = min(a[idx], values), "
+                       "repeated indices all counting (np.minimum.at); returns a"},
     {"dl.argwhere", "dl.argwhere(a): the (count, ndim) indices of the nonzero elements"},
     {"dl.sort", "a:sort(opts) or dl.sort(a, opts); opts a dim or {dim = -1, descending = "
                 "false, stable = false}"},

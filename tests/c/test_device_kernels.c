@@ -11,6 +11,7 @@
 #include "compute/matmul.h"
 #include "compute/reduce.h"
 #include "compute/scan.h"
+#include "compute/scatter.h"
 #include "compute/select.h"
 #include "compute/sort.h"
 #include "core/copy.h"
@@ -209,9 +210,36 @@ static void test_version_1_table(dlb_backend *dev) {
   CHECK_EQ_INT(dlb_array_allocate(&idx, cpu, 0, DLB_INT64, 1, &one, 1, &err), DLB_OK);
   CHECK_EQ_INT(dlb_argwhere(&a, 1, &r, cpu, &err), DLB_E_UNSUPPORTED);
   CHECK_EQ_INT(dlb_bincount(&idx, NULL, 0, &r, cpu, &err), DLB_OK); /* idx is the host's */
+  CHECK_EQ_INT(dlb_scatter(DLB_SCATTER_ADD, &a, &idx, &a, 0, 1, cpu, &err), DLB_E_UNSUPPORTED);
   dlb_array_release(&r);
   dlb_array_release(&idx);
   dlb_array_release(&a);
+}
+
+/* A version-2 table (no scatter) is read as a prefix too: its own entries
+ * are kept, scatter is NULL and grouped updates are UNSUPPORTED there, with
+ * nothing written. */
+static void test_version_2_table(void) {
+  dlb_kernels v2 = dev_kernels;
+  dlb_backend_ops ops = opaque_ops("engine2");
+  dlb_backend *dev2;
+  double x[3] = {3, 1, 2}, back[3];
+  dlb_array a, idx = {0};
+  int64_t one = 1;
+  v2.version = 2;
+  ops.kernels = &v2;
+  CHECK_EQ_INT(dlb_backend_create(&ops, &calls, &dev2, &err), DLB_OK);
+  CHECK(dev2->ops.kernels != &v2 && dev2->ops.kernels->scatter == NULL);
+  CHECK(dev2->ops.kernels->elementwise == dev_elementwise);
+  a = on(dev2, 3, x);
+  CHECK_EQ_INT(dlb_array_allocate(&idx, dev2, 0, DLB_INT64, 1, &one, 1, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_scatter(DLB_SCATTER_ADD, &a, &idx, &a, 0, 1, cpu, &err), DLB_E_UNSUPPORTED);
+  CHECK(strstr(err.hint, "device_put") != NULL);
+  CHECK_EQ_INT(dlb_array_read_into(&a, back, DLB_FLOAT64, &err), DLB_OK);
+  CHECK(back[0] == 3 && back[1] == 1 && back[2] == 2);
+  dlb_array_release(&idx);
+  dlb_array_release(&a);
+  dlb_backend_release(dev2);
 }
 
 int main(void) {
@@ -225,6 +253,7 @@ int main(void) {
   test_reduce_matmul_cast_fill(dev);
   test_version_1_table(dev);
   dlb_backend_release(dev);
+  test_version_2_table();
   cpu_close();
   return check_done("test_device_kernels");
 }

@@ -17,6 +17,7 @@
 #define FIXTURES_CPU
 #include <math.h>
 #include "compute/matmul.h"
+#include "compute/scatter.h"
 #include "compute/sort.h"
 #include "core/array.h"
 #include "core/backend.h"
@@ -221,6 +222,48 @@ static void test_long_lanes(void) {
   dlb_array_release(&f32);
 }
 
+/* --- grouped updates ---------------------------------------------------- */
+
+typedef struct scatter_case {
+  dlb_array *a;
+  const dlb_array *index, *values;
+  int dim;
+} scatter_case;
+
+static dlb_status run_scatter(const void *arg) {
+  const scatter_case *c = arg;
+  return dlb_scatter(DLB_SCATTER_ADD, c->a, c->index, c->values, c->dim, 1, cpu, &err);
+}
+
+/* scatter_add looks while it checks the indices and while it updates: 4 Mi
+ * updates into 1e3 bins as one lane, and along dim 2 of a (64, 1000) array
+ * (64 lanes of 64 Ki updates each). */
+static void test_scatter(void) {
+  int64_t bins = 1000, shape2[2] = {64, 1000};
+  dlb_array index = alloc(DLB_INT64, 1, &(int64_t){LONG});
+  dlb_array values = random_array(DLB_FLOAT64, LONG, 1), flat = alloc(DLB_FLOAT64, 1, &bins);
+  dlb_array rows = alloc(DLB_FLOAT64, 2, shape2), short_index, row_values;
+  int64_t *ix = (int64_t *)(void *)dlb_array_host_data(&index);
+  int64_t vshape[2] = {64, LONG / 64};
+  for (int64_t i = 0; i < LONG; i++) ix[i] = 1 + (int64_t)(rng() % (uint64_t)bins);
+  memset(dlb_array_host_data(&flat), 0, (size_t)bins * 8);
+  memset(dlb_array_host_data(&rows), 0, (size_t)(64 * bins) * 8);
+  check_looks("scatter_add of 4 Mi into 1e3 bins", run_scatter,
+              &(scatter_case){&flat, &index, &values, 0}, LONG / EVERY, 2 * EVERY);
+  dlb_array_share(&short_index, &index);
+  CHECK_EQ_INT(dlb_view_slice(&short_index, 0, 0, LONG / 64, 1, &err), DLB_OK);
+  dlb_array_share(&row_values, &values);
+  CHECK_EQ_INT(dlb_view_reshape(&row_values, 2, vshape, &err), DLB_OK);
+  check_looks("scatter_add along dim 2 of (64, 1000)", run_scatter,
+              &(scatter_case){&rows, &short_index, &row_values, 1}, LONG / EVERY, 2 * EVERY);
+  dlb_array_release(&row_values);
+  dlb_array_release(&short_index);
+  dlb_array_release(&rows);
+  dlb_array_release(&flat);
+  dlb_array_release(&values);
+  dlb_array_release(&index);
+}
+
 /* --- products ------------------------------------------------------------ */
 
 typedef struct product_case {
@@ -339,6 +382,7 @@ int main(void) {
   dlb_backend_set_budget(cpu, budget);
   dlb_work_poll_hook = on_look;
   test_long_lanes();
+  test_scatter();
   test_products();
   test_pieces_add_up();
   dlb_work_poll_hook = NULL;

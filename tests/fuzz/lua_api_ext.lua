@@ -718,6 +718,65 @@ op(4, "order statistics", function()
   return r1
 end)
 
+-- dl.scatter_add/_mul/_max/_min with hostile operands (any dtype, layout,
+-- read-only and broadcast targets, indices out of range, huge, negative, of
+-- float or bool dtype, values that alias the target or do not broadcast,
+-- bad options): the target updated or a coded error, never a crash; the
+-- updates must not depend on the target's layout.
+local SCATTER_FNS = { "scatter_add", "scatter_mul", "scatter_max", "scatter_min" }
+op(4, "scatter", function()
+  local f = dl[pick(SCATTER_FNS)]
+  local st = rshape_small()
+  if #st == 0 and chance(0.8) then st = { R(0, 5) } end
+  local target = rlayout(rvalues(st, pick(dtypes)))
+  if chance(0.05) and target.ndim > 0 then target = target:expand(target.shape) end
+  if chance(0.03) then target = ranything() end
+  local dim = dl.is_array(target) and target.ndim > 0 and R(1, target.ndim) or 1
+  local n = dl.is_array(target) and target.ndim > 0 and target.shape[dim] or 0
+  local ni = chance(0.1) and {} or { R(0, 6) }
+  if chance(0.15) then ni = { R(1, 3), R(1, 3) } end
+  local idx
+  local k = R(1, 10)
+  if k <= 6 then
+    local t = {}
+    for i = 1, prod(ni) do t[i] = n > 0 and R(-n, n) or R(-2, 2) end
+    for i = 1, #t do if t[i] == 0 then t[i] = 1 end end
+    if #t > 0 and chance(0.1) then t[R(#t)] = pick { n + 1, -n - 1, 0, math.maxinteger, math.mininteger } end
+    idx = dl.array(#t > 0 and t or dl.zeros({ 0 }, { dtype = "int64" }), { dtype = "int64" }):reshape(#ni > 0 and ni or {})
+    local it = pick { "int64", "int32", "int8", "uint8", "uint64", "int64" }
+    local ok, c = pcall(idx.astype, idx, it)
+    if ok then idx = c end
+  elseif k == 7 then idx = rvalues(ni, pick(dtypes))
+  elseif k == 8 and dl.is_array(target) and target.ndim == 1 and target.dtype ~= "bool" then
+    idx = target -- indices that alias the target
+  elseif k == 9 then idx = { 1, -1, 1 }
+  else idx = ranything() end
+  local values
+  local v = R(1, 8)
+  if v <= 3 and dl.is_array(target) and dl.is_array(idx) then
+    local ok, sample = pcall(dl.take, target, idx, dim)
+    local shape = ok and sample.shape or rshape_small()
+    if chance(0.3) and #shape > 0 then table.remove(shape, 1) end
+    values = rlayout(rvalues(shape, chance(0.7) and target.dtype or pick(dtypes)))
+  elseif v == 4 then values = pick(hostile_vals)
+  elseif v == 5 and dl.is_array(target) then values = target -- values that alias the target
+  elseif v == 6 then values = rvalues(rshape_small(), pick(dtypes))
+  else values = ranything() end
+  local opts
+  if chance(0.4) then opts = { dim = dim }
+  elseif chance(0.05) then opts = pick { { dim = 0 }, { dim = 9 }, { dim = "x" }, { bogus = 1 }, 3 }
+  elseif chance(0.03) then opts = ranything() end
+  local plain_target = dl.is_array(target) and target.size > 0 and not target.readonly and idx ~= target and values ~= target
+  local copy = plain_target and target:copy() or nil
+  local r1 = f(target, idx, values, opts)
+  if copy ~= nil and r1 == target then
+    -- the same updates on a contiguous copy give the same elements
+    local ok2, r2 = pcall(f, copy, idx, values, opts)
+    if ok2 then same_result(r2, r1, "LAYOUT scatter") end
+  end
+  return r1
+end)
+
 op(3, "concat/stack", function()
   local base = rshape_small()
   if #base == 0 then base = { R(0, 3) } end

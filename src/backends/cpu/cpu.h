@@ -66,6 +66,8 @@ dlb_status dlb_cpu_nonzero(void *ctx, dlb_nonzero_call *call);
 /* The scan and count entries (scan.c): cumsum/cumprod, bincount/histogram. */
 dlb_status dlb_cpu_scan(void *ctx, dlb_scan_call *call);
 dlb_status dlb_cpu_count(void *ctx, dlb_count_call *call);
+/* The grouped updates entry (scatter.c): NumPy's ufunc.at. */
+dlb_status dlb_cpu_scatter(void *ctx, dlb_scatter_call *call);
 
 /* A cpu backend of the process for the temporaries of host kernels that run
  * on other backends' host memory (charged to no state). */
@@ -112,6 +114,24 @@ static inline double dlb_cpu_load_real(dlb_dtype t, const char *p) {
     case DLB_FLOAT32: return dlb_cpu_load_float(p);
     default: return dlb_cpu_load_double(p);
   }
+}
+
+/* An index element of an integer dtype t at p as an int64; uint64 values
+ * past INT64_MAX become INT64_MAX (out of range of any extent). */
+static inline int64_t dlb_cpu_load_index(dlb_dtype t, const char *p) {
+  uint64_t u;
+  if (t != DLB_UINT64) return dlb_cpu_load_int64(t, p);
+  memcpy(&u, p, 8);
+  return u > INT64_MAX ? INT64_MAX : (int64_t)u;
+}
+
+/* A user's index i into an extent n as 0-based (counted from base, or back
+ * from the end when negative), or -1 when out of range. */
+static inline int64_t dlb_cpu_resolve_index(int64_t i, int64_t n, int64_t base) {
+  if (i < 0) return i >= -n ? i + n : -1;
+  if (i < base) return -1;
+  i -= base;
+  return i < n ? i : -1;
 }
 
 #endif

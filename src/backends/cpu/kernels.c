@@ -53,6 +53,7 @@ const dlb_kernels dlb_cpu_kernels = {
     .nonzero = dlb_cpu_nonzero,
     .scan = dlb_cpu_scan,
     .count = dlb_cpu_count,
+    .scatter = dlb_cpu_scatter,
 };
 
 const dlb_kernels *dlb_host_kernels(void) { return &dlb_cpu_kernels; }

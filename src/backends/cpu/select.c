@@ -24,23 +24,6 @@ static inline void copy_element(char *dst, const char *src, int64_t size) {
 
 /* --- take --------------------------------------------------------------------- */
 
-/* An element of an integer dtype as an int64; uint64 values past INT64_MAX
- * become INT64_MAX (out of range of any extent). */
-static int64_t load_index(dlb_dtype t, const char *p) {
-  uint64_t u;
-  if (t != DLB_UINT64) return dlb_cpu_load_int64(t, p);
-  memcpy(&u, p, 8);
-  return u > INT64_MAX ? INT64_MAX : (int64_t)u;
-}
-
-/* A user's index into an extent n as 0-based, or -1 when out of range. */
-static inline int64_t resolve(int64_t i, int64_t n, int64_t base) {
-  if (i < 0) return i >= -n ? i + n : -1;
-  if (i < base) return -1;
-  i -= base;
-  return i < n ? i : -1;
-}
-
 static dlb_status index_error(const dlb_take_call *c, int64_t i, dlb_kernel_error *ke) {
   int64_t n = c->data.shape[c->dim];
   snprintf(ke->message, sizeof ke->message,
@@ -75,7 +58,7 @@ static void take_walk_init(take_walk *w, const dlb_take_call *c) {
  * with the first index out of range in *bad (any int64 can be one:
  * math.mininteger too, so no value of the index can mark "none"). The
  * fast test subtracts base in uint64 (i - base overflows int64 for i near
- * INT64_MIN); resolve decides the rest. */
+ * INT64_MIN); dlb_cpu_resolve_index decides the rest. */
 
 #define NAME gather4
 #define T uint32_t
@@ -107,8 +90,8 @@ static dlb_status check_indices(dlb_take_call *c) {
     for (int64_t j0 = 0; j0 < w.m; j0 += piece.m) {
       lane_piece(&w, lane, j0, &piece, at);
       for (int64_t j = 0; j < piece.m; j++) {
-        int64_t i = load_index(w.index_type, at[1] + j * w.step_index);
-        if (resolve(i, w.n, c->index_base) < 0) return index_error(c, i, &c->error);
+        int64_t i = dlb_cpu_load_index(w.index_type, at[1] + j * w.step_index);
+        if (dlb_cpu_resolve_index(i, w.n, c->index_base) < 0) return index_error(c, i, &c->error);
       }
       if (dlb_work_tick(work, piece.m)) return DLB_OK;
     }
@@ -125,8 +108,8 @@ static dlb_status take_piece(dlb_take_call *c, const take_walk *w, char *const *
     return DLB_OK;
   }
   for (int64_t j = 0; j < w->m; j++) {
-    int64_t i = load_index(w->index_type, at[1] + j * w->step_index);
-    int64_t r = resolve(i, w->n, c->index_base);
+    int64_t i = dlb_cpu_load_index(w->index_type, at[1] + j * w->step_index);
+    int64_t r = dlb_cpu_resolve_index(i, w->n, c->index_base);
     char *element = at[0] + j * w->step_elements, *datum;
     if (r < 0) return index_error(c, i, &c->error);
     datum = at[2] + r * w->step_data;

@@ -13,7 +13,7 @@ static int NAME(const take_walk *w, char *const *at, int64_t base, int64_t *bad)
     T v;
     memcpy(&i, index + j * is, 8);
     if ((uint64_t)i - (uint64_t)base < (uint64_t)n) r = i - base;
-    else if ((r = resolve(i, n, base)) < 0) {
+    else if ((r = dlb_cpu_resolve_index(i, n, base)) < 0) {
       *bad = i;
       return 1;
     }
