@@ -134,4 +134,8 @@ static inline int64_t dlb_cpu_resolve_index(int64_t i, int64_t n, int64_t base) 
   return i < n ? i : -1;
 }
 
+/* DLB_E_INDEX with its message in ke: index i (as given, from base) is
+ * outside dim (0-based) of extent n. */
+dlb_status dlb_cpu_index_error(int64_t i, int64_t n, int dim, int64_t base, dlb_kernel_error *ke);
+
 #endif

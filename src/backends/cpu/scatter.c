@@ -121,13 +121,7 @@ static dlb_status cast_update(cast_road *r, char *data, const int64_t *off, int6
 }
 
 static dlb_status index_error(const dlb_scatter_call *c, int64_t i, dlb_kernel_error *ke) {
-  int64_t n = c->data.shape[c->dim];
-  snprintf(ke->message, sizeof ke->message,
-           "index %lld is out of range for dim %d of extent %lld (valid: %lld..%lld or -%lld..-1)",
-           (long long)i, c->dim + 1, (long long)n, (long long)c->index_base,
-           (long long)(n - 1 + c->index_base), (long long)n);
-  ke->hint = "indices are 1-based (1 the first, -1 the last) and must lie inside the dim";
-  return DLB_E_INDEX;
+  return dlb_cpu_index_error(i, c->data.shape[c->dim], c->dim, c->index_base, ke);
 }
 
 /* Checks every index before anything is written. */

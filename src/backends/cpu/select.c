@@ -24,14 +24,17 @@ static inline void copy_element(char *dst, const char *src, int64_t size) {
 
 /* --- take --------------------------------------------------------------------- */
 
-static dlb_status index_error(const dlb_take_call *c, int64_t i, dlb_kernel_error *ke) {
-  int64_t n = c->data.shape[c->dim];
+dlb_status dlb_cpu_index_error(int64_t i, int64_t n, int dim, int64_t base, dlb_kernel_error *ke) {
   snprintf(ke->message, sizeof ke->message,
            "index %lld is out of range for dim %d of extent %lld (valid: %lld..%lld or -%lld..-1)",
-           (long long)i, c->dim + 1, (long long)n, (long long)c->index_base,
-           (long long)(n - 1 + c->index_base), (long long)n);
+           (long long)i, dim + 1, (long long)n, (long long)base, (long long)(n - 1 + base),
+           (long long)n);
   ke->hint = "indices are 1-based (1 the first, -1 the last) and must lie inside the dim";
   return DLB_E_INDEX;
+}
+
+static dlb_status index_error(const dlb_take_call *c, int64_t i, dlb_kernel_error *ke) {
+  return dlb_cpu_index_error(i, c->data.shape[c->dim], c->dim, c->index_base, ke);
 }
 
 /* The lanes of data, index and elements along dim. */
