@@ -414,6 +414,8 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
 #define ARG_CHUNK 64
 #define ARG_SHORT_INT 64
 #define ARG_SHORT_FLOAT 128
+/* The independent vectors of a block's search (reduce_arg_search.h). */
+#define ARG_VECS 4
 
 /*
  * The searches (reduce_arg_search.h): name(p, n, stride): the first index
