@@ -261,7 +261,8 @@ static int index_attribute(lua_State *L, dlb_array *a, const char *name) {
   return 1;
 }
 
-/* a[k] for anything but an in-range integer on a 1-D host array. */
+/* a[k] for anything but a method name or an in-range integer on a 1-D host
+ * float64 array (array_index answers those). */
 static __attribute__((noinline)) int index_slow(lua_State *L) {
   dlb_array *a = dlbL_check_array(L, 1, "Array:__index");
   switch (lua_type(L, 2)) {
@@ -276,10 +277,7 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
         }
       }
       return index_number(L, a);
-    case LUA_TSTRING:
-      lua_pushvalue(L, 2);
-      if (lua_rawget(L, DLB_UV_METHODS) != LUA_TNIL) return 1;
-      lua_pop(L, 1);
+    case LUA_TSTRING: /* not a method (array_index looked): an attribute or nil */
       if (index_attribute(L, a, lua_tostring(L, 2))) return 1;
       lua_pushnil(L); /* unknown names read as nil, as for other Lua objects */
       return 1;
@@ -295,7 +293,14 @@ static __attribute__((noinline)) int index_slow(lua_State *L) {
 /* a[k]. The common case, a float64 element of a 1-D host array, stays on
  * this short path: the cost of a[i] is mostly these few API calls. */
 static int array_index(lua_State *L) {
-  dlb_array *a = dlbL_to_array(L, 1);
+  dlb_array *a;
+  if (lua_type(L, 2) == LUA_TSTRING) { /* a method: first, as a:name() is the usual call */
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, DLB_UV_METHODS) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    return index_slow(L);
+  }
+  a = dlbL_to_array(L, 1);
   if (a && a->ndim == 1 && a->dtype == DLB_FLOAT64 && a->buffer && a->buffer->host &&
       !a->buffer->pending && lua_type(L, 2) == LUA_TNUMBER) {
     int isint;
