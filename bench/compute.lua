@@ -6,7 +6,9 @@
 -- Targets, single-threaded: on 1e7 float32, a + b, a * b, a * 2 + 1, sqrt,
 -- exp, a:gt(0) <= 1.0x NumPy; on 10 elements, the cost of a call <= 1.0x
 -- NumPy's ufunc call; sum, max, argmax of 1e7 float32 and sum along each dim
--- of 3000x3000 <= 1.0x; broadcast (1000, 10000) + (10000) <= 1.0x; matmul
+-- of 3000x3000 <= 1.0x; nansum, nanmax, nanmean of 1e6 float32 and float64
+-- with 10% NaN <= 1.0x (NumPy's nansum and nanmean copy the array and
+-- replace its NaNs first); broadcast (1000, 10000) + (10000) <= 1.0x; matmul
 -- 1024x1024 float32 and float64 <= 1.05x with the BLAS each side has loaded
 -- (printed). BLAS threads: set OPENBLAS_NUM_THREADS=1 for single-threaded
 -- figures (bench/run does); both sides run with the same setting.
@@ -31,6 +33,7 @@ local SIDE = support.size(3000, 1000)         -- the square matrix reduced along
 local MM = support.size(1024, 256)            -- matmul side
 local BIG = support.size(100000000, 10000000) -- the memory-bound sum (float32)
 local MATH = support.size(1000000, 100000)    -- elements of tanh, sin, exp
+local NANS = support.size(1000000, 100000)    -- elements of the nan-reductions (10% NaN)
 local COLS = 10000                              -- row sums: (N / COLS, COLS)
 
 -- Quasi-random values in [0, 1): the fractional parts of i * g (as NumPy's side).
@@ -40,7 +43,7 @@ end
 
 local cmp = support.comparison{script = "compute_numpy.py", rounds = ROUNDS, width = 46,
                                args = {N = N, CALLS = CALLS, SIDE = SIDE, MM = MM, BIG = BIG,
-                                       MATH = MATH, COLS = COLS}}
+                                       MATH = MATH, COLS = COLS, NANS = NANS}}
 
 -- A row: name (NumPy's), label, f (nil: not implemented), target, more options.
 local function row(name, label, f, target, opts)
@@ -174,6 +177,18 @@ row("rowsum_float64", string.format("m:sum{dim = 2} %dx%d float64", N // COLS, C
        local wide64 = wide:astype("float64")
        return function() wide64:sum{dim = 2}:delete() end
      end})
+
+cmp:header("reductions leaving NaNs out, " .. count(NANS) .. " elements, 10% NaN")
+-- NaN where the other quasi-random sequence is below 0.1 (as NumPy's side).
+local gappy32 = dl.where(b:narrow(1, 1, NANS):lt(0.1), 0 / 0, a:narrow(1, 1, NANS))
+local gappy64 = gappy32:astype("float64")
+for _, f in ipairs{"nansum", "nanmax", "nanmean"} do
+  for _, x in ipairs{{"float32", gappy32}, {"float64", gappy64}} do
+    local data = x[2]
+    row(f .. "_" .. x[1], string.format("a:%s() %s %s", f, count(NANS), x[1]),
+        data[f] and function() return data[f](data) end, 1.0)
+  end
+end
 
 cmp:header("math functions, " .. count(MATH) .. " elements")
 local m32 = a:narrow(1, 1, MATH)

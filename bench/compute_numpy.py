@@ -11,9 +11,9 @@ import numpy as np
 import numpy_support as ns
 
 P = ns.params(N=10_000_000, CALLS=100_000, SIDE=3000, MM=1024, BIG=100_000_000,
-              MATH=1_000_000, COLS=10_000)
-N, CALLS, SIDE, MM, BIG, MATH, COLS = (P[k] for k in
-                                       ("N", "CALLS", "SIDE", "MM", "BIG", "MATH", "COLS"))
+              MATH=1_000_000, COLS=10_000, NANS=1_000_000)
+N, CALLS, SIDE, MM, BIG, MATH, COLS, NANS = (P[k] for k in ("N", "CALLS", "SIDE", "MM", "BIG",
+                                                            "MATH", "COLS", "NANS"))
 SMALL = 10
 
 
@@ -109,6 +109,13 @@ def make_rowsum_float64():
 
 
 ns.case("rowsum_float64", make=make_rowsum_float64)
+
+# NaN where the other quasi-random sequence is below 0.1 (as compute.lua).
+gappy32 = np.where(b[:NANS] < 0.1, np.float32(np.nan), a[:NANS])
+gappy64 = gappy32.astype(np.float64)
+for fname in ("nansum", "nanmax", "nanmean"):
+    for dname, data in (("float32", gappy32), ("float64", gappy64)):
+        ns.case(f"{fname}_{dname}", lambda f=getattr(np, fname), x=data: f(x))
 
 m32 = a[:MATH]
 m64 = m32.astype(np.float64)

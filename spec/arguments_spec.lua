@@ -131,7 +131,8 @@ local BINARY = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "f
 local INT_BINARY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 local COMPARISON_METHODS = {"eq", "ne", "lt", "le", "gt", "ge"}
 local REDUCTIONS = {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "all", "any",
-  "count_nonzero", "std", "var"}
+  "count_nonzero", "std", "var", "nansum", "nanprod", "nanmean", "nanmin", "nanmax", "nanargmin",
+  "nanargmax", "nanstd", "nanvar"}
 
 -- A scratch file for dl.save and dl.load, removed when this file's tests end.
 local npy_path = os.tmpname()

@@ -340,7 +340,7 @@ typedef struct dlb_tensor {
  * Reductions, declared once: each row of DLB_REDUCE_OPS is one reduction,
  * and the library derives from it the dlb_reduce_op ids below, the names,
  * the dtype rules, what an empty reduction does, and the Lua functions with
- * their options. X(ID, name, rule, identity, loops, dtype, ddof):
+ * their options. X(ID, name, rule, identity, loops, dtype, ddof, nan):
  *   ID        the id DLB_REDUCE_ID, which a backend's reduce kernel receives
  *             (dlb_reduce_call.op). Rows are only ever appended: the order
  *             is the ABI. DLB_REDUCE_OP_COUNT is this header's count.
@@ -354,28 +354,40 @@ typedef struct dlb_tensor {
  *             one of them first): B bool, I the integers, H float16 and
  *             bfloat16, F float32 and float64, C complex64 and complex128;
  *   dtype     1 when it takes the dtype option, else 0;
- *   ddof      1 when it takes the ddof option, else 0.
+ *   ddof      1 when it takes the ddof option, else 0;
+ *   nan       1 when NaN elements are left out, as NumPy's nan-functions
+ *             leave them (the row of the reduction without them has the
+ *             name without "nan" and the same other columns), else 0.
  */
 #define DLB_REDUCE_OPS(X)                                                                          \
-  X(SUM, sum, ACCUMULATE, ZERO, BIFC, 1, 0)                                                        \
-  X(PROD, prod, ACCUMULATE, ONE, BIFC, 1, 0)                                                       \
-  X(MEAN, mean, MEAN, ZERO, FC, 1, 0)                                                              \
-  X(MIN, min, EXTREME, NONE, BIF, 0, 0)                                                            \
-  X(MAX, max, EXTREME, NONE, BIF, 0, 0)                                                            \
-  X(ARGMIN, argmin, ARG, NONE, BIF, 0, 0)                                                          \
-  X(ARGMAX, argmax, ARG, NONE, BIF, 0, 0)                                                          \
-  X(ALL, all, TRUTH, ONE, BIHFC, 0, 0)                                                             \
-  X(ANY, any, TRUTH, ZERO, BIHFC, 0, 0)                                                            \
-  X(COUNT_NONZERO, count_nonzero, TALLY, ZERO, BIHFC, 0, 0)                                        \
-  X(STD, std, SPREAD, ZERO, FC, 1, 1)                                                              \
-  X(VAR, var, SPREAD, ZERO, FC, 1, 1)
+  X(SUM, sum, ACCUMULATE, ZERO, BIFC, 1, 0, 0)                                                     \
+  X(PROD, prod, ACCUMULATE, ONE, BIFC, 1, 0, 0)                                                    \
+  X(MEAN, mean, MEAN, ZERO, FC, 1, 0, 0)                                                           \
+  X(MIN, min, EXTREME, NONE, BIF, 0, 0, 0)                                                         \
+  X(MAX, max, EXTREME, NONE, BIF, 0, 0, 0)                                                         \
+  X(ARGMIN, argmin, ARG, NONE, BIF, 0, 0, 0)                                                       \
+  X(ARGMAX, argmax, ARG, NONE, BIF, 0, 0, 0)                                                       \
+  X(ALL, all, TRUTH, ONE, BIHFC, 0, 0, 0)                                                          \
+  X(ANY, any, TRUTH, ZERO, BIHFC, 0, 0, 0)                                                         \
+  X(COUNT_NONZERO, count_nonzero, TALLY, ZERO, BIHFC, 0, 0, 0)                                     \
+  X(STD, std, SPREAD, ZERO, FC, 1, 1, 0)                                                           \
+  X(VAR, var, SPREAD, ZERO, FC, 1, 1, 0)                                                           \
+  X(NANSUM, nansum, ACCUMULATE, ZERO, BIFC, 1, 0, 1)                                               \
+  X(NANPROD, nanprod, ACCUMULATE, ONE, BIFC, 1, 0, 1)                                              \
+  X(NANMEAN, nanmean, MEAN, ZERO, FC, 1, 0, 1)                                                     \
+  X(NANMIN, nanmin, EXTREME, NONE, BIF, 0, 0, 1)                                                   \
+  X(NANMAX, nanmax, EXTREME, NONE, BIF, 0, 0, 1)                                                   \
+  X(NANARGMIN, nanargmin, ARG, NONE, BIF, 0, 0, 1)                                                 \
+  X(NANARGMAX, nanargmax, ARG, NONE, BIF, 0, 0, 1)                                                 \
+  X(NANSTD, nanstd, SPREAD, ZERO, FC, 1, 1, 1)                                                     \
+  X(NANVAR, nanvar, SPREAD, ZERO, FC, 1, 1, 1)
 
 /* The reductions' ids, in the order of DLB_REDUCE_OPS. */
 #define DLB_REDUCE_ID_(ID, ...) DLB_REDUCE_##ID,
 typedef enum dlb_reduce_op { DLB_REDUCE_OPS(DLB_REDUCE_ID_) DLB_REDUCE_OP_COUNT } dlb_reduce_op;
 #undef DLB_REDUCE_ID_
 /* The last published id keeps its value (rows are appended after it). */
-DLB_STATIC_ASSERT(DLB_REDUCE_VAR == 11, "reduction ids are ABI: append rows, never insert");
+DLB_STATIC_ASSERT(DLB_REDUCE_NANVAR == 20, "reduction ids are ABI: append rows, never insert");
 
 /* out = op(in[0], in[1], in[2]) element by element, every tensor of out's
  * shape (inputs broadcast with stride 0). An input with is_scalar set is

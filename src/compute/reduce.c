@@ -8,8 +8,9 @@
 #include "../core/work.h"
 #include "reduce.h"
 
-#define REDUCE_INFO(ID, name, rule, identity, loops, dtype, ddof)                                  \
-  [DLB_REDUCE_##ID] = {#name, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity, dtype, ddof},
+#define REDUCE_INFO(ID, name, rule, identity, loops, dtype, ddof, nan)                             \
+  [DLB_REDUCE_##                                                                                   \
+      ID] = {#name, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity, dtype, ddof, nan},
 static const dlb_reduce_info reduce_table[DLB_REDUCE_OP_COUNT] = {DLB_REDUCE_OPS(REDUCE_INFO)};
 #undef REDUCE_INFO
 
@@ -104,8 +105,8 @@ static dlb_status resolve_types(dlb_reduce_op op, dlb_dtype in, const dlb_reduce
     return dlb_fail(err, DLB_E_DTYPE, "%s: invalid dtype", name);
   if (o->has_dtype && !reduce_table[op].takes_dtype) {
     dlb_fail(err, DLB_E_ARGUMENT, "%s takes no dtype option", name);
-    dlb_error_hint(err, "dtype is an option of sum, prod, mean, std and var; convert first with "
-                        "a:astype(dtype)");
+    dlb_error_hint(err, "dtype is an option of sum, prod, mean, std, var and their nan-variants; "
+                        "convert first with a:astype(dtype)");
     return DLB_E_ARGUMENT;
   }
   switch (rule_of(op)) {

@@ -1,7 +1,8 @@
 /* reduce.h -- reductions (the rows of DLB_REDUCE_OPS, dlbridge.h: NumPy's
  * sum, prod, mean, min, max, argmin, argmax, all, any, count_nonzero, std,
- * var) over any set of dims of an array, on the device whose kernels
- * compute on its memory. No Lua here.
+ * var and the nan-functions nansum, nanprod, nanmean, nanmin, nanmax,
+ * nanargmin, nanargmax, nanstd, nanvar) over any set of dims of an array,
+ * on the device whose kernels compute on its memory. No Lua here.
  *
  * Semantics, stated once:
  *  - Dims: any subset of the array's dims is reduced (every dim by
@@ -41,6 +42,28 @@
  *    <= 0 gives inf (or NaN for a zero sum of squares), as NumPy does.
  *  - Complex: min, max, argmin and argmax fail with DLB_E_DTYPE (NumPy
  *    orders complex numbers lexicographically; dlbridge does not).
+ *  - The nan-functions (the rows whose nan column is 1) are NumPy 1.24's:
+ *    dtypes, options, empty reductions and complex as the row without
+ *    "nan" has them; NaN elements (a complex number with a NaN part) are
+ *    left out: nansum and nanmean read them as 0 (nanmean divides by the
+ *    count of the others), nanprod as 1, nanmin and nanmax pass over them
+ *    (NumPy's fmin/fmax), nanargmin and nanargmax read them as +inf and
+ *    -inf (a NaN before an equal infinity is found first, as in NumPy),
+ *    nanvar and nanstd take the mean of the others and count a NaN's
+ *    deviation as 0, dividing by count - ddof. Bool and integers hold no
+ *    NaN: their results are the plain reduction's. A slice of NaNs only
+ *    gives: nansum 0, nanprod 1, nanmean, nanstd, nanvar, nanmin and
+ *    nanmax NaN (NumPy also warns; dlbridge does not); nanargmin and
+ *    nanargmax fail with DLB_E_VALUE (NumPy's ValueError "All-NaN slice
+ *    encountered"). nanvar and nanstd of float and complex give NaN where
+ *    count - ddof <= 0 (NumPy's nanvar; var, and nanvar of integers, give
+ *    inf there). Complex input summed into a real dtype option (nansum,
+ *    nanprod, nanmean) loses its NaN numbers before its imaginary parts,
+ *    as in NumPy. Sums are pairwise as sum's, over the elements with the
+ *    NaNs read as 0 (NumPy sums such a copy), so nansum is NumPy's bit for
+ *    bit where sum is; float16 and bfloat16 compute in float32, rounded
+ *    once at the end (NumPy's nanmean/nanvar of float16 round the sums
+ *    every 8192 elements: they may differ in the last bits).
  */
 #ifndef DLB_COMPUTE_REDUCE_H
 #define DLB_COMPUTE_REDUCE_H
@@ -72,6 +95,7 @@ typedef struct dlb_reduce_info {
   dlb_reduce_rule rule;
   dlb_reduce_identity identity;
   int takes_dtype, takes_ddof; /* the options beyond dim, keepdims and out */
+  int skips_nan;               /* NaN elements are left out (nansum, nanmax, ...) */
 } dlb_reduce_info;
 
 /* The row of op (a valid id). */

@@ -1,7 +1,8 @@
 /* reduce.c -- reductions from Lua: a:sum(opts) and dl.sum(a, opts), and
  * likewise for every row of DLB_REDUCE_OPS (dlbridge.h; semantics:
  * src/compute/reduce.h): prod, mean, min, max, argmin, argmax, all, any,
- * count_nonzero, std, var.
+ * count_nonzero, std, var, and the nan-functions nansum, nanprod, nanmean,
+ * nanmin, nanmax, nanargmin, nanargmax, nanstd, nanvar.
  * Options: dim (a dim or a list of dims, 1-based, negative from the end),
  * keepdims, dtype and ddof (where the row takes them), out; a plain
  * integer stands for {dim = n}. A reduction over every dim without
@@ -96,7 +97,8 @@ static int reduce(lua_State *L, dlb_reduce_op op, const char *name) {
   }
   if (dlb_reduce_result_shape(op, a, &o, &ndim, shape, &err) != DLB_OK)
     dlbL_raise_error(L, &err, name);
-  if (info->rule == DLB_REDUCE_RULE_SPREAD) { /* a temporary the size of a */
+  if (info->rule == DLB_REDUCE_RULE_SPREAD ||
+      (info->rule == DLB_REDUCE_RULE_ARG && info->skips_nan)) { /* a temporary the size of a */
     dlbL_reserve(L, a->numel, dlb_array_itemsize(a) > 8 ? 16 : 8);
     a = dlbL_check_live(L, 1, name); /* finalizers may have run */
   }

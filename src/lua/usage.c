@@ -276,7 +276,7 @@ static const usage_line usage_lines[] = {
 #define DTYPE_OPTION_0 ""
 #define DDOF_OPTION_1 ", ddof = 1"
 #define DDOF_OPTION_0 ""
-#define REDUCTION_LINE(ID, name, rule, identity, loops, dtype, ddof)                               \
+#define REDUCTION_LINE(ID, name, rule, identity, loops, dtype, ddof, nan)                          \
   {"dl." #name, "dl." #name "(a, opts) or a:" #name "(opts); opts is a dim or {dim =, "            \
                 "keepdims = true" DTYPE_OPTION_##dtype DDOF_OPTION_##ddof ", out = array}"},
 

@@ -27,12 +27,12 @@ typedef struct row {
   const char *id_name, *name, *loops;
   dlb_reduce_rule rule;
   dlb_reduce_identity identity;
-  int dtype, ddof;
+  int dtype, ddof, nan;
 } row;
 
-#define ROW(ID, name, rule, identity, loops, dtype, ddof)                                          \
-  {DLB_REDUCE_##ID, #ID, #name, #loops, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity,    \
-   dtype,           ddof},
+#define ROW(ID, name, rule, identity, loops, dtype, ddof, nan)                                     \
+  {DLB_REDUCE_##ID, #ID,  #name, #loops, DLB_REDUCE_RULE_##rule, DLB_REDUCE_IDENTITY_##identity,   \
+   dtype,           ddof, nan},
 static const row rows[] = {DLB_REDUCE_OPS(ROW)};
 #undef ROW
 enum { ROW_COUNT = sizeof rows / sizeof rows[0] };
@@ -87,10 +87,89 @@ static void test_table_matches(void) {
     CHECK_EQ_INT(info->identity, rows[k].identity);
     CHECK_EQ_INT(info->takes_dtype, rows[k].dtype);
     CHECK_EQ_INT(info->takes_ddof, rows[k].ddof);
+    CHECK_EQ_INT(info->skips_nan, rows[k].nan);
     CHECK(rows[k].dtype == 0 || rows[k].dtype == 1);
     CHECK(rows[k].ddof == 0 || rows[k].ddof == 1);
   }
   CHECK_EQ_STR(dlb_reduce_name(DLB_REDUCE_OP_COUNT), "reduce");
+}
+
+/* A nan-function's row is that of the reduction without "nan" (its name
+ * minus the prefix, listed before it) but for the nan column. */
+static void test_nan_rows_follow_their_reductions(void) {
+  int nan_rows = 0;
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const row *r = &rows[k], *plain = NULL;
+    CHECK(r->nan == 0 || r->nan == 1);
+    if (!r->nan) continue;
+    nan_rows++;
+    CHECK(strncmp(r->name, "nan", 3) == 0);
+    for (int j = 0; j < k; j++)
+      if (strcmp(rows[j].name, r->name + 3) == 0) plain = &rows[j];
+    CHECK(plain != NULL);
+    if (!plain) continue;
+    CHECK_EQ_INT(plain->nan, 0);
+    CHECK_EQ_INT(plain->rule, r->rule);
+    CHECK_EQ_INT(plain->identity, r->identity);
+    CHECK_EQ_STR(plain->loops, r->loops);
+    CHECK_EQ_INT(plain->dtype, r->dtype);
+    CHECK_EQ_INT(plain->ddof, r->ddof);
+  }
+  CHECK_EQ_INT(nan_rows, 9);
+}
+
+/* A nan-function gives what its reduction gives over the same elements
+ * without the NaNs (1, 0, 1, 1 here, or a NaN only: see
+ * test_empty_reductions). */
+static void test_nan_rows_leave_nans_out(void) {
+  const int64_t n = 6;
+  dlb_array a = alloc(DLB_FLOAT64, 1, &n), b = ones_and_a_zero(DLB_FLOAT64);
+  double *x = (double *)dlb_array_host_data(&a);
+  const double values[6] = {NAN, 1, 0, NAN, 1, 1};
+  memcpy(x, values, sizeof values);
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const row *r = &rows[k];
+    dlb_reduce_options o = all_dims();
+    dlb_scalar got, want;
+    int is_arg = r->rule == DLB_REDUCE_RULE_ARG;
+    if (!r->nan) continue;
+    CHECK_EQ_INT(dlb_reduce_value(r->id, &a, &o, cpu, &got, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_reduce_value(r->id, &b, &o, cpu, &want, &err), DLB_OK);
+    if (is_arg) { /* indices into a: 1, 2, 4, 5 hold b's 0, 1, 2, 3 */
+      static const int64_t of_b[4] = {1, 2, 4, 5};
+      CHECK(want.v.i >= 0 && want.v.i < 4);
+      if (want.v.i >= 0 && want.v.i < 4) CHECK_EQ_INT(got.v.i, of_b[want.v.i]);
+    } else {
+      CHECK(fabs(real_value(&got) - real_value(&want)) < 1e-12);
+    }
+  }
+  dlb_array_release(&a);
+  dlb_array_release(&b);
+}
+
+/* nansum's pairwise sum is sum's over a copy with the NaNs as 0, bit for
+ * bit, past a run of 8192 and in every lane of a block (NaNs at every
+ * 7th element); nanmean divides it by the count of the others. */
+static void test_nansum_is_the_sum_of_a_cleaned_copy(void) {
+  const int64_t n = 20011;
+  dlb_array a = alloc(DLB_FLOAT32, 1, &n), clean = alloc(DLB_FLOAT32, 1, &n);
+  float *x = (float *)dlb_array_host_data(&a), *y = (float *)dlb_array_host_data(&clean);
+  dlb_reduce_options o = all_dims();
+  dlb_scalar got, want, mean;
+  int64_t numbers = 0;
+  for (int64_t k = 0; k < n; k++) {
+    y[k] = (float)((double)(k % 1013) * 0.37 - 150.0) / 7.0f;
+    x[k] = k % 7 == 3 ? NAN : y[k];
+    if (k % 7 == 3) y[k] = 0;
+    else numbers++;
+  }
+  CHECK_EQ_INT(dlb_reduce_value(DLB_REDUCE_NANSUM, &a, &o, cpu, &got, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_reduce_value(DLB_REDUCE_SUM, &clean, &o, cpu, &want, &err), DLB_OK);
+  CHECK(got.v.f == want.v.f);
+  CHECK_EQ_INT(dlb_reduce_value(DLB_REDUCE_NANMEAN, &a, &o, cpu, &mean, &err), DLB_OK);
+  CHECK(mean.v.f == (double)(float)(want.v.f / (double)numbers));
+  dlb_array_release(&a);
+  dlb_array_release(&clean);
 }
 
 /* Folds that order elements (min, max and their indices) start from the
@@ -114,7 +193,12 @@ static int has_kernel(const row *r, dlb_dtype t) {
       CHECK_EQ_INT(dlb_reduce_arg_update_loop(0, t) != NULL, max);
       return max;
     }
-    case DLB_REDUCE_RULE_SPREAD: return dlb_reduce_deviation_loop(t) != NULL;
+    case DLB_REDUCE_RULE_SPREAD: {
+      const int plain = dlb_reduce_deviation_loop(t, 0) != NULL;
+      CHECK_EQ_INT(dlb_reduce_deviation_loop(t, 1) != NULL, plain);
+      if (r->nan) CHECK_EQ_INT(dlb_reduce_count_numbers_loop(t) != NULL, plain);
+      return plain;
+    }
     default: return dlb_reduce_fold_loop(r->id, t) != NULL;
   }
 }
@@ -242,18 +326,49 @@ static void test_empty_reductions(void) {
   dlb_array_release(&e);
 }
 
+/* A slice of NaNs only: nanargmin and nanargmax fail (NumPy's ValueError
+ * "All-NaN slice encountered"); nansum gives 0, nanprod 1, the others NaN. */
+static void test_nan_slices(void) {
+  const int64_t n = 3;
+  dlb_array a = alloc(DLB_FLOAT32, 1, &n);
+  float *x = (float *)dlb_array_host_data(&a);
+  for (int k = 0; k < 3; k++) x[k] = NAN;
+  for (int k = 0; k < ROW_COUNT; k++) {
+    const row *r = &rows[k];
+    dlb_reduce_options o = all_dims();
+    dlb_scalar v;
+    dlb_status st;
+    if (!r->nan) continue;
+    st = dlb_reduce_value(r->id, &a, &o, cpu, &v, &err);
+    if (r->rule == DLB_REDUCE_RULE_ARG) {
+      CHECK_EQ_INT(st, DLB_E_VALUE);
+      continue;
+    }
+    CHECK_EQ_INT(st, DLB_OK);
+    if (st != DLB_OK) continue;
+    if (r->rule == DLB_REDUCE_RULE_ACCUMULATE)
+      CHECK(real_value(&v) == (r->identity == DLB_REDUCE_IDENTITY_ONE ? 1.0 : 0.0));
+    else CHECK(v.kind == DLB_SCALAR_FLOAT && isnan(v.v.f));
+  }
+  dlb_array_release(&a);
+}
+
 int main(void) {
   if (!cpu_open()) return 1;
   test_ids_follow_the_rows();
   test_abi_order_is_kept();
   test_names_are_unique();
   test_table_matches();
+  test_nan_rows_follow_their_reductions();
+  test_nan_rows_leave_nans_out();
+  test_nansum_is_the_sum_of_a_cleaned_copy();
   test_identity_fits_the_rule();
   test_kernels_as_declared();
   test_every_resolved_dtype_runs();
   test_dtype_option();
   test_ddof_option();
   test_empty_reductions();
+  test_nan_slices();
   cpu_close();
   return check_done("test_reduce_ops");
 }

@@ -312,7 +312,8 @@ local BIN_OPS = { "add", "sub", "mul", "div", "floor_divide", "mod", "pow", "max
 local UN_OPS = { "abs", "neg", "sign", "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
   "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "round",
   "isnan", "isinf", "isfinite", "bitwise_not", "logical_not", "invert", "negative" }
-local RED_OPS = { "sum", "prod", "mean", "std", "var", "min", "max", "argmin", "argmax", "all", "any", "count_nonzero" }
+local RED_OPS = { "sum", "prod", "mean", "std", "var", "min", "max", "argmin", "argmax", "all", "any", "count_nonzero",
+  "nansum", "nanprod", "nanmean", "nanstd", "nanvar", "nanmin", "nanmax", "nanargmin", "nanargmax" }
 -- ops whose results must not depend on the operands' layout (bit-exact)
 local EXACT = { add = 1, sub = 1, mul = 1, div = 1, floor_divide = 1, mod = 1, maximum = 1, minimum = 1,
   bitwise_and = 1, bitwise_or = 1, bitwise_xor = 1, left_shift = 1, right_shift = 1, equal = 1, not_equal = 1,
@@ -568,6 +569,7 @@ end
 
 op(8, "reduce", function()
   local name = pick(RED_OPS)
+  local plain = name:match("^nan(.+)$") or name -- a nan-function takes its reduction's options
   local s = rshape_small()
   local a = chance(0.85) and rlayout(rvalues(s, pick(dtypes))) or ranything()
   local opts
@@ -577,17 +579,17 @@ op(8, "reduce", function()
   else
     opts = { dim = rdims(#s) }
     if chance(0.4) then opts.keepdims = chance(0.9) and chance(0.5) or pick { 1, "yes" } end
-    if chance(0.25) and (name == "sum" or name == "prod" or name == "mean" or name == "std" or name == "var" or chance(0.1)) then opts.dtype = rdtype() end
-    if chance(0.3) and (name == "std" or name == "var" or chance(0.05)) then opts.ddof = pick { 0, 1, 2, -1, 1.5, math.maxinteger, 0 / 0, 1 / 0, 100 } end
+    if chance(0.25) and (plain == "sum" or plain == "prod" or plain == "mean" or plain == "std" or plain == "var" or chance(0.1)) then opts.dtype = rdtype() end
+    if chance(0.3) and (plain == "std" or plain == "var" or chance(0.05)) then opts.ddof = pick { 0, 1, 2, -1, 1.5, math.maxinteger, 0 / 0, 1 / 0, 100 } end
     if chance(0.2) then opts.out = rout(a, nil) end
     if chance(0.05) then opts.bogus = 1 end
   end
   local f = dl[name]
   local r1 = f(a, opts)
   -- layout oracle: integers/bool (and order-independent ops) must not depend on layout
-  if dl.is_array(a) and (INT_DT[a.dtype] or name == "min" or name == "max" or name == "argmin" or name == "argmax"
+  if dl.is_array(a) and (INT_DT[a.dtype] or plain == "min" or plain == "max" or plain == "argmin" or plain == "argmax"
       or name == "all" or name == "any" or name == "count_nonzero") and not (type(opts) == "table" and opts.out) then
-    if not (type(opts) == "table" and opts.dtype and not INT_DT[opts.dtype]) and name ~= "mean" and name ~= "std" and name ~= "var" then
+    if not (type(opts) == "table" and opts.dtype and not INT_DT[opts.dtype]) and plain ~= "mean" and plain ~= "std" and plain ~= "var" then
       local okc, ac = pcall(a.copy, a)
       if okc then local ok2, r2 = pcall(f, ac, opts) if ok2 then same_result(r2, r1, "LAYOUT " .. name) end end
     end

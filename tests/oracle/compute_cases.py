@@ -9,7 +9,8 @@ the buffered walk, the three call forms (dl.f, a:f, operators), and `out`
 arrays (new, of another dtype, an input itself, read-only, a shifted view of
 an input's memory). Then, when dlbridge has them: reductions (every op x
 dtype, dims / keepdims / dtype / ddof, empty ones, past the 8192-element
-runs), matmul and dot (1-D, 2-D, batched with broadcasting, K = 0, dtype),
+runs), the nan-reductions (nansum & co. over NaNs at densities 0, 30% and
+100% of a slice, and infinities), matmul and dot (1-D, 2-D, batched with broadcasting, K = 0, dtype),
 concat and stack (mixed dtypes and layouts, negative dims).
 
 Debian's NumPy is 1.24; dlbridge follows NumPy 2 (NEP 50). So the expected
@@ -52,7 +53,7 @@ Usage: /usr/bin/python3 compute_cases.py [seed] [fraction] [features]
   fraction (default 1): how much of the (op, dtype) grid to run: 2 runs each
   point twice, 0.5 half of them at random;
   features: comma-separated groups dlbridge has beyond element-wise ones
-  (sum, matmul, concat, stack: see the cases_* functions), "-" for none.
+  (sum, nansum, matmul, concat, stack: see the cases_* functions), "-" for none.
 """
 import math
 import os
@@ -1347,7 +1348,110 @@ def reduce_reference(op, x, dt, axes, keepdims, dtype_opt, ddof, exact_sum):
     return r, cast(std, r), bound_for(r, cast(std, r), np.sqrt(var_err), 2 * n)
 
 
+NAN_REDUCTIONS = ["nansum", "nanprod", "nanmean", "nanmin", "nanmax", "nanargmin", "nanargmax",
+                  "nanstd", "nanvar"]
+
+
+def nan_reference(op, x, dt, axes, keepdims, dtype_opt, ddof, exact_sum):
+    """(result dtype, values, cmp or bounds) of the nan-reduction op (NumPy
+    1.24's np.nan<op>) over axes of the carrier array x of dtype dt; raises
+    Fail. Bool and integers: the plain reduction's. Floats and complex: NaN
+    elements (a complex one: a NaN part) left out as NumPy does: read as 0
+    (nansum, nanmean, nanvar: over the count of the others), 1 (nanprod),
+    passed over (nanmin/nanmax: fmin/fmax), +-inf (nanargmin/nanargmax,
+    which fail on a slice of NaNs only: ValueError)."""
+    plain = op[3:]
+    if kind(dt) not in "fc":
+        return reduce_reference(plain, x, dt, axes, keepdims, dtype_opt, ddof, exact_sum)
+    r = reduce_result_dtype(plain, dt, dtype_opt)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    nan = np.isnan(x)
+    if plain in ("min", "max", "argmin", "argmax") and n == 0:
+        raise Fail("VALUE")
+    if plain in ("min", "max"):
+        f = np.fmin if plain == "min" else np.fmax
+        out = f.reduce(x, axis=axes, keepdims=keepdims) if axes else x.copy()
+        return r, np.asarray(out), "s"
+    if plain in ("argmin", "argmax"):
+        if (np.sum(~nan, axis=axes) == 0).any():
+            raise Fail("VALUE")  # NumPy: ValueError("All-NaN slice encountered")
+        fill = np.inf if plain == "argmin" else -np.inf
+        return reduce_reference(plain, np.where(nan, fill, x).astype(x.dtype), dt, axes,
+                                keepdims, dtype_opt, ddof, exact_sum)
+    x0 = np.where(nan, 1 if plain == "prod" else 0, x).astype(x.dtype)
+    if plain in ("sum", "prod"):  # NumPy sums (multiplies) such a copy: nansum bit for bit
+        return reduce_reference(plain, x0, dt, axes, keepdims, dtype_opt, ddof, exact_sum)
+    src = dtype_opt or dt
+    conv = cast(x0, src) if src != dt else x0
+    wide = np.clongdouble if kind(src) == "c" else np.longdouble
+    xl = np.asarray(conv).astype(wide)
+    acc_eps = EPS["float32" if src in ("float16", "bfloat16") else
+                  {"complex64": "float32", "complex128": "float64"}.get(src, src)]
+    levels = 2 * (int(np.ceil(np.log2(max(n, 2)))) + 4)
+    cnt = np.sum(~nan, axis=axes, keepdims=keepdims).astype(np.float64)
+    mag = np.sum(np.abs(xl), axis=axes, keepdims=keepdims).astype(np.float64)
+    with np.errstate(all="ignore"):
+        if plain == "mean":  # a slice of NaNs only: 0/0, NaN
+            out = np.sum(xl, axis=axes, keepdims=keepdims) / cnt.astype(np.longdouble)
+            if kind(src) == "c":
+                out = np.where(cnt == 0, complex(np.nan, np.nan), out)
+            err = (levels + 2) * acc_eps * mag / np.maximum(cnt, 1)
+            return r, cast(out, r), bound_for(r, cast(out, r), err, n)
+        # nanvar, nanstd: count - ddof <= 0 gives NaN (NumPy's nanvar; var gives inf)
+        cntk = np.sum(~nan, axis=axes, keepdims=True).astype(np.longdouble)
+        m = np.sum(xl, axis=axes, keepdims=True) / cntk
+        dev = np.where(nan, 0, np.abs(xl - m) ** 2)
+        ss = np.asarray(np.sum(dev, axis=axes, keepdims=keepdims)).real.astype(np.longdouble)
+        div = cnt - ddof
+        var = np.where(div > 0, ss / np.maximum(div, 1).astype(np.longdouble), np.nan)
+        big = np.sum(np.where(nan, 0, (np.abs(xl) + np.abs(m)) ** 2), axis=axes,
+                     keepdims=keepdims)
+        err = (levels + 4) * acc_eps * np.asarray(big).real.astype(np.float64) / np.maximum(div, 1)
+    if plain == "var":
+        return r, cast(var, r), bound_for(r, cast(var, r), err, 2 * n)
+    work = {"complex64": "float32", "complex128": "float64"}.get(r, r)
+    var_err = err + (2 * n + 2) * DENORM_MIN[work] / np.maximum(div, 1)
+    std = np.sqrt(var)
+    return r, cast(std, r), bound_for(r, cast(std, r), np.sqrt(var_err), 2 * n)
+
+
+def with_nans(case, a):
+    """a (of a float or complex dtype) with NaNs put into its base at a
+    density drawn per case: none, 30%, all, or by the base's rows (0, 30%
+    and 100% in turn, so that some slices hold NaNs only); a complex NaN in
+    either part or both; sometimes +-inf besides."""
+    if kind(a.dtype) not in "fc":
+        return a
+    dt, base = case.bases[a.bi]
+    base = np.array(base, copy=True)
+    flat = base.reshape(-1)
+    size = flat.size
+    mode = pick(["none", "some", "all", "rows", "rows", "rows"])
+    if mode == "none":
+        mask = np.zeros(size, dtype=bool)
+    elif mode == "some":
+        mask = rng.random(size) < 0.3
+    elif mode == "all":
+        mask = np.ones(size, dtype=bool)
+    else:
+        rows = base.shape[0] if base.ndim else 1
+        row = np.arange(size) // max(1, size // max(rows, 1))
+        mask = rng.random(size) < np.array([0.0, 0.3, 1.0])[row % 3]
+    if kind(dt) == "c":
+        part = rng.integers(0, 3, size)  # 0: the real part, 1: the imaginary one, 2: both
+        flat.real[mask & (part != 1)] = np.nan
+        flat.imag[mask & (part != 0)] = np.nan
+    else:
+        flat[mask] = np.nan
+    if rng.random() < 0.3:
+        inf = ~mask & (rng.random(size) < 0.05)
+        flat[inf] = np.where(rng.random(int(inf.sum())) < 0.5, np.inf, -np.inf)
+    case.bases[a.bi] = (dt, base)
+    return Arr(a.bi, a.dtype, a.layout, apply_layout(base, a.layout))
+
+
 def reduction_case(op, dt):
+    plain = op[3:] if op in NAN_REDUCTIONS else op
     big = rng.random() < 0.03  # past the 8192-element runs of the pairwise sums
     if big:
         shape = pick([(int(rng.integers(8200, 10000)),), (3, int(rng.integers(2740, 3300))),
@@ -1357,7 +1461,7 @@ def reduction_case(op, dt):
         if rng.random() < 0.1:
             shape = shape[:-1] + (0,) if shape else (0,)
     case = Case(op, "fn")
-    if op == "prod":  # factors near 1: long products neither overflow nor vanish
+    if plain == "prod":  # factors near 1: long products neither overflow nor vanish
         base_shape, layout = layout_for(shape)
         count = int(np.prod(base_shape))
         vals = rng.uniform(0.6, 1.6, count) * rng.choice([1, -1], count)
@@ -1367,6 +1471,8 @@ def reduction_case(op, dt):
         a = Arr(0, dt, layout, apply_layout(case.bases[0][1], layout))
     else:
         a = case.array(dt, shape, "sum")
+    if plain != op:
+        a = with_nans(case, a)
     case.args.append(a)
     ndim = len(shape)
     # dims: all (default), one, or a list; 1-based, sometimes negative
@@ -1376,7 +1482,7 @@ def reduction_case(op, dt):
         dim_opt = None
         if ndim and rng.random() < 0.3:
             dim_opt = list(range(1, ndim + 1))
-    elif r < 0.7 or op in ("argmin", "argmax"):
+    elif r < 0.7 or plain in ("argmin", "argmax"):
         d = int(rng.integers(0, ndim))
         axes = (d,)
         dim_opt = d + 1 if rng.random() < 0.7 else d - ndim
@@ -1387,14 +1493,17 @@ def reduction_case(op, dt):
         rng.shuffle(dim_opt)
     keepdims = rng.random() < 0.3
     dtype_opt, ddof = None, 0
-    if op in ("sum", "prod", "mean", "std", "var") and rng.random() < 0.25:
+    if plain in ("sum", "prod", "mean", "std", "var") and rng.random() < 0.25:
         dtype_opt = pick(["float32", "float64", "complex128", "float16"] if kind(dt) in "fc" else
                          ["int64", "int32", "uint8", "float32", "float64", "bfloat16"])
-        if op in ("std", "var") and kind(dt) in "biu":
+        if plain in ("std", "var") and kind(dt) in "biu":
             dtype_opt = "float64"  # squares of wide integers overflow float32, as in NumPy
-        if kind(dt) == "c" and kind(dtype_opt) != "c":
+        # a real dtype for complex input: nansum, nanprod and nanmean only (NumPy
+        # replaces the NaN numbers, then drops the imaginary parts)
+        if kind(dt) == "c" and kind(dtype_opt) != "c" and (op == plain or plain not in
+                                                             ("sum", "prod", "mean")):
             dtype_opt = "complex64"
-    if op in ("std", "var") and rng.random() < 0.5:
+    if plain in ("std", "var") and rng.random() < 0.5:
         ddof = int(rng.integers(0, 3))
     opts = {}
     if dim_opt is not None:
@@ -1412,7 +1521,7 @@ def reduction_case(op, dt):
     case.form = "fn" if rng.random() < 0.5 else "m" + op
     case.known = half_dtype_bug(dtype_opt, [a])
     exact_sum = layout_is_plain(a) and (len(axes) == ndim or axes == (ndim - 1,))
-    if op in ("argmin", "argmax") and isinstance(dim_opt, list) and len(dim_opt) > 1:
+    if plain in ("argmin", "argmax") and isinstance(dim_opt, list) and len(dim_opt) > 1:
         emit(case, "E:ARGUMENT")  # one dim, or all of them given as no dim at all
         return
     complex_rows = exact_sum and kind(dtype_opt or dt) == "c" and len(axes) < ndim
@@ -1422,8 +1531,8 @@ def reduction_case(op, dt):
             # several rows; the bounded copy above keeps them checked meanwhile
             case.known = case.known or "complex_row_sum"
         try:
-            rdt, values, cmp = reduce_reference(op, a.view, dt, axes, keepdims, dtype_opt, ddof,
-                                                exact)
+            reference = nan_reference if plain != op else reduce_reference
+            rdt, values, cmp = reference(op, a.view, dt, axes, keepdims, dtype_opt, ddof, exact)
         except Fail as f:
             emit(case, "E:" + f.code)
             return
@@ -1463,6 +1572,13 @@ def cases_sum():
     for op in REDUCTIONS:
         for dt in DTYPES:
             for _ in sample([0, 1, 2]):
+                reduction_case(op, dt)
+
+
+def cases_nansum():
+    for op in NAN_REDUCTIONS:
+        for dt in DTYPES:
+            for _ in sample([0, 1, 2] if kind(dt) in "fc" else [0]):
                 reduction_case(op, dt)
 
 

@@ -367,7 +367,7 @@ end
 
 -- Groups beyond the element-wise operations, passed on when dlbridge has them.
 local features = {}
-for _, name in ipairs{"sum", "matmul", "concat", "stack"} do
+for _, name in ipairs{"sum", "nansum", "matmul", "concat", "stack"} do
   if dl[name] ~= nil then features[#features + 1] = name end
 end
 

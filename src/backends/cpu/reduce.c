@@ -1,8 +1,9 @@
 /* reduce.c -- the host's reductions (the cpu kernels' reduce entry): one
  * walk of the input in memory order into accumulators shaped like the
  * result; the two passes of std/var; argmin/argmax by search along a dim or
- * by rows. The core planned the call (compute/reduce.c states the
- * semantics); here it only runs. */
+ * by rows; beside them the nan-functions' counts of numbers. The core
+ * planned the call (compute/reduce.c states the semantics); here it only
+ * runs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,13 @@
 
 static dlb_dtype real_of(dlb_dtype t) {
   return t == DLB_COMPLEX64 ? DLB_FLOAT32 : t == DLB_COMPLEX128 ? DLB_FLOAT64 : t;
+}
+
+/* Whether elements of dtype t can be NaN (float and complex dtypes): where
+ * they cannot, a nan-function is the reduction without "nan". */
+static int may_hold_nan(dlb_dtype t) {
+  dlb_kind k = dlb_dtype_get(t)->kind;
+  return k == DLB_KIND_FLOAT || k == DLB_KIND_COMPLEX;
 }
 
 /* The dtype of a tensor the core made. */
@@ -329,6 +337,99 @@ static int finish_run(char **data, const int64_t *steps, int64_t n, void *aux) {
   return 0;
 }
 
+/* How accumulators become results when each has its own count (int64,
+ * operand 1; the nan-functions): acc / (count - ddof), in double (complex:
+ * complex128) as NumPy divides a float or complex by an integer, rounded
+ * to the accumulators' dtype; NaN where count - ddof <= 0 when
+ * bad_is_nan (nanvar); square-rooted in that dtype when root (nanstd). */
+typedef struct count_finish {
+  dlb_dtype dtype; /* float32, float64, complex64, complex128 */
+  double ddof;
+  int root, bad_is_nan;
+} count_finish;
+
+/* NumPy's complex division of (*re, *im) by (d + 0i). */
+static void complex_by_real(double *re, double *im, double d) {
+  if (d == 0) {
+    *re = *re / fabs(d);
+    *im = *im / fabs(d);
+  } else {
+    double rat = 0.0 / d, scale = 1.0 / (d + 0.0 * rat), r = *re, i = *im;
+    *re = (r + i * rat) * scale;
+    *im = (i - r * rat) * scale;
+  }
+}
+
+static int count_finish_run(char **data, const int64_t *steps, int64_t n, void *aux) {
+  const count_finish *f = aux;
+  for (int64_t i = 0; i < n; i++) {
+    char *e = data[0] + i * steps[0];
+    double d = (double)*(const int64_t *)(data[1] + i * steps[1]) - f->ddof;
+    int bad = f->bad_is_nan && !(d > 0);
+    switch (f->dtype) {
+      case DLB_FLOAT32: {
+        float *x = (float *)e;
+        *x = bad ? NAN : (float)((double)*x / d);
+        if (f->root) *x = sqrtf(*x);
+        break;
+      }
+      case DLB_FLOAT64: {
+        double *x = (double *)e;
+        *x = bad ? NAN : *x / d;
+        if (f->root) *x = sqrt(*x);
+        break;
+      }
+      case DLB_COMPLEX64: {
+        float *x = (float *)e;
+        double re = x[0], im = x[1];
+        complex_by_real(&re, &im, d);
+        x[0] = (float)re;
+        x[1] = (float)im;
+        break;
+      }
+      default: complex_by_real((double *)e, (double *)e + 1, d); break;
+    }
+  }
+  return 0;
+}
+
+/* NaN elements of operand 0 become value (as NumPy's _replace_nan): a
+ * float32 or float64 one, or a complex one with a NaN part (value + 0i). */
+typedef struct nan_fill {
+  dlb_dtype dtype; /* float32, float64, complex64, complex128 */
+  double value;
+} nan_fill;
+
+static int replace_nan_run(char **data, const int64_t *steps, int64_t n, void *aux) {
+  const nan_fill *f = aux;
+  for (int64_t i = 0; i < n; i++) {
+    char *e = data[0] + i * steps[0];
+    switch (f->dtype) {
+      case DLB_FLOAT32: {
+        float *x = (float *)e;
+        if (*x != *x) *x = (float)f->value;
+        break;
+      }
+      case DLB_FLOAT64: {
+        double *x = (double *)e;
+        if (*x != *x) *x = f->value;
+        break;
+      }
+      case DLB_COMPLEX64: {
+        float *x = (float *)e;
+        if (x[0] != x[0] || x[1] != x[1]) x[0] = (float)f->value, x[1] = 0;
+        break;
+      }
+      default: {
+        double *x = (double *)e;
+        if (x[0] != x[0] || x[1] != x[1]) x[0] = f->value, x[1] = 0;
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
 /* The identity a fold of op starts from (its row's: zero or one), as one
  * accumulator of dtype acc. */
 static void identity_of(dlb_reduce_op op, dlb_dtype acc, fill_value *v) {
@@ -343,14 +444,14 @@ static void identity_of(dlb_reduce_op op, dlb_dtype acc, fill_value *v) {
 
 /*
  * Folds the input `in` (elements of in->dtype) into accumulators acc
- * (strides 0 along the reduced dims) with op's kernel for loop_in inputs,
- * starting from op's identity, or from the first element where it has none
- * (min, max).
+ * (strides 0 along the reduced dims) with kernel, a fold kernel for
+ * loop_in inputs, starting from start, or from the first element where
+ * start is NULL (min, max). op names the reduction in errors.
  */
-static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype loop_in,
-                       dlb_dtype via, strided *acc, dlb_error *err) {
+static dlb_status fold_with(const plan *p, dlb_reduce_op op, dlb_loop kernel,
+                            const fill_value *start, strided *in, dlb_dtype loop_in, dlb_dtype via,
+                            strided *acc, dlb_error *err) {
   strided *ops[2] = {acc, in};
-  dlb_loop kernel = dlb_reduce_fold_loop(op, loop_in);
   int64_t numel = p->count * p->out_numel; /* no overflow: both nonzero here, a's size */
   dlb_pairwise_layout layout;
   converted conv = {kernel,
@@ -369,13 +470,11 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
   if (!kernel)
     return dlb_fail(err, DLB_E_DTYPE, "%s: no kernel for %s", dlb_reduce_name(op),
                     dlb_dtype_get(loop_in)->name);
-  if (dlb_reduce_get(op)->identity == DLB_REDUCE_IDENTITY_NONE) {
+  if (!start) {
     dlb_status st = convert(p, acc, in, 1, err); /* the first element */
     if (st != DLB_OK) return st;
   } else {
-    fill_value v;
-    identity_of(op, acc->dtype, &v);
-    walk(p, 1, ops, 1, 0, fill_run, &v, 0);
+    walk(p, 1, ops, 1, 0, fill_run, (void *)start, 0);
   }
   if (p->count == 0) return DLB_OK;
   if (loop_in == in->dtype && via == DLB_DTYPE_COUNT &&
@@ -396,6 +495,35 @@ static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype l
   free(conv.scratch);
   free(conv.scratch_via);
   return conv.status;
+}
+
+/* fold_with op's kernel for loop_in inputs, from op's identity, or from
+ * the first element where it has none (min, max). */
+static dlb_status fold(const plan *p, dlb_reduce_op op, strided *in, dlb_dtype loop_in,
+                       dlb_dtype via, strided *acc, dlb_error *err) {
+  fill_value v;
+  identity_of(op, acc->dtype, &v);
+  return fold_with(p, op, dlb_reduce_fold_loop(op, loop_in),
+                   dlb_reduce_get(op)->identity == DLB_REDUCE_IDENTITY_NONE ? NULL : &v, in,
+                   loop_in, via, acc, err);
+}
+
+/* Counts the elements of x that are not NaN (read as dlb_compute_type of
+ * their dtype) into new int64 accumulators *cnt (memory: *mem). */
+static dlb_status count_numbers(const plan *p, strided *x, dlb_array *mem, strided *cnt,
+                                dlb_error *err) {
+  const fill_value zero = {{0}, 8};
+  dlb_dtype t = dlb_compute_type(x->dtype);
+  dlb_status st = temporary(p, DLB_INT64, 1, mem, cnt, err);
+  if (st != DLB_OK) return st;
+  return fold_with(p, p->op, dlb_reduce_count_numbers_loop(t), &zero, x, t, DLB_DTYPE_COUNT, cnt,
+                   err);
+}
+
+/* Divides each accumulator of acc by its count in cnt as f says. */
+static void finish_by_counts(const plan *p, strided *acc, strided *cnt, count_finish *f) {
+  strided *ops[2] = {acc, cnt};
+  walk(p, 2, ops, 1, 0, count_finish_run, f, 0);
 }
 
 /* Converts the accumulators into the result's elements. */
@@ -422,12 +550,32 @@ static dlb_dtype half_via(const plan *p, dlb_dtype in) {
   return (r == DLB_FLOAT16 || r == DLB_BFLOAT16) && in != r ? r : DLB_DTYPE_COUNT;
 }
 
+/* A nan-function's complex input folded in a real dtype (a real dtype
+ * option), whose conversion drops the imaginary parts: *in becomes a copy
+ * (memory: *mem) with the numbers that have a NaN part replaced by op's
+ * identity first, as NumPy replaces them before it converts. Any other
+ * call: nothing. */
+static dlb_status cleaned_complex(const plan *p, dlb_array *mem, strided *in, dlb_error *err) {
+  nan_fill f = {in->dtype, dlb_reduce_get(p->op)->identity == DLB_REDUCE_IDENTITY_ONE};
+  strided *ops[1] = {in};
+  strided from = *in;
+  dlb_status st;
+  if (!dlb_reduce_get(p->op)->skips_nan || dlb_dtype_get(in->dtype)->kind != DLB_KIND_COMPLEX ||
+      dlb_dtype_get(p->t.loop_in)->kind == DLB_KIND_COMPLEX)
+    return DLB_OK;
+  if ((st = temporary(p, in->dtype, 0, mem, in, err)) != DLB_OK) return st;
+  convert(p, in, &from, 0, err); /* the same dtype: cannot fail */
+  walk(p, 1, ops, 0, 0, replace_nan_run, &f, 0);
+  return DLB_OK;
+}
+
 /* The reductions that fold (sum, prod, mean, min, max, all, any,
  * count_nonzero) into out; mean then divides by the count. */
 static dlb_status run_fold(const plan *p, strided *out, dlb_error *err) {
-  dlb_array mem = {0};
+  dlb_array mem = {0}, copy = {0};
   strided acc, in = p->in;
-  dlb_status st = accumulators(p, p->t.acc, out, &mem, &acc, err);
+  dlb_status st = cleaned_complex(p, &copy, &in, err);
+  if (st == DLB_OK) st = accumulators(p, p->t.acc, out, &mem, &acc, err);
   if (st == DLB_OK) st = fold(p, p->op, &in, p->t.loop_in, half_via(p, in.dtype), &acc, err);
   if (st == DLB_OK && dlb_reduce_get(p->op)->rule == DLB_REDUCE_RULE_MEAN) {
     finish f = {acc.dtype, (double)p->count, 0};
@@ -436,19 +584,45 @@ static dlb_status run_fold(const plan *p, strided *out, dlb_error *err) {
   }
   if (st == DLB_OK && acc.data != out->data) st = store(p, &acc, out, err);
   dlb_array_release(&mem);
+  dlb_array_release(&copy);
+  return st;
+}
+
+/* nanmean of float and complex input: nansum's fold, over the count of
+ * the elements that are not NaN (NaN where there is none). */
+static dlb_status run_nanmean(const plan *p, strided *out, dlb_error *err) {
+  dlb_array mem = {0}, counts = {0}, copy = {0};
+  strided acc, cnt, in = p->in, summed = p->in;
+  dlb_status st = cleaned_complex(p, &copy, &summed, err);
+  if (st == DLB_OK) st = accumulators(p, p->t.acc, out, &mem, &acc, err);
+  if (st == DLB_OK) st = fold(p, p->op, &summed, p->t.loop_in, half_via(p, in.dtype), &acc, err);
+  if (st == DLB_OK) st = count_numbers(p, &in, &counts, &cnt, err);
+  if (st == DLB_OK) {
+    count_finish f = {acc.dtype, 0, 0, 0};
+    finish_by_counts(p, &acc, &cnt, &f);
+    if (acc.data != out->data) st = store(p, &acc, out, err);
+  }
+  dlb_array_release(&mem);
+  dlb_array_release(&counts);
+  dlb_array_release(&copy);
   return st;
 }
 
 /*
  * std and var, as NumPy's _var: the mean (in t, the computing dtype), then
  * the sum of |x - mean|^2 (t's real dtype) over a temporary laid out as the
- * input, divided by max(n - ddof, 0); std takes the square root.
+ * input, divided by max(n - ddof, 0); std takes the square root. nanstd
+ * and nanvar of float and complex input, as NumPy's nanvar: the mean of the
+ * elements that are not NaN (nansum over their count), a NaN's deviation
+ * 0, the sum divided by count - ddof, NaN where that is <= 0.
  */
 static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
   dlb_dtype t = p->t.acc, r = real_of(t);
-  dlb_array xs = {0}, means = {0}, devs = {0}, sums = {0};
-  strided x = p->in, mean, dev, sum;
+  dlb_array xs = {0}, means = {0}, devs = {0}, sums = {0}, counts = {0};
+  strided x = p->in, mean, dev, sum, cnt;
   dlb_status st = DLB_OK;
+  const int skip = dlb_reduce_get(p->op)->skips_nan && may_hold_nan(p->in.dtype);
+  const int root = p->op == DLB_REDUCE_STD || p->op == DLB_REDUCE_NANSTD;
   if (x.dtype != t || p->misaligned) { /* the input converted once: both passes read it */
     strided in = p->in, half;
     dlb_array halves = {0};
@@ -463,11 +637,15 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
     dlb_array_release(&halves);
   }
   if (st == DLB_OK) st = temporary(p, t, 1, &means, &mean, err);
-  if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &x, t, DLB_DTYPE_COUNT, &mean, err);
+  if (st == DLB_OK)
+    st = fold(p, skip ? DLB_REDUCE_NANSUM : DLB_REDUCE_SUM, &x, t, DLB_DTYPE_COUNT, &mean, err);
+  if (st == DLB_OK && skip) st = count_numbers(p, &x, &counts, &cnt, err);
   if (st == DLB_OK) {
     finish f = {t, (double)p->count, 0};
+    count_finish by_count = {t, 0, 0, 0};
     strided *ops[1] = {&mean};
-    walk(p, 1, ops, 1, 0, finish_run, &f, 0);
+    if (skip) finish_by_counts(p, &mean, &cnt, &by_count);
+    else walk(p, 1, ops, 1, 0, finish_run, &f, 0);
     if (xs.buffer && r == t) { /* squares in place of the converted input */
       dev = x;
     } else {
@@ -476,25 +654,33 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
   }
   if (st == DLB_OK) {
     strided *ops[3] = {&dev, &x, &mean};
-    walk(p, 3, ops, 0, 0, dlb_reduce_deviation_loop(t), NULL, 0);
+    walk(p, 3, ops, 0, 0, dlb_reduce_deviation_loop(t, skip), NULL, 0);
     st = accumulators(p, r, out, &sums, &sum, err);
   }
   if (st == DLB_OK) st = fold(p, DLB_REDUCE_SUM, &dev, r, DLB_DTYPE_COUNT, &sum, err);
   if (st == DLB_OK) {
     double n = (double)p->count - p->ddof;
-    finish f = {r, n > 0 ? n : 0, p->op == DLB_REDUCE_STD};
+    finish f = {r, n > 0 ? n : 0, root};
+    count_finish by_count = {r, p->ddof, root, 1};
     strided *ops[1] = {&sum};
-    walk(p, 1, ops, 1, 0, finish_run, &f, 0);
+    if (skip) finish_by_counts(p, &sum, &cnt, &by_count);
+    else walk(p, 1, ops, 1, 0, finish_run, &f, 0);
     if (sum.data != out->data) st = store(p, &sum, out, err);
   }
   dlb_array_release(&xs);
   dlb_array_release(&means);
   dlb_array_release(&devs);
   dlb_array_release(&sums);
+  dlb_array_release(&counts);
   return st;
 }
 
 /* --- argmin, argmax -------------------------------------------------------- */
+
+/* Whether op looks for the largest element (argmax, nanargmax). */
+static int arg_is_max(dlb_reduce_op op) {
+  return op == DLB_REDUCE_ARGMAX || op == DLB_REDUCE_NANARGMAX;
+}
 
 /* dlb_reduce_arg_search inside a bounded call (work.h): in pieces of
  * ARG_PIECE, each piece's best against the best so far by the same search
@@ -579,8 +765,8 @@ static dlb_status arg_flat(const plan *p, strided *x, strided *out, dlb_error *e
     x = &c;
     stride = (int64_t)dlb_dtype_get(x->dtype)->itemsize;
   }
-  *(int64_t *)out->data = p->index_base + arg_search_bounded(p->op == DLB_REDUCE_ARGMAX, x->dtype,
-                                                             x->data, p->count, stride);
+  *(int64_t *)out->data =
+      p->index_base + arg_search_bounded(arg_is_max(p->op), x->dtype, x->data, p->count, stride);
   dlb_array_release(&copy);
   return DLB_OK;
 }
@@ -592,7 +778,7 @@ static dlb_status arg_rows(const plan *p, int d, strided *x, strided *out, dlb_e
   strided best, row = *x;
   strided *ops[3] = {&best, out, &row};
   fill_value v = {{0}, 8};
-  dlb_loop update = dlb_reduce_arg_update_loop(p->op == DLB_REDUCE_ARGMAX, x->dtype);
+  dlb_loop update = dlb_reduce_arg_update_loop(arg_is_max(p->op), x->dtype);
   dlb_status st = temporary(p, x->dtype, 1, &mem, &best, err);
   if (st != DLB_OK) return st;
   memcpy(v.bytes, &p->index_base, 8);
@@ -607,16 +793,53 @@ static dlb_status arg_rows(const plan *p, int d, strided *x, strided *out, dlb_e
   return DLB_OK;
 }
 
+/* Whether any int64 of operand 0 is 0 (aux: an int, set then). */
+static int any_zero_run(char **data, const int64_t *steps, int64_t n, void *aux) {
+  for (int64_t i = 0; i < n; i++)
+    if (*(const int64_t *)(data[0] + i * steps[0]) == 0) *(int *)aux = 1;
+  return 0;
+}
+
+/* nanargmin/nanargmax: x (a copy of the input) with its NaNs as +inf/-inf,
+ * after a check that no slice holds NaNs only (DLB_E_VALUE, NumPy's
+ * ValueError). */
+static dlb_status replace_nans(const plan *p, strided *x, dlb_error *err) {
+  dlb_array counts = {0};
+  strided cnt;
+  strided *ops[1] = {&cnt};
+  nan_fill fill = {x->dtype, arg_is_max(p->op) ? -INFINITY : INFINITY};
+  int all_nan = 0;
+  dlb_status st = count_numbers(p, x, &counts, &cnt, err);
+  if (st == DLB_OK) walk(p, 1, ops, 1, 0, any_zero_run, &all_nan, 0);
+  dlb_array_release(&counts);
+  if (st != DLB_OK) return st;
+  if (all_nan) {
+    dlb_fail(err, DLB_E_VALUE, "%s: All-NaN slice encountered", dlb_reduce_name(p->op));
+    dlb_error_hint(err, "a slice of NaNs only has no index; nanmax/nanmin give NaN there, or "
+                        "test dl.isnan(a):all(dim) first");
+    return DLB_E_VALUE;
+  }
+  ops[0] = x;
+  walk(p, 1, ops, 0, 0, replace_nan_run, &fill, 0);
+  return DLB_OK;
+}
+
 static dlb_status run_arg(const plan *p, strided *out, dlb_error *err) {
   dlb_array mem = {0};
   strided x = p->in;
   dlb_status st = DLB_OK;
   int d = 0;
-  if (x.dtype != p->t.loop_in || p->misaligned) { /* float16, bfloat16 as float32; aligned */
+  const int skip = dlb_reduce_get(p->op)->skips_nan && may_hold_nan(p->t.loop_in);
+  /* A copy: float16, bfloat16 as float32; aligned; or its NaNs replaced. */
+  if (x.dtype != p->t.loop_in || p->misaligned || skip) {
     strided in = p->in;
     st = temporary(p, p->t.loop_in, 0, &mem, &x, err);
     if (st != DLB_OK) return st;
-    convert(p, &x, &in, 0, err); /* to float32: cannot fail */
+    convert(p, &x, &in, 0, err); /* to float32 or the same: cannot fail */
+    if (skip && (st = replace_nans(p, &x, err)) != DLB_OK) {
+      dlb_array_release(&mem);
+      return st;
+    }
   }
   if (x.dtype == DLB_BOOL) x.dtype = DLB_UINT8; /* the same bytes, ordered alike */
   if (__builtin_popcountll(p->mask) != 1) {
@@ -628,7 +851,7 @@ static dlb_status run_arg(const plan *p, strided *out, dlb_error *err) {
       if (e != d && p->shape[e] > 1 && magnitude(x.strides[e]) < smallest)
         smallest = magnitude(x.strides[e]);
     if (magnitude(x.strides[d]) <= smallest) { /* the dim is the innermost: search along it */
-      arg_along a = {p->op == DLB_REDUCE_ARGMAX, x.dtype, p->count, x.strides[d], p->index_base};
+      arg_along a = {arg_is_max(p->op), x.dtype, p->count, x.strides[d], p->index_base};
       strided *ops[2] = {out, &x};
       walk(p, 2, ops, 1, 1, arg_along_run, &a, 0);
     } else {
@@ -647,6 +870,10 @@ static dlb_status run(const plan *p, strided *out, dlb_error *err) {
   switch (dlb_reduce_get(p->op)->rule) {
     case DLB_REDUCE_RULE_ARG: return run_arg(p, out, err);
     case DLB_REDUCE_RULE_SPREAD: return run_var(p, out, err);
+    case DLB_REDUCE_RULE_MEAN:
+      if (dlb_reduce_get(p->op)->skips_nan && may_hold_nan(p->in.dtype))
+        return run_nanmean(p, out, err);
+      return run_fold(p, out, err);
     default: return run_fold(p, out, err);
   }
 }

@@ -40,6 +40,18 @@
 #define MIN_INT(a, x) ((a) <= (x) ? (a) : (x))
 #define MAX_FLOAT(a, x) ((((a) >= (x)) | ((a) != (a))) ? (a) : (x))
 #define MIN_FLOAT(a, x) ((((a) <= (x)) | ((a) != (a))) ? (a) : (x))
+/* nanmax, nanmin (NumPy's fmax, fmin): a NaN input is passed over, a NaN
+ * accumulator (the first element) gives way to any number. */
+#define FMAX_FLOAT(a, x) ((((a) >= (x)) | ((x) != (x))) ? (a) : (x))
+#define FMIN_FLOAT(a, x) ((((a) <= (x)) | ((x) != (x))) ? (a) : (x))
+/* nanprod: a NaN input multiplies as 1 (a complex one: a NaN part). */
+#define MUL_NAN_AS_ONE(a, x) ((a) * ((x) != (x) ? 1 : (x)))
+#define NAN_COMPLEX(x) (((x).re != (x).re) | ((x).im != (x).im))
+#define CMUL64_NAN_AS_ONE(a, x) CMUL64(a, NAN_COMPLEX(x) ? complex64_one : (x))
+#define CMUL128_NAN_AS_ONE(a, x) CMUL128(a, NAN_COMPLEX(x) ? complex128_one : (x))
+/* The count of complex numbers without a NaN part: nanmean, nanvar. */
+#define COUNT_NUMBER_COMPLEX(x) ((int64_t)!NAN_COMPLEX(x))
+#define ADD_COUNT_NUMBER_COMPLEX(a, x) ((a) + COUNT_NUMBER_COMPLEX(x))
 /* Truth of an element: NaN is true; float16/bfloat16 bits without the sign. */
 #define NONZERO(x) ((x) != 0)
 #define NONZERO_HALF(x) (((x)&0x7fff) != 0)
@@ -131,6 +143,72 @@
 #define INIT SAME
 #define FOLD CMUL128
 #define COMBINE CMUL128
+#define LANED 0
+#include "reduce_fold.h"
+
+/* nanprod: the products above with NaN inputs as 1 (a complex one times
+ * 1 + 0i, as NumPy's product of a copy with 1 in place of each NaN). */
+static const complex64 complex64_one = {1, 0};
+static const complex128 complex128_one = {1, 0};
+#define NAME nanprod_float32
+#define TA float
+#define TI float
+#define INIT SAME
+#define FOLD MUL_NAN_AS_ONE
+#define COMBINE MUL
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME nanprod_float64
+#define TA double
+#define TI double
+#define INIT SAME
+#define FOLD MUL_NAN_AS_ONE
+#define COMBINE MUL
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME nanprod_complex64
+#define TA complex64
+#define TI complex64
+#define INIT SAME
+#define FOLD CMUL64_NAN_AS_ONE
+#define COMBINE CMUL64
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME nanprod_complex128
+#define TA complex128
+#define TI complex128
+#define INIT SAME
+#define FOLD CMUL128_NAN_AS_ONE
+#define COMBINE CMUL128
+#define LANED 0
+#include "reduce_fold.h"
+/* The counts of numbers, elements that are not NaN (nanmean, nanvar;
+ * reduce_count_numbers.h), and of complex numbers without a NaN part. */
+#define COUNT_LANES 32
+#define COUNT_BLOCK (1 << 24) /* whole rows of lanes; a lane counts at most 2^19 */
+#define NAME count_numbers_float32
+#define T float
+#define C int32_t
+#include "reduce_count_numbers.h"
+#define NAME count_numbers_float64
+#define T double
+#define C int64_t
+#include "reduce_count_numbers.h"
+
+#define NAME count_numbers_complex64
+#define TA int64_t
+#define TI complex64
+#define INIT COUNT_NUMBER_COMPLEX
+#define FOLD ADD_COUNT_NUMBER_COMPLEX
+#define COMBINE ADD
+#define LANED 0
+#include "reduce_fold.h"
+#define NAME count_numbers_complex128
+#define TA int64_t
+#define TI complex128
+#define INIT COUNT_NUMBER_COMPLEX
+#define FOLD ADD_COUNT_NUMBER_COMPLEX
+#define COMBINE ADD
 #define LANED 0
 #include "reduce_fold.h"
 
@@ -269,11 +347,78 @@ typedef float float_lanes __attribute__((vector_size(8 * sizeof(float))));
 typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
 /* (Vectors never cross a function boundary: that has no portable ABI.) */
 
+/* The lanes v (T_lanes) as the sum reads them: NaNs as 0 where the
+ * template's SKIP_NAN is 1 (x == x: all bits set where x is a number), as
+ * they are (no code) where it is 0. In 16-byte pieces, a vector every
+ * build level compares natively (GCC lowers a comparison of vectors wider
+ * than the level's to scalar compares, 4x slower here), split and joined
+ * in registers by __builtin_shufflevector (GCC 12, clang): through memory
+ * (compilers without it), the wide reload of the narrow stores stalls
+ * (store forwarding fails), 10x slower than sum. */
+#define LANES_READ(v) REDUCE_CAT(LANES_READ_, T)(v)
+#define NUMBERS_OR_ZERO(q) ((__typeof__(q))((__typeof__((q) == (q)))(q) & ((q) == (q))))
+#ifdef __has_builtin
+#if __has_builtin(__builtin_shufflevector)
+#define LANES_SPLIT 1
+#endif
+#endif
+#ifdef LANES_SPLIT
+typedef float float_piece __attribute__((vector_size(16)));
+typedef double double_piece __attribute__((vector_size(16)));
+typedef double double_half __attribute__((vector_size(32)));
+#define LANES_READ_float(v)                                                                        \
+  do {                                                                                             \
+    if (SKIP_NAN) {                                                                                \
+      float_piece lo_ = __builtin_shufflevector(v, v, 0, 1, 2, 3);                                 \
+      float_piece hi_ = __builtin_shufflevector(v, v, 4, 5, 6, 7);                                 \
+      lo_ = NUMBERS_OR_ZERO(lo_);                                                                  \
+      hi_ = NUMBERS_OR_ZERO(hi_);                                                                  \
+      (v) = __builtin_shufflevector(lo_, hi_, 0, 1, 2, 3, 4, 5, 6, 7);                             \
+    }                                                                                              \
+  } while (0)
+#define LANES_READ_double(v)                                                                       \
+  do {                                                                                             \
+    if (SKIP_NAN) {                                                                                \
+      double_piece a_ = __builtin_shufflevector(v, v, 0, 1);                                       \
+      double_piece b_ = __builtin_shufflevector(v, v, 2, 3);                                       \
+      double_piece c_ = __builtin_shufflevector(v, v, 4, 5);                                       \
+      double_piece d_ = __builtin_shufflevector(v, v, 6, 7);                                       \
+      double_half ab_, cd_;                                                                        \
+      a_ = NUMBERS_OR_ZERO(a_);                                                                    \
+      b_ = NUMBERS_OR_ZERO(b_);                                                                    \
+      c_ = NUMBERS_OR_ZERO(c_);                                                                    \
+      d_ = NUMBERS_OR_ZERO(d_);                                                                    \
+      ab_ = __builtin_shufflevector(a_, b_, 0, 1, 2, 3);                                           \
+      cd_ = __builtin_shufflevector(c_, d_, 0, 1, 2, 3);                                           \
+      (v) = __builtin_shufflevector(ab_, cd_, 0, 1, 2, 3, 4, 5, 6, 7);                             \
+    }                                                                                              \
+  } while (0)
+#else
+#define LANES_READ_PIECES(v)                                                                       \
+  do {                                                                                             \
+    if (SKIP_NAN) {                                                                                \
+      typedef __typeof__((v)[0]) piece_ __attribute__((vector_size(16)));                          \
+      unsigned char b_[sizeof(v)];                                                                 \
+      memcpy(b_, &(v), sizeof b_);                                                                 \
+      for (size_t k_ = 0; k_ < sizeof b_; k_ += 16) {                                              \
+        piece_ q_;                                                                                 \
+        memcpy(&q_, b_ + k_, 16);                                                                  \
+        q_ = NUMBERS_OR_ZERO(q_);                                                                  \
+        memcpy(b_ + k_, &q_, 16);                                                                  \
+      }                                                                                            \
+      memcpy(&(v), b_, sizeof b_);                                                                 \
+    }                                                                                              \
+  } while (0)
+#define LANES_READ_float LANES_READ_PIECES
+#define LANES_READ_double LANES_READ_PIECES
+#endif
+
 /* v (T_lanes) += the 8 elements at p. */
 #define LANES_ADD(v, p)                                                                            \
   do {                                                                                             \
     __typeof__(v) lanes_;                                                                          \
     memcpy(&lanes_, (p), sizeof lanes_);                                                           \
+    LANES_READ(lanes_);                                                                            \
     (v) += lanes_;                                                                                 \
   } while (0)
 
@@ -286,16 +431,34 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
     for (; i_ < (n) - (n) % 8; i_ += 8) LANES_ADD(v, (a) + i_);                                    \
     memcpy(r_, &(v), sizeof r_);                                                                   \
     (out) = ((r_[0] + r_[1]) + (r_[2] + r_[3])) + ((r_[4] + r_[5]) + (r_[6] + r_[7]));             \
-    for (; i_ < (n); i_++) (out) += (a)[i_];                                                       \
+    for (; i_ < (n); i_++) (out) += READ((a)[i_]);                                                 \
   } while (0)
 
-/* pairwise_T, pairwise_strided_T and sum_T (reduce_pairwise.h) */
+/* pairwise_T, pairwise_strided_T and sum_T, and for nansum (NaNs read as
+ * 0) nanpairwise_T, nanpairwise_strided_T and nansum_T (reduce_pairwise.h) */
 #define T float
+#define PREFIX
+#define SKIP_NAN 0
 #include "reduce_pairwise.h"
 #define T double
+#define PREFIX
+#define SKIP_NAN 0
+#include "reduce_pairwise.h"
+#define T float
+#define PREFIX nan
+#define SKIP_NAN 1
+#include "reduce_pairwise.h"
+#define T double
+#define PREFIX nan
+#define SKIP_NAN 1
 #include "reduce_pairwise.h"
 #undef BLOCK_END
 #undef LANES_ADD
+#undef LANES_READ
+#undef LANES_READ_float
+#undef LANES_READ_double
+#undef NUMBERS_OR_ZERO
+#undef LANES_READ_PIECES
 
 /*
  * NumPy's pairwise sum of complex numbers: n counts the floats (2 per
@@ -305,9 +468,23 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
  */
 #define T float
 #define C complex64
+#define PREFIX
+#define SKIP_NAN 0
 #include "reduce_complex_pairwise.h"
 #define T double
 #define C complex128
+#define PREFIX
+#define SKIP_NAN 0
+#include "reduce_complex_pairwise.h"
+#define T float
+#define C complex64
+#define PREFIX nan
+#define SKIP_NAN 1
+#include "reduce_complex_pairwise.h"
+#define T double
+#define C complex128
+#define PREFIX nan
+#define SKIP_NAN 1
 #include "reduce_complex_pairwise.h"
 
 /* --- the kernel tables ----------------------------------------------------- */
@@ -323,6 +500,7 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
 #define FOLDS_F(k) [DLB_FLOAT32] = k##_float32, [DLB_FLOAT64] = k##_float64
 #define FOLDS_C(k) [DLB_COMPLEX64] = k##_complex64, [DLB_COMPLEX128] = k##_complex128
 #define FOLDS_SUM_FC [DLB_FLOAT32] = sum_float, [DLB_FLOAT64] = sum_double, FOLDS_C(sum)
+#define FOLDS_NANSUM_FC [DLB_FLOAT32] = nansum_float, [DLB_FLOAT64] = nansum_double, FOLDS_C(nansum)
 #define FOLDS_BIHFC(k)                                                                             \
   [DLB_BOOL] = k##_bytes1, [DLB_INT8] = k##_bytes1, [DLB_UINT8] = k##_bytes1,                      \
   [DLB_INT16] = k##_bytes2, [DLB_UINT16] = k##_bytes2, [DLB_INT32] = k##_bytes4,                   \
@@ -332,7 +510,9 @@ typedef double double_lanes __attribute__((vector_size(8 * sizeof(double))));
 /* The fold kernels by operation and loop dtype: what DLB_REDUCE_OPS's
  * loops column declares for the reductions that fold, and no more
  * (tests/c/test_reduce_ops.c checks it). argmin and argmax search instead
- * (below); std and var fold with sum's kernels. */
+ * (below); std and var fold with sum's kernels, nanstd and nanvar with
+ * nansum's and sum's. The nan-functions of bool and integers are the plain
+ * ones (no NaN there). */
 static const dlb_loop folds[DLB_REDUCE_OP_COUNT][DLB_DTYPE_COUNT] = {
     [DLB_REDUCE_SUM] = {FOLDS_BI(sum), FOLDS_SUM_FC},
     [DLB_REDUCE_PROD] = {FOLDS_BI(prod), FOLDS_F(prod), FOLDS_C(prod)},
@@ -342,11 +522,26 @@ static const dlb_loop folds[DLB_REDUCE_OP_COUNT][DLB_DTYPE_COUNT] = {
     [DLB_REDUCE_ALL] = {FOLDS_BIHFC(all)},
     [DLB_REDUCE_ANY] = {FOLDS_BIHFC(any)},
     [DLB_REDUCE_COUNT_NONZERO] = {FOLDS_BIHFC(count)},
+    [DLB_REDUCE_NANSUM] = {FOLDS_BI(sum), FOLDS_NANSUM_FC},
+    [DLB_REDUCE_NANPROD] = {FOLDS_BI(prod), FOLDS_F(nanprod), FOLDS_C(nanprod)},
+    [DLB_REDUCE_NANMEAN] = {FOLDS_NANSUM_FC},
+    [DLB_REDUCE_NANMIN] = {FOLDS_BI(min), FOLDS_F(nanmin)},
+    [DLB_REDUCE_NANMAX] = {FOLDS_BI(max), FOLDS_F(nanmax)},
 };
 
 dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in) {
   if ((unsigned)op >= DLB_REDUCE_OP_COUNT || (unsigned)in >= DLB_DTYPE_COUNT) return NULL;
   return folds[op][in];
+}
+
+dlb_loop dlb_reduce_count_numbers_loop(dlb_dtype in) {
+  switch (in) {
+    case DLB_FLOAT32: return count_numbers_float32;
+    case DLB_FLOAT64: return count_numbers_float64;
+    case DLB_COMPLEX64: return count_numbers_complex64;
+    case DLB_COMPLEX128: return count_numbers_complex128;
+    default: return NULL;
+  }
 }
 
 /* Row of a table by integer dtype: bool, int8..int64, uint8..uint64. */
@@ -386,17 +581,24 @@ static int integer_row(dlb_dtype t) {
 #define SQUARE_REAL(x, m) (((x) - (m)) * ((x) - (m)))
 #define SQUARE_COMPLEX(x, m)                                                                       \
   (((x).re - (m).re) * ((x).re - (m).re) + ((x).im - (m).im) * ((x).im - (m).im))
+/* nanvar: a NaN's deviation is 0 (NumPy zeroes it before squaring). */
+#define SQUARE_REAL_NAN(x, m) ((x) != (x) ? 0 : SQUARE_REAL(x, m))
+#define SQUARE_COMPLEX_NAN(x, m) (NAN_COMPLEX(x) ? 0 : SQUARE_COMPLEX(x, m))
 DEVIATION_KERNEL(deviation_float32, float, float, SQUARE_REAL)
 DEVIATION_KERNEL(deviation_float64, double, double, SQUARE_REAL)
 DEVIATION_KERNEL(deviation_complex64, float, complex64, SQUARE_COMPLEX)
 DEVIATION_KERNEL(deviation_complex128, double, complex128, SQUARE_COMPLEX)
+DEVIATION_KERNEL(nandeviation_float32, float, float, SQUARE_REAL_NAN)
+DEVIATION_KERNEL(nandeviation_float64, double, double, SQUARE_REAL_NAN)
+DEVIATION_KERNEL(nandeviation_complex64, float, complex64, SQUARE_COMPLEX_NAN)
+DEVIATION_KERNEL(nandeviation_complex128, double, complex128, SQUARE_COMPLEX_NAN)
 
-dlb_loop dlb_reduce_deviation_loop(dlb_dtype t) {
+dlb_loop dlb_reduce_deviation_loop(dlb_dtype t, int skip_nan) {
   switch (t) {
-    case DLB_FLOAT32: return deviation_float32;
-    case DLB_FLOAT64: return deviation_float64;
-    case DLB_COMPLEX64: return deviation_complex64;
-    case DLB_COMPLEX128: return deviation_complex128;
+    case DLB_FLOAT32: return skip_nan ? nandeviation_float32 : deviation_float32;
+    case DLB_FLOAT64: return skip_nan ? nandeviation_float64 : deviation_float64;
+    case DLB_COMPLEX64: return skip_nan ? nandeviation_complex64 : deviation_complex64;
+    case DLB_COMPLEX128: return skip_nan ? nandeviation_complex128 : deviation_complex128;
     default: return NULL;
   }
 }

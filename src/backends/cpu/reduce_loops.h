@@ -64,8 +64,15 @@ dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in);
 
 /* The kernel of std/var's second pass over (out, x, mean), all of dtype t
  * (float32, float64, complex64, complex128) except out, which has t's real
- * dtype: out = |x - mean|^2. */
-dlb_loop dlb_reduce_deviation_loop(dlb_dtype t);
+ * dtype: out = |x - mean|^2; with skip_nan (nanstd/nanvar), 0 where x is
+ * NaN (a complex x: a NaN part). */
+dlb_loop dlb_reduce_deviation_loop(dlb_dtype t, int skip_nan);
+
+/* The fold kernel counting the elements of dtype in (float32, float64,
+ * complex64, complex128; else NULL) that are not NaN (a complex one: no
+ * NaN part) into int64 accumulators: nanmean's and nanvar's counts,
+ * nanargmin's and nanargmax's check for a slice of NaNs only. */
+dlb_loop dlb_reduce_count_numbers_loop(dlb_dtype in);
 
 /* The 0-based index of the first largest (is_max) or smallest of n > 0
  * elements of dtype t at p, stride bytes apart (any stride: negative, or 0

@@ -1,14 +1,20 @@
 /* reduce_pairwise.h -- a template: NumPy's pairwise sums of the float
  * dtype T (float or double; reduce_loops.c says how, above its instances):
- * pairwise_T of contiguous elements, pairwise_strided_T of strided ones,
- * and the fold kernel sum_T. reduce_loops.c #defines T and includes this
- * file once per instance; it #undefs it at its end. A file, not a macro,
+ * PREFIXpairwise_T of contiguous elements, PREFIXpairwise_strided_T of
+ * strided ones, and the fold kernel PREFIXsum_T. SKIP_NAN 1 (PREFIX nan)
+ * reads a NaN element as 0 (nansum: NumPy's sum of a copy with NaNs
+ * replaced by 0), 0 (PREFIX empty) reads elements as they are: then no
+ * line differs from a sum without it. reduce_loops.c #defines T, PREFIX and
+ * SKIP_NAN and includes this file once per instance; it #undefs them at
+ * its end. A file, not a macro,
  * so that a debugger and a profiler see its lines. No include guard. */
 
-#define PAIRWISE REDUCE_CAT(pairwise_, T)
-#define PAIRWISE_STRIDED REDUCE_CAT(pairwise_strided_, T)
-#define SUM REDUCE_CAT(sum_, T)
+#define PAIRWISE REDUCE_CAT(REDUCE_CAT(PREFIX, pairwise_), T)
+#define PAIRWISE_STRIDED REDUCE_CAT(REDUCE_CAT(PREFIX, pairwise_strided_), T)
+#define SUM REDUCE_CAT(REDUCE_CAT(PREFIX, sum_), T)
 #define LANES_T REDUCE_CAT(T, _lanes)
+/* An element as the sum reads it. */
+#define READ(x) (SKIP_NAN && (x) != (x) ? (T)0 : (x))
 
 /* NumPy's pairwise sum of the n contiguous elements at a: its blocks in
  * memory order (reduce_loops.c says why), then the tree. */
@@ -16,7 +22,7 @@ DLB_KERNEL_CLONES static T PAIRWISE(const T *a, int64_t n, dlb_pairwise_layout *
   T sums[2 * DLB_PAIRWISE_MAX_BLOCKS], res = 0; /* blocks, then joins */
   const dlb_pairwise_tree *lay;
   if (n < 8) {
-    for (int64_t i = 0; i < n; i++) res += a[i];
+    for (int64_t i = 0; i < n; i++) res += READ(a[i]);
     return res;
   }
   lay = layout_of(cache, n);
@@ -24,6 +30,7 @@ DLB_KERNEL_CLONES static T PAIRWISE(const T *a, int64_t n, dlb_pairwise_layout *
     const T *p = a + lay->start[b];
     LANES_T r;
     memcpy(&r, p, sizeof r);
+    LANES_READ(r);
     if (lay->length[b] == PAIRWISE_BLOCK) { /* every block of a whole run */
 #pragma GCC unroll 16
       for (int i = 8; i < PAIRWISE_BLOCK; i += 8) LANES_ADD(r, p + i);
@@ -42,17 +49,17 @@ DLB_KERNEL_CLONES static T PAIRWISE(const T *a, int64_t n, dlb_pairwise_layout *
 static T PAIRWISE_STRIDED(const char *a, int64_t n, int64_t stride) {
   if (n < 8) {
     T res = 0;
-    for (int64_t i = 0; i < n; i++) res += *(const T *)(a + i * stride);
+    for (int64_t i = 0; i < n; i++) res += READ(*(const T *)(a + i * stride));
     return res;
   }
   if (n <= PAIRWISE_BLOCK) {
     T r[8], res;
     int64_t i;
-    for (int l = 0; l < 8; l++) r[l] = *(const T *)(a + l * stride);
+    for (int l = 0; l < 8; l++) r[l] = READ(*(const T *)(a + l * stride));
     for (i = 8; i < n - (n % 8); i += 8)
-      for (int l = 0; l < 8; l++) r[l] += *(const T *)(a + (i + l) * stride);
+      for (int l = 0; l < 8; l++) r[l] += READ(*(const T *)(a + (i + l) * stride));
     res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; i++) res += *(const T *)(a + i * stride);
+    for (; i < n; i++) res += READ(*(const T *)(a + i * stride));
     return res;
   }
   int64_t n2 = n / 2 - (n / 2) % 8;
@@ -76,9 +83,10 @@ DLB_KERNEL_CLONES static int SUM(char **data, const int64_t *steps, int64_t n, v
   } else if (sa == (int64_t)sizeof(T) && sx == (int64_t)sizeof(T)) {
     T *acc = (T *)data[0];
     const T *x = (const T *)data[1];
-    for (int64_t i = 0; i < n; i++) acc[i] += x[i];
+    for (int64_t i = 0; i < n; i++) acc[i] += READ(x[i]);
   } else {
-    for (int64_t i = 0; i < n; i++) *(T *)(data[0] + i * sa) += *(const T *)(data[1] + i * sx);
+    for (int64_t i = 0; i < n; i++)
+      *(T *)(data[0] + i * sa) += READ(*(const T *)(data[1] + i * sx));
   }
   return 0;
 }
@@ -87,4 +95,7 @@ DLB_KERNEL_CLONES static int SUM(char **data, const int64_t *steps, int64_t n, v
 #undef PAIRWISE_STRIDED
 #undef SUM
 #undef LANES_T
+#undef READ
 #undef T
+#undef PREFIX
+#undef SKIP_NAN
