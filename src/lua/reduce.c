@@ -13,30 +13,6 @@
 #include "../core/shape.h"
 #include "internal.h"
 
-/* The dims named by the value at idx (a dim or a list of dims) as bits. */
-static uint64_t check_dims(lua_State *L, int idx, int ndim, const char *op) {
-  uint64_t mask = 0;
-  size_t n;
-  idx = lua_absindex(L, idx);
-  if (lua_type(L, idx) == LUA_TNUMBER) return UINT64_C(1) << dlbL_check_dim(L, idx, ndim, op);
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "option dim must be a dim or a list of dims, got %s",
-               luaL_typename(L, idx));
-  n = (size_t)dlbL_check_list(L, idx, "option dim", dlbL_usage(op), op);
-  for (size_t i = 1; i <= n; i++) {
-    int d;
-    lua_rawgeti(L, idx, (lua_Integer)i);
-    d = dlbL_check_dim(L, -1, ndim, op);
-    if (mask >> d & 1)
-      dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
-                      "list each dimension once (-1 and ndim name the same one)",
-                      "dimension %d is listed twice", d + 1);
-    mask |= UINT64_C(1) << d;
-    lua_pop(L, 1);
-  }
-  return mask;
-}
-
 /* Reads the options at idx (nil, a dim, or a table of the keys the
  * reduction takes: its row's) for an ndim array into *o; returns whether an
  * out array was given (then pushed on the stack). */
@@ -51,9 +27,9 @@ static int check_options(lua_State *L, int idx, const dlb_reduce_info *info, int
   o->index_base = 1;
   switch (dlbL_check_dim_or_options(L, idx, known, name)) {
     case 0: return 0;
-    case 2: o->dims = check_dims(L, idx, ndim, name); return 0;
+    case 2: o->dims = dlbL_check_dims(L, idx, ndim, name); return 0;
   }
-  if (dlbL_opt_get(L, idx, "dim") != LUA_TNIL) o->dims = check_dims(L, -1, ndim, name);
+  if (dlbL_opt_get(L, idx, "dim") != LUA_TNIL) o->dims = dlbL_check_dims(L, -1, ndim, name);
   lua_pop(L, 1);
   o->keepdims = dlbL_opt_boolean(L, idx, "keepdims", 0, name);
   o->has_dtype = dlbL_opt_dtype(L, idx, "dtype", &o->dtype, name);
