@@ -62,6 +62,22 @@ local wide32 = (i * G2 % 1.0 * 2 ^ 32 - 2 ^ 31):floor():astype("int32")
 local rows = x:slice(1, 1, 8000):reshape{8, 1000}
 local coarse = ((i * G % 1.0) * 100000):floor():astype("float32")
 i = nil
+-- Sets and keys, 1e6 elements (SETS_N): members = floor(frac(j * g) * 2m)
+-- float64 searched among m test values floor(frac(j * g2) * 2m) (about
+-- half found; NumPy 1.24 sorts both together), the same as int64 for m =
+-- 1e3 (NumPy takes a lookup table of the value range there); lexsort by an
+-- int64 key of 1000 values, ties broken by a float64 one; unique's first
+-- indices of 1e5 distinct float64.
+local SETS_N = support.size(1000000, 100000)
+local j = dl.arange(SETS_N, {dtype = "float64"})
+local function members(m) return (j * G % 1.0 * 2 * m):floor() end
+local function tests(m) return (dl.arange(m, {dtype = "float64"}) * G2 % 1.0 * 2 * m):floor() end
+local members3, tests3 = members(1000), tests(1000)
+local members5, tests5 = members(100000), tests(100000)
+local members3_int, tests3_int = members3:astype("int64"), tests3:astype("int64")
+local tiebreak, primary = j * G2 % 1.0, (j * G % 1.0 * 1000):floor():astype("int64")
+local distinct5 = (j * G % 1.0 * 100000):floor()
+j = nil
 
 local cases = {
   {"mask_read", "x[mask] (half true)", function() return x[mask] end},
@@ -87,9 +103,17 @@ local cases = {
   {"unique", "dl.unique(x) float32, 1e5 distinct", function() return dl.unique(coarse) end},
   {"unique_random", "dl.unique(x) float32, random", function() return dl.unique(x) end},
   {"unique_int32", "dl.unique(x) int32, random", function() return dl.unique(wide32) end},
+  {"isin_1e3", "dl.isin(1e6 f64, 1e3 values)", function() return dl.isin(members3, tests3) end},
+  {"isin_1e5", "dl.isin(1e6 f64, 1e5 values)", function() return dl.isin(members5, tests5) end},
+  {"isin_int_1e3", "dl.isin(1e6 int64, 1e3 values)",
+   function() return dl.isin(members3_int, tests3_int) end},
+  {"lexsort_2x1e6", "dl.lexsort{f64, int64} of 1e6", function() return dl.lexsort{tiebreak, primary} end},
+  {"unique_index_1e6", "dl.unique(1e6 f64, {return_index})",
+   function() return dl.unique(distinct5, {return_index = true}) end},
 }
 
-local cmp = support.comparison{script = "select_numpy.py", args = {N = N, SMALL_BINS = SMALL_BINS},
+local cmp = support.comparison{script = "select_numpy.py",
+                               args = {N = N, SMALL_BINS = SMALL_BINS, SETS_N = SETS_N},
                                rounds = ROUNDS, width = 40}
 print(string.format("dlbridge %s, data of %d elements, median of %d rounds (CPU time)",
                     dl.version, N, ROUNDS))

@@ -16,7 +16,7 @@ import numpy as np
 
 import numpy_support as ns
 
-P = ns.params(N=10_000_000, SMALL_BINS=1_000_000, mode="serve")
+P = ns.params(N=10_000_000, SMALL_BINS=1_000_000, SETS_N=1_000_000, mode="serve")
 N = P["N"]
 G, G2 = 0.6180339887498949, 0.7548776662466927
 
@@ -64,6 +64,14 @@ wide32 = np.floor(i * G2 % 1.0 * 2.0**32 - 2.0**31).astype(np.int32)
 rows = x[:8000].reshape(8, 1000)
 coarse = np.floor((i * G % 1.0) * 100000).astype(np.float32)
 del i
+j = np.arange(P["SETS_N"], dtype=np.float64)
+members3, members5 = np.floor(j * G % 1.0 * 2 * 1000), np.floor(j * G % 1.0 * 2 * 100000)
+tests3 = np.floor(np.arange(1000, dtype=np.float64) * G2 % 1.0 * 2 * 1000)
+tests5 = np.floor(np.arange(100000, dtype=np.float64) * G2 % 1.0 * 2 * 100000)
+members3_int, tests3_int = members3.astype(np.int64), tests3.astype(np.int64)
+tiebreak, primary = j * G2 % 1.0, np.floor(j * G % 1.0 * 1000).astype(np.int64)
+distinct5 = np.floor(j * G % 1.0 * 100000)
+del j
 
 
 def topk(a, k):
@@ -95,4 +103,9 @@ ns.case("histogram16", lambda: np.histogram(x, bins=16))
 ns.case("unique", lambda: np.unique(coarse))
 ns.case("unique_random", lambda: np.unique(x))
 ns.case("unique_int32", lambda: np.unique(wide32))
+ns.case("isin_1e3", lambda: np.isin(members3, tests3))
+ns.case("isin_1e5", lambda: np.isin(members5, tests5))
+ns.case("isin_int_1e3", lambda: np.isin(members3_int, tests3_int))
+ns.case("lexsort_2x1e6", lambda: np.lexsort((tiebreak, primary)))
+ns.case("unique_index_1e6", lambda: np.unique(distinct5, return_index=True))
 ns.serve()

@@ -9,6 +9,7 @@
 --       their positions, two return values; opts {dim = -1, largest = true}
 --   dl.unique(a, {return_inverse =, return_counts =})  sorted distinct values
 --       of the flattened a [, inverse][, counts] as extra return values
+--       (return_index and equal_nan: spec/sets_spec.lua)
 --   a:searchsorted(v, {side = "left"|"right"})  1-based insertion points
 -- The order is NumPy's: NaN after +inf, -0 equal to +0, complex numbers by
 -- real then imaginary part with NaN parts last, false before true.

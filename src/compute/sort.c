@@ -1,7 +1,8 @@
 /* sort.c -- ordering (sort.h): shapes, dtypes and checks, then the sort and
  * search calls to the kernels of the input's memory (the host's:
  * backends/cpu/sort.c). unique is a sort that marks runs, then a mask, a
- * count, a scan and a scatter: kernels every backend with sorting has. */
+ * count, a scan and a scatter: kernels every backend with sorting has (the
+ * first index of each value is the sort's position at each run start). */
 #include <stddef.h>
 #include <string.h>
 #include "../core/copy.h"
@@ -154,15 +155,50 @@ static dlb_status inverse_of(const dlb_array *runs, const dlb_array *perm, int64
   return st;
 }
 
-static dlb_status unique_into(const dlb_array *a, int64_t base, dlb_array *values,
-                              dlb_array *inverse, dlb_array *counts, dlb_backend *cpu,
-                              dlb_error *err) {
+/* Each NaN of sorted starts a run of its own too (NumPy's equal_nan = False). */
+static dlb_status split_nans(const dlb_array *sorted, dlb_array *runs, dlb_backend *cpu,
+                             dlb_error *err) {
+  dlb_kind kind = dlb_dtype_get(sorted->dtype)->kind;
+  dlb_array nans = {0};
+  dlb_operand in[2];
+  dlb_status st;
+  if (kind != DLB_KIND_FLOAT && kind != DLB_KIND_COMPLEX) return DLB_OK;
+  in[0].array = sorted;
+  if ((st = dlb_elementwise(DLB_OP_ISNAN, in, &nans, cpu, err)) != DLB_OK) return st;
+  in[0].array = runs;
+  in[1].array = &nans;
+  st = dlb_elementwise(DLB_OP_LOGICAL_OR, in, runs, cpu, err); /* in place */
+  dlb_array_release(&nans);
+  return st;
+}
+
+/* index = perm[the run starts] + base: the first element of each run (the
+ * sort is stable). */
+static dlb_status first_of_runs(const dlb_array *runs, const dlb_array *perm, int64_t base,
+                                dlb_array *index, dlb_backend *cpu, dlb_error *err) {
+  dlb_array firsts = {0};
+  dlb_operand in[2];
+  dlb_status st = dlb_mask_select(perm, runs, base ? &firsts : index, cpu, err);
+  if (st != DLB_OK || !base) return st;
+  in[0].array = &firsts;
+  in[1].array = NULL;
+  in[1].scalar.kind = DLB_SCALAR_INT;
+  in[1].scalar.v.i = base;
+  st = dlb_elementwise(DLB_OP_ADD, in, index, cpu, err);
+  dlb_array_release(&firsts);
+  return st;
+}
+
+static dlb_status unique_into(const dlb_array *a, const dlb_unique_options *uo, dlb_array *values,
+                              dlb_array *index, dlb_array *inverse, dlb_array *counts,
+                              dlb_backend *cpu, dlb_error *err) {
   const char *op = "unique";
   const dlb_array *arrays[1] = {a};
   dlb_placement where;
   dlb_array flat = {0}, sorted = {0}, runs = {0}, perm = {0}, starts = {0};
   dlb_sort_options o = {0, 0, 1, -1, 0};
   int64_t n = a->numel, m;
+  int want_perm = index || inverse;
   dlb_status st;
   if ((st = dlb_check_arrays_for(1, arrays, cpu, offsetof(dlb_kernels, sort), &where, op, err)) !=
       DLB_OK)
@@ -171,12 +207,15 @@ static dlb_status unique_into(const dlb_array *a, int64_t base, dlb_array *value
   st = dlb_array_allocate(&sorted, where.backend, where.device_id, a->dtype, 1, &n, 0, err);
   if (st == DLB_OK)
     st = dlb_array_allocate(&runs, where.backend, where.device_id, DLB_BOOL, 1, &n, 0, err);
-  if (st == DLB_OK && inverse)
+  if (st == DLB_OK && want_perm)
     st = dlb_array_allocate(&perm, where.backend, where.device_id, DLB_INT64, 1, &n, 0, err);
   if (st == DLB_OK && n > 0)
-    st = run_sort(&flat, &o, n, DLB_SORT_VALUES | DLB_SORT_RUNS | (inverse ? DLB_SORT_INDICES : 0),
-                  &sorted, inverse ? &perm : NULL, &runs, op, err);
+    st =
+        run_sort(&flat, &o, n, DLB_SORT_VALUES | DLB_SORT_RUNS | (want_perm ? DLB_SORT_INDICES : 0),
+                 &sorted, want_perm ? &perm : NULL, &runs, op, err);
+  if (st == DLB_OK && n > 0 && !uo->equal_nan) st = split_nans(&sorted, &runs, cpu, err);
   if (st == DLB_OK) st = dlb_mask_select(&sorted, &runs, values, cpu, err);
+  if (st == DLB_OK && index) st = first_of_runs(&runs, &perm, uo->index_base, index, cpu, err);
   if (st == DLB_OK && counts) {
     m = values->shape[0];
     st = dlb_argwhere(&runs, 0, &starts, cpu, err);
@@ -185,7 +224,7 @@ static dlb_status unique_into(const dlb_array *a, int64_t base, dlb_array *value
     if (st == DLB_OK && m == 0)
       st = dlb_array_allocate(counts, where.backend, where.device_id, DLB_INT64, 1, &m, 0, err);
   }
-  if (st == DLB_OK && inverse) st = inverse_of(&runs, &perm, base, inverse, cpu, err);
+  if (st == DLB_OK && inverse) st = inverse_of(&runs, &perm, uo->index_base, inverse, cpu, err);
   dlb_array_release(&flat);
   dlb_array_release(&sorted);
   dlb_array_release(&runs);
@@ -194,14 +233,16 @@ static dlb_status unique_into(const dlb_array *a, int64_t base, dlb_array *value
   return st;
 }
 
-dlb_status dlb_unique(const dlb_array *a, int64_t base, dlb_array *values, dlb_array *inverse,
-                      dlb_array *counts, dlb_backend *cpu, dlb_error *err) {
+dlb_status dlb_unique(const dlb_array *a, const dlb_unique_options *o, dlb_array *values,
+                      dlb_array *index, dlb_array *inverse, dlb_array *counts, dlb_backend *cpu,
+                      dlb_error *err) {
   dlb_work w;
   dlb_status st = dlb_work_begin(&w, dlb_array_budget(a), a->numel, "unique", err);
   if (st != DLB_OK) return st;
-  st = dlb_work_end(&w, unique_into(a, base, values, inverse, counts, cpu, err), "unique", err);
+  st = dlb_work_end(&w, unique_into(a, o, values, index, inverse, counts, cpu, err), "unique", err);
   if (st != DLB_OK) {
     dlb_array_release(values);
+    if (index) dlb_array_release(index);
     if (inverse) dlb_array_release(inverse);
     if (counts) dlb_array_release(counts);
   }

@@ -11,7 +11,8 @@
  *    the element that comes first, and their positions; k from 0 to the
  *    dim's extent (DLB_E_VALUE otherwise).
  *  - unique works on the flattened array (NumPy 1.24: a sorted 1-D result;
- *    inverse is 1-D too; every NaN is one value, as equal_nan = True).
+ *    index and inverse are 1-D too; with equal_nan every NaN is one value
+ *    (complex: every value with a NaN part), else each NaN its own).
  *  - searchsorted: both arrays become their promoted dtype; sorted is 1-D.
  */
 #ifndef DLB_COMPUTE_SORT_H
@@ -32,11 +33,19 @@ typedef struct dlb_sort_options {
 dlb_status dlb_sort(const dlb_array *a, const dlb_sort_options *o, dlb_array *values,
                     dlb_array *indices, dlb_backend *cpu, dlb_error *err);
 
+typedef struct dlb_unique_options {
+  int64_t index_base; /* positions count from it (1 in Lua) */
+  int equal_nan;      /* every NaN one value (NumPy's default) */
+} dlb_unique_options;
+
 /* The sorted distinct values of a (new, 1-D) and, where asked (non-NULL),
- * inverse (int64, a's numel: the position of each element's value among
- * them, from index_base) and counts (int64: how many elements each has). */
-dlb_status dlb_unique(const dlb_array *a, int64_t index_base, dlb_array *values, dlb_array *inverse,
-                      dlb_array *counts, dlb_backend *cpu, dlb_error *err);
+ * index (int64: the position in the flattened a of each value's first
+ * element), inverse (int64, a's numel: the position of each element's
+ * value among them) and counts (int64: how many elements each has);
+ * positions from o->index_base. */
+dlb_status dlb_unique(const dlb_array *a, const dlb_unique_options *o, dlb_array *values,
+                      dlb_array *index, dlb_array *inverse, dlb_array *counts, dlb_backend *cpu,
+                      dlb_error *err);
 
 /* out (new, int64, values' shape) = where each value would go in sorted to
  * keep it in order: index_base + the count of elements before it (right:

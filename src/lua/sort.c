@@ -1,9 +1,11 @@
 /* sort.c -- ordering from Lua (semantics: src/compute/sort.h): a:sort(opts)
  * and a:argsort(opts) with {dim = -1, descending = false, stable = false},
  * dl.topk(a, k, {dim = -1, largest = true, sorted = true}) returning values
- * and 1-based indices, dl.unique(a, {return_inverse, return_counts}), and
- * a:searchsorted(v, {side = "left" | "right"}) with 1-based results. */
+ * and 1-based indices, dl.unique(a, {return_index, return_inverse,
+ * return_counts, equal_nan}), a:searchsorted(v, {side = "left" | "right"})
+ * with 1-based results, dl.isin(a, test, {invert}) and dl.lexsort(keys). */
 #include <string.h>
+#include "../compute/sets.h"
 #include "../compute/sort.h"
 #include "internal.h"
 
@@ -88,26 +90,111 @@ static int sort_topk(lua_State *L) {
   return 2;
 }
 
-/* dl.unique(a, {return_inverse = true, return_counts = true}) -> values[, inverse][, counts]. */
+/* dl.unique(a, {return_index =, return_inverse =, return_counts =,
+ * equal_nan = true}) -> values[, index][, inverse][, counts]. */
 static int sort_unique(lua_State *L) {
-  static const char *const keys[] = {"return_inverse", "return_counts", NULL};
+  static const char *const keys[] = {"return_index", "return_inverse", "return_counts", "equal_nan",
+                                     NULL};
   const char *op = "dl.unique";
-  dlb_array *a, *values, *inverse = NULL, *counts = NULL;
+  dlb_array *a, *values, *index = NULL, *inverse = NULL, *counts = NULL;
+  dlb_unique_options o = {1, 1};
   dlb_error err;
-  int want_inverse, want_counts;
+  int want_index, want_inverse, want_counts;
   dlbL_check_nargs(L, 2, op);
   lua_settop(L, 2);
   dlbL_check_array_like(L, 1, 0, DLB_FLOAT64, op);
   dlbL_check_option_table(L, 2, keys, op);
+  want_index = dlbL_opt_boolean(L, 2, "return_index", 0, op);
   want_inverse = dlbL_opt_boolean(L, 2, "return_inverse", 0, op);
   want_counts = dlbL_opt_boolean(L, 2, "return_counts", 0, op);
+  o.equal_nan = dlbL_opt_boolean(L, 2, "equal_nan", 1, op);
   values = dlbL_push_empty(L, op);
+  if (want_index) index = dlbL_push_empty(L, op);
   if (want_inverse) inverse = dlbL_push_empty(L, op);
   if (want_counts) counts = dlbL_push_empty(L, op);
   a = dlbL_check_live(L, 1, op);
-  if (dlb_unique(a, 1, values, inverse, counts, dlbL_state(L)->cpu, &err) != DLB_OK)
+  if (dlb_unique(a, &o, values, index, inverse, counts, dlbL_state(L)->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  return 1 + want_inverse + want_counts;
+  return 1 + want_index + want_inverse + want_counts;
+}
+
+/* dl.isin(a, test, {invert = false}) -> a bool array of a's shape (a and
+ * test: arrays, numbers or tables), a boolean for a number a. */
+static int sort_isin(lua_State *L) {
+  static const char *const keys[] = {"invert", NULL};
+  const char *op = "dl.isin";
+  dlb_array *a, *test, *result;
+  dlb_error err;
+  int invert = 0, scalar;
+  dlbL_check_nargs(L, 3, op);
+  lua_settop(L, 3);
+  scalar = lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TBOOLEAN;
+  dlbL_check_array_like(L, 1, 0, DLB_FLOAT64, op);
+  dlbL_check_array_like(L, 2, 0, DLB_FLOAT64, op);
+  if (dlbL_check_option_table(L, 3, keys, op)) invert = dlbL_opt_boolean(L, 3, "invert", 0, op);
+  result = dlbL_push_empty(L, op);
+  a = dlbL_check_live(L, 1, op);
+  test = dlbL_check_live(L, 2, op);
+  if (dlb_isin(a, test, invert, result, dlbL_state(L)->cpu, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  if (scalar) { /* a number asks a yes or no: a boolean, as searchsorted gives an integer */
+    dlb_scalar s;
+    int64_t none = 0;
+    if (dlb_array_get(result, &none, &s, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
+    lua_pushboolean(L, s.v.b);
+  }
+  return 1;
+}
+
+/* dl.lexsort(keys) -> int64 1-based positions: keys a list of arrays (or
+ * tables) of one shape, the last the primary key; or one array: 1-D, one
+ * key; more dims, its sub-arrays along dim 1 the keys. A table of numbers
+ * (or complex tables) is one key, as NumPy reads a list of numbers. */
+static int sort_lexsort(lua_State *L) {
+  const char *op = "dl.lexsort";
+  dlb_array *result, *one;
+  const dlb_array **keys;
+  dlb_error err;
+  lua_Integer n;
+  int stacked = 1;
+  dlbL_check_nargs(L, 1, op);
+  lua_settop(L, 1);
+  if (lua_type(L, 1) == LUA_TTABLE && !dlbL_to_array(L, 1)) {
+    lua_rawgeti(L, 1, 1);
+    stacked =
+        lua_type(L, -1) == LUA_TNUMBER || lua_type(L, -1) == LUA_TBOOLEAN || dlbL_is_complex(L, -1);
+    lua_pop(L, 1);
+  }
+  if (stacked) {
+    dlbL_check_array_like(L, 1, 0, DLB_FLOAT64, op);
+    result = dlbL_push_empty(L, op);
+    one = dlbL_check_live(L, 1, op);
+    if ((one->ndim <= 1
+             ? dlb_lexsort((const dlb_array *const *)&one, 1, 1, result, dlbL_state(L)->cpu, &err)
+             : dlb_lexsort_stacked(one, 1, result, dlbL_state(L)->cpu, &err)) != DLB_OK)
+      dlbL_raise_error(L, &err, op);
+    return 1;
+  }
+  n = dlbL_check_list(L, 1, "the keys", "a list of arrays of one shape: {names, scores}", op);
+  if (n > 0xffff)
+    dlbL_raise_hint(L, DLB_E_VALUE, op, "sort by a few keys; stack many as rows of one array",
+                    "%lld keys are too many", (long long)n);
+  lua_createtable(L, (int)n, 0); /* 2: the keys as arrays, held */
+  for (int i = 1; i <= (int)n; i++) {
+    lua_rawgeti(L, 1, i);
+    dlbL_check_array_like(L, 3, 0, DLB_FLOAT64, op);
+    lua_rawseti(L, 2, i);
+  }
+  keys = (const dlb_array **)lua_newuserdata(L, sizeof(*keys) * (size_t)(n > 0 ? n : 1));
+  result = dlbL_push_empty(L, op);
+  for (int i = 1; i <= (int)n; i++) {
+    lua_rawgeti(L, 2, i);
+    keys[i - 1] = dlbL_check_live(L, -1, op);
+    lua_pop(L, 1); /* (the table holds it) */
+  }
+  if (dlb_lexsort(keys, (int)n, 1, result, dlbL_state(L)->cpu, &err) != DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  return 1;
 }
 
 /* a:searchsorted(v, {side =}) and dl.searchsorted(a, v, opts): an integer
@@ -144,4 +231,8 @@ static int sort_searchsorted(lua_State *L) {
   }
 
 const luaL_Reg dlbL_sort_methods[] = {SORT_METHODS, {NULL, NULL}};
-const luaL_Reg dlbL_sort_functions[] = {SORT_METHODS, {"unique", sort_unique}, {NULL, NULL}};
+const luaL_Reg dlbL_sort_functions[] = {SORT_METHODS,
+                                        {"unique", sort_unique},
+                                        {"isin", sort_isin},
+                                        {"lexsort", sort_lexsort},
+                                        {NULL, NULL}};

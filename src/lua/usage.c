@@ -114,8 +114,12 @@ static const usage_line usage_lines[] = {
                    "descending = false, stable = false}"},
     {"dl.topk", "dl.topk(a, k, opts) or a:topk(k, opts) -> values, indices; opts a dim or "
                 "{dim = -1, largest = true, sorted = true}"},
-    {"dl.unique", "dl.unique(a, {return_inverse = true, return_counts = true}) -> values[, "
-                  "inverse][, counts]"},
+    {"dl.unique", "dl.unique(a, {return_index =, return_inverse =, return_counts =, equal_nan "
+                  "= true}) -> values[, index][, inverse][, counts]"},
+    {"dl.isin", "dl.isin(a, test_values, {invert = false}) -> bool array of a's shape (a "
+                "boolean for a number a)"},
+    {"dl.lexsort", "dl.lexsort{key1, key2, ...} (the last key primary) or dl.lexsort(rows) -> "
+                   "int64 positions"},
     {"dl.searchsorted", "a:searchsorted(v, opts) or dl.searchsorted(a, v, opts); "
                         "opts = {side = \"left\" | \"right\"}"},
     {"dl.median", "dl.median(a, opts): opts a dim or {dim = a dim or a list of dims, "

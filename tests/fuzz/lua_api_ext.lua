@@ -779,6 +779,64 @@ op(4, "scatter", function()
   return r1
 end)
 
+-- Sets and keys (dl.isin, dl.lexsort, dl.unique's options) with hostile
+-- operands (any dtypes, mixed; NaN/inf; empty and 0-d; odd key lists and
+-- options): results or coded errors; a result must not depend on layout.
+local function rset_operand(s)
+  local k = R(1, 12)
+  if k == 1 then return ranything() end
+  if k == 2 then return pick { 1, 0 / 0, true, {}, { 1, 0 / 0, -1 / 0 }, { { 1 }, { 2 } }, "x" } end
+  if k == 3 then local d, v = rdeadish(s) return pick { d, v } end
+  return rlayout(rvalues(s, pick(dtypes)))
+end
+local function copies(x)
+  if dl.is_array(x) then return x:copy() end
+  if type(x) ~= "table" then return x end
+  local t = {}
+  for i = 1, #x do t[i] = dl.is_array(x[i]) and x[i]:copy() or x[i] end
+  return t
+end
+op(4, "sets", function()
+  local s = rshape_small()
+  local k = R(1, 3)
+  local f, args
+  if k == 1 then
+    local opts = chance(0.5) and { invert = pick { true, false, 1, "no" } } or nil
+    if chance(0.05) then opts = pick { { bogus = 1 }, 5, "x" } end
+    f, args = dl.isin, { rset_operand(s), rset_operand(chance(0.5) and rshape_small() or { R(0, 200) }) }
+    if opts ~= nil then args[3] = opts end
+  elseif k == 2 then
+    local keys = {}
+    local shape = chance(0.8) and s or nil
+    for i = 1, R(0, 4) do keys[i] = rset_operand(shape or rshape_small()) end
+    if chance(0.1) then keys = pick { rset_operand(s), {}, { 1, 2, 3 }, { keys[1], nil, keys[1] }, { x = 1 } } end
+    f, args = dl.lexsort, { keys }
+  else
+    local opts = {}
+    for _, key in ipairs { "return_index", "return_inverse", "return_counts", "equal_nan" } do
+      if chance(0.5) then opts[key] = chance(0.9) and chance(0.5) or pick { 1, "yes" } end
+    end
+    if chance(0.05) then opts.bogus = 1 end
+    f, args = dl.unique, { rset_operand(s), opts }
+  end
+  local r1 = table.pack(f(table.unpack(args, 1, #args)))
+  if dl.is_array(r1[1]) then
+    local ok2, r2 = pcall(function()
+      local c = {}
+      for i = 1, #args do c[i] = args[i] end
+      c[1] = copies(args[1]) -- (the operands; options stay as they are)
+      if k == 1 then c[2] = copies(args[2]) end
+      return table.pack(f(table.unpack(c, 1, #c)))
+    end)
+    if ok2 then
+      for i = 1, r1.n do
+        if dl.is_array(r1[i]) and dl.is_array(r2[i]) then same_result(r2[i], r1[i], "LAYOUT sets " .. k) end
+      end
+    end
+  end
+  return r1[1]
+end)
+
 op(3, "concat/stack", function()
   local base = rshape_small()
   if #base == 0 then base = { R(0, 3) } end

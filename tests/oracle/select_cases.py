@@ -21,6 +21,7 @@ one NumPy result (the order of ties without stable), the checker checks the
 contract instead, and says so.
 """
 import sys
+import warnings
 
 import numpy as np
 
@@ -177,6 +178,45 @@ def main():
             layout, base, x = logical_input(rng, dtype, shape, True)
             u, inv, cnt = np.unique(x, return_inverse=True, return_counts=True)
             w.case("unique", layout, base, {}, [u, inv.reshape(-1) + 1, cnt])
+            # unique with the first index (a stable sort in NumPy), each NaN
+            # one value or its own
+            equal_nan = bool(rng.random() < 0.5)
+            layout, base, x = logical_input(rng, dtype, random_shape(rng, 0, big=rep >= 4), True)
+            u, first, inv, cnt = np.unique(x, return_index=True, return_inverse=True,
+                                           return_counts=True, equal_nan=equal_nan)
+            w.case("unique_index", layout, base, {"equal_nan": str(equal_nan).lower()},
+                   [u, first + 1, inv.reshape(-1) + 1, cnt])
+            # isin: against test values of any dtype and shape (promoted, by value)
+            other = DTYPES[int(rng.integers(0, len(DTYPES)))] if rng.random() < 0.6 else dtype
+            layout, base, x = logical_input(rng, dtype, random_shape(rng, 0, big=rep >= 4), ties)
+            tshape = random_shape(rng, 0, big=rep >= 4)
+            t = values(rng, other, tshape, ties or rng.random() < 0.5)
+            if rng.random() < 0.5 and x.size and t.size:  # some of x's own values, to be found
+                picks = x.reshape(-1)[rng.integers(0, x.size, t.size)]
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", np.ComplexWarning)  # complex picks to reals
+                    t = np.where(rng.random(t.shape) < 0.5, picks.reshape(t.shape).astype(other),
+                                 t)
+            invert = bool(rng.random() < 0.3)
+            # (kind="sort": NumPy 1.24's default picks a lookup table for some
+            # integer pairs, which fails on uint64 against signed ones)
+            w.case("isin", layout, base, {"invert": str(invert).lower()},
+                   [np.isin(x, t, invert=invert, kind="sort")], {"val": t})
+            # lexsort: 1 to 3 keys of one shape, each of its own dtype; the
+            # sort runs along the last dim
+            nkeys = int(rng.integers(1, 4))
+            shape = random_shape(rng, 1, big=rep >= 4)
+            layout = pick_layout(rng, shape)
+            kdtypes = [dtype] + [DTYPES[int(rng.integers(0, len(DTYPES)))] if rng.random() < 0.5
+                                 else dtype for _ in range(nkeys - 1)]
+            kbases = [values(rng, kt, base_for(layout, shape), True) for kt in kdtypes]
+            keys = [apply_layout(kb, layout) for kb in kbases]
+            order = np.lexsort(keys)
+            w.case("lexsort", layout, kbases[0], {"keys": nkeys}, [order + 1],
+                   {"k%d" % (k + 1): kb for k, kb in enumerate(kbases)})
+            if rep < 2 or len(shape) == 1:  # the sub-arrays of one array as the keys
+                stack = values(rng, dtype, (nkeys,) + shape, True)
+                w.case("lexsort_rows", "-", stack, {}, [np.lexsort(stack) + 1])
             # searchsorted
             if np.dtype(dtype).kind != "c" or rep < 2:
                 layout, base, x = logical_input(rng, dtype, (int(rng.integers(0, 12)),), ties)

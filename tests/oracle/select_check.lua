@@ -1,6 +1,7 @@
 -- tests/oracle/select_check.lua: runs the cases tests/oracle/select_cases.py
--- writes (NumPy as the oracle of masks, take, sort/argsort/topk, unique,
--- searchsorted, cumsum/cumprod, diff, bincount and histogram) through
+-- writes (NumPy as the oracle of masks, take, sort/argsort/topk, unique
+-- (with return_index and equal_nan), isin, lexsort, searchsorted,
+-- cumsum/cumprod, diff, bincount and histogram) through
 -- dlbridge and compares the results. Prints each mismatch, then
 -- "N passed, M failed"; exits non-zero on any failure.
 --
@@ -102,6 +103,23 @@ ops.unique = function(x, _, c)
   return {equal(u, c.out1, true)}, {equal(inv, c.out2)}, {equal(cnt, c.out3)}
 end
 
+ops.unique_index = function(x, p, c)
+  local u, first, inv, cnt = dl.unique(x, {return_index = true, return_inverse = true,
+                                           return_counts = true, equal_nan = p.equal_nan})
+  return {equal(u, c.out1, true)}, {equal(first, c.out2)}, {equal(inv, c.out3)},
+         {equal(cnt, c.out4)}
+end
+
+ops.isin = function(x, p, c) return {equal(dl.isin(x, c.val, {invert = p.invert}), c.out1)} end
+
+ops.lexsort = function(_, p, c, layout)
+  local keys = {}
+  for k = 1, p.keys do keys[k] = apply_layout(c["k" .. k], layout) end
+  return {equal(dl.lexsort(keys), c.out1)}
+end
+
+ops.lexsort_rows = function(x, _, c) return {equal(dl.lexsort(x), c.out1)} end
+
 ops.searchsorted = function(x, p, c)
   return {equal(x:searchsorted(c.val, {side = p.side}), c.out1)}
 end
@@ -145,10 +163,13 @@ for line in cases:lines() do
   local id, op, layout, params = line:match("^(%S+) (%S+) (%S+) (%S+)$")
   if id and (not only or only == id) then
     local c = {}
-    for _, name in ipairs{"out1", "out2", "out3", "idx", "val", "w", "mask"} do c[name] = load(id, name) end
+    for _, name in ipairs{"out1", "out2", "out3", "out4", "idx", "val", "w", "mask", "k1", "k2",
+                          "k3"} do
+      c[name] = load(id, name)
+    end
     local ok, results = pcall(function()
       local x = apply_layout(load(id, "in"), layout)
-      return {ops[op](x, params_of(params), c)}
+      return {ops[op](x, params_of(params), c, layout)}
     end)
     local reason = not ok and ("raised " .. tostring(ok == false and results)) or nil
     for k, r in ipairs(ok and results or {}) do

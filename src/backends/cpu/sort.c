@@ -817,7 +817,10 @@ static void sort_lane(const sort_job *j, const lane *in, char **out, scratch *s)
     }
     if (dlb_work_tick(j->work, i1 - i0)) return;
   }
-  if (c->want & DLB_SORT_RUNS) write_runs(j, in, s, wide, out[2]);
+  if (!(c->want & DLB_SORT_RUNS)) return;
+  if ((c->want & DLB_SORT_VALUES) && j->fam != FAMILY_COMPLEX) /* in order in memory */
+    runs_of_values(&j->k, out[0], j->out_stride[0], k, out[2], j->out_stride[2], j->work);
+  else write_runs(j, in, s, wide, out[2]);
 }
 
 /* The scratch for lanes of up to n elements: keys (key_bytes each) and
@@ -930,6 +933,101 @@ static int64_t search_one(const search_job *s, complex_key v) {
   return lo;
 }
 
+/* Real dtypes search the sorted keys, made once (canonical_key: the
+ * order's integers), in groups of values whose binary searches step in
+ * lockstep: branch-free (each step a conditional move), and the groups'
+ * loads independent, so that their cache misses overlap. */
+#define SEARCH_GROUP 8
+
+/* The insertion points (from 0) of the SEARCH_GROUP keys v among the n > 0
+ * keys (a fixed count: the group's positions stay in registers). */
+static inline void search_group(const uint64_t *keys, int64_t n, const uint64_t *v, int right,
+                                int64_t *at) {
+  int64_t b[SEARCH_GROUP] = {0};
+  for (int64_t len = n; len > 1;) {
+    int64_t half = len / 2;
+    if (right)
+      for (int i = 0; i < SEARCH_GROUP; i++) b[i] += keys[b[i] + half] <= v[i] ? half : 0;
+    else
+      for (int i = 0; i < SEARCH_GROUP; i++) b[i] += keys[b[i] + half] < v[i] ? half : 0;
+    len -= half;
+  }
+  for (int i = 0; i < SEARCH_GROUP; i++)
+    at[i] = b[i] + (right ? keys[b[i]] <= v[i] : keys[b[i]] < v[i]);
+}
+
+static void search_left(const uint64_t *keys, int64_t n, const uint64_t *v, int64_t *at) {
+  search_group(keys, n, v, 0, at);
+}
+
+static void search_right(const uint64_t *keys, int64_t n, const uint64_t *v, int64_t *at) {
+  search_group(keys, n, v, 1, at);
+}
+
+/* The keys of the n sorted elements into keys; 0 when the work stopped. */
+static int sorted_keys(const search_job *s, uint64_t *keys, dlb_work *w) {
+  const char *base = s->call->sorted.data;
+  for (int64_t i0 = 0, i1; i0 < s->n; i0 = i1) {
+    i1 = stretch_end(i0, s->n);
+    for (int64_t i = i0; i < i1; i++)
+      keys[i] = canonical_key(&s->k, load_bits(base + i * s->stride, s->k.size));
+    if (dlb_work_tick(w, i1 - i0)) return 0;
+  }
+  return 1;
+}
+
+/* The values of lane (m of them, vstep bytes apart) searched among keys,
+ * results (plus index_base) to out (ostep bytes apart); blocks of values
+ * counted as their visits. 0 when the work stopped. */
+static int search_lane(const search_job *s, const uint64_t *keys, const char *values, int64_t vstep,
+                       int64_t m, char *out, int64_t ostep, int64_t visits, dlb_work *w) {
+  int64_t block = STRETCH / visits + 1, base = s->call->index_base;
+  for (int64_t i0 = 0, i1; i0 < m; i0 = i1) {
+    i1 = m - i0 < block ? m : i0 + block;
+    for (int64_t i = i0; i < i1; i += SEARCH_GROUP) {
+      uint64_t v[SEARCH_GROUP] = {0}; /* (a short last group searches zeros too) */
+      int64_t at[SEARCH_GROUP];
+      int g = i1 - i < SEARCH_GROUP ? (int)(i1 - i) : SEARCH_GROUP;
+      for (int j = 0; j < g; j++)
+        v[j] = canonical_key(&s->k, load_bits(values + (i + j) * vstep, s->k.size));
+      if (s->call->right) search_right(keys, s->n, v, at);
+      else search_left(keys, s->n, v, at);
+      for (int j = 0; j < g; j++) {
+        int64_t r = at[j] + base;
+        memcpy(out + (i + j) * ostep, &r, 8);
+      }
+    }
+    if (dlb_work_tick(w, (i1 - i0) * visits)) return 0;
+  }
+  return 1;
+}
+
+/* The real dtypes' search (n > 0, values of 1 dim or more). */
+static dlb_status search_real(void *ctx, const search_job *s, dlb_work *work) {
+  const dlb_search_call *c = s->call;
+  const dlb_tensor *t[2] = {&c->values, &c->out};
+  int last = c->values.ndim - 1;
+  int64_t bytes = s->n * 8, visits = 65 - __builtin_clzll((uint64_t)s->n | 1);
+  int64_t vstep = dlb_tensor_stride(&c->values, last), ostep = dlb_tensor_stride(&c->out, last);
+  dlb_array mem = {0};
+  dlb_error err;
+  dlb_lanes lanes;
+  uint64_t *keys;
+  char *at[2];
+  if (dlb_array_allocate(&mem, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), 0, DLB_UINT8,
+                         1, &bytes, 0, &err) != DLB_OK)
+    return dlb_kernel_error_from(&((dlb_search_call *)c)->error, &err);
+  keys = (uint64_t *)dlb_array_host_data(&mem);
+  if (sorted_keys(s, keys, work)) {
+    dlb_lanes_init(&lanes, 2, t, last);
+    while (dlb_lanes_next(&lanes, at))
+      if (!search_lane(s, keys, at[0], vstep, c->values.shape[last], at[1], ostep, visits, work))
+        break;
+  }
+  dlb_array_release(&mem);
+  return DLB_OK;
+}
+
 dlb_status dlb_cpu_search(void *ctx, dlb_search_call *c) {
   search_job s;
   dlb_lanes lanes;
@@ -938,7 +1036,6 @@ dlb_status dlb_cpu_search(void *ctx, dlb_search_call *c) {
   int last = c->values.ndim - 1;
   int64_t vstep, ostep, m, visits, block;
   dlb_work *work = dlb_work_current();
-  (void)ctx;
   s.call = c;
   s.dtype = dlb_dtype_of_dl(c->sorted.dtype);
   if (family_of(s.dtype) != FAMILY_COMPLEX) keyer_init(&s.k, s.dtype, 0);
@@ -949,6 +1046,7 @@ dlb_status dlb_cpu_search(void *ctx, dlb_search_call *c) {
     memcpy(c->out.data, &at0, 8);
     return DLB_OK;
   }
+  if (family_of(s.dtype) != FAMILY_COMPLEX && s.n > 0) return search_real(ctx, &s, work);
   vstep = dlb_tensor_stride(&c->values, last);
   ostep = dlb_tensor_stride(&c->out, last);
   m = c->values.shape[last];
