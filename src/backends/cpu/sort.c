@@ -402,8 +402,11 @@ int dlb_vqsort_keys(void *keys, int64_t n, int bytes); /* vqsort.cc */
 #endif
 
 /* Lanes from this long on sort their values by Highway's vectorised
- * quicksort where it was built in (3.5x the radix sort's speed on 1e7
- * float32 here; not stable, so only for keys whose equals are equal). */
+ * quicksort where it was built in (not stable, so only for keys whose
+ * equals are equal). Measured against the radix sort on an AMD EPYC with
+ * AVX-512 (2026-12, the radix sort forced by hand): 1e7 float32 77 vs 97 ms,
+ * int32 65 vs 118 ms; 1e6 5.2 vs 6.7 and 4.3 vs 7.2 ms. vqsort's own pieces
+ * run at 2.5 ns a key in L2 with its AVX-512 or AVX2 code alike. */
 #define VQSORT_MIN 4096
 /* The most keys one vqsort call sorts: about 3 ms here (they fit the L2
  * cache: vqsort is at its fastest per key there), so that the host's
