@@ -249,6 +249,7 @@ typedef struct sort_job {
   family fam;
   keyer k;
   int wide;              /* positions need 64 bits */
+  int packed;            /* indices alone, sorted as packed keys in the output (packed_order) */
   int64_t out_stride[3]; /* bytes along dim: values, indices, runs */
   dlb_work *work;        /* the thread's current work (NULL: unbounded) */
 } sort_job;
@@ -300,36 +301,43 @@ static void radix(family f, int wide, void *keys, void *pay, void *tk, void *tp,
 #define ET uint8_t
 #define KT uint16_t
 #define FP 0
+#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX u16
 #define ET uint16_t
 #define KT uint16_t
 #define FP 0
+#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX f16
 #define ET uint16_t
 #define KT uint16_t
 #define FP 1
+#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX u32
 #define ET uint32_t
 #define KT uint32_t
 #define FP 0
+#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX f32
 #define ET uint32_t
 #define KT uint32_t
 #define FP 1
+#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX u64
 #define ET uint64_t
 #define KT uint64_t
 #define FP 0
+#define PACKS 0
 #include "sort_typed.h"
 #define SUFFIX f64
 #define ET uint64_t
 #define KT uint64_t
 #define FP 1
+#define PACKS 0
 #include "sort_typed.h"
 
 /* Which typed loops a real dtype takes: 0 u8, 1 u16, 2 f16, 3 u32, 4 f32, 5 u64, 6 f64. */
@@ -380,6 +388,18 @@ static int canonical_keys(const keyer *k, const lane *in, void *keys, void *pay,
     default: return canonical_keys_f64(k, in, keys, pay, wide, w);
   }
 }
+
+#ifdef DLB_HAVE_VQSORT
+static int packed_keys(const keyer *k, const lane *in, uint64_t *word, dlb_work *w) {
+  switch (typed_of(k)) {
+    case 0: return packed_keys_u8(k, in, word, w);
+    case 1: return packed_keys_u16(k, in, word, w);
+    case 2: return packed_keys_f16(k, in, word, w);
+    case 3: return packed_keys_u32(k, in, word, w);
+    default: return packed_keys_f32(k, in, word, w);
+  }
+}
+#endif
 
 /* Runs over sorted values (step bytes apart): each element that starts a
  * run of equal ones (-0 as +0; the NaN, all last, one run). */
@@ -797,10 +817,38 @@ static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) 
   return j->wide;
 }
 
+#ifdef DLB_HAVE_VQSORT
+/* The indices alone of a whole lane of keys of 32 bits or fewer, into a
+ * contiguous int64 out: each key and its position packed into one word of
+ * out itself (packed_keys), sorted there (the position breaks ties, so the
+ * order is stable) without scratch, then the positions unpacked in place.
+ * 8 bytes an element in all, as NumPy's argsort. */
+static void packed_order(const sort_job *j, const lane *in, char *out, scratch *s) {
+  uint64_t *word = (uint64_t *)(void *)out;
+  int64_t n = in->n, base = j->call->index_base;
+  if (!packed_keys(&j->k, in, word, j->work) && !stopped(j->work))
+    sort_keys(FAMILY_64, word, NULL, n, s->count, j->work); /* (n >= VQSORT_MIN: no tmp used) */
+  for (int64_t i0 = 0, i1; i0 < n && !stopped(j->work); i0 = i1) {
+    i1 = stretch_end(i0, n);
+    for (int64_t i = i0; i < i1; i++) {
+      int64_t index = (int64_t)(word[i] & UINT32_MAX) + base;
+      memcpy(out + 8 * i, &index, 8);
+    }
+    dlb_work_tick(j->work, i1 - i0);
+  }
+}
+#endif
+
 static void sort_lane(const sort_job *j, const lane *in, char **out, scratch *s) {
   const dlb_sort_call *c = j->call;
   int64_t k = c->k, size = (int64_t)dlb_dtype_get(j->dtype)->itemsize;
   int wide;
+#ifdef DLB_HAVE_VQSORT
+  if (j->packed) {
+    packed_order(j, in, out[1], s);
+    return;
+  }
+#endif
   if ((c->want & ~DLB_SORT_RUNS) == DLB_SORT_VALUES && k == in->n && j->fam != FAMILY_COMPLEX) {
     sort_values(j, in, out[0], c->want & DLB_SORT_RUNS ? out[2] : NULL, s);
     return;
@@ -871,7 +919,16 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
   for (int w = 0; w < 3; w++)
     j.out_stride[w] = t[w + 1]->shape[c->dim] == 1 ? 0 : dlb_tensor_stride(t[w + 1], c->dim);
   if (c->k == 0) return DLB_OK;
-  {
+  j.packed = 0;
+#ifdef DLB_HAVE_VQSORT
+  j.packed = c->want == DLB_SORT_INDICES && c->k == n && n >= VQSORT_MIN && !j.wide &&
+             (j.fam == FAMILY_16 || j.fam == FAMILY_32) && j.out_stride[1] == 8 &&
+             ((uintptr_t)c->indices.data & 7) == 0;
+#endif
+  if (j.packed) { /* no keys or positions: the radix sort's counts only (unused) */
+    st = scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, 0, 0, 1,
+                      RADIX_COUNTS, &err);
+  } else {
     /* Keys as wide as the elements (complex: 8 bytes; 1-byte elements: 2),
      * positions when the lanes are sorted by them (a top-k heap: 8). */
     int64_t size = (int64_t)dlb_dtype_get(j.dtype)->itemsize;

@@ -4,6 +4,37 @@
  * file once per instance; it #undefs them at its end. A file, not a macro,
  * so that a debugger and a profiler see its lines. No include guard. */
 
+#define HEAP SORT_CAT(NAME, _heap)
+
+/* A heapsort of n keys in place, for runs without tmp where vqsort cannot
+ * be used: O(n log n) in the worst case, counted as work as it goes. */
+static void HEAP(KT *key, int64_t n, dlb_work *w) {
+  int64_t moves = 0;
+  for (int64_t end = n, start = n / 2; end > 1 && !stopped(w);) {
+    KT v;
+    int64_t at, child;
+    if (start > 0) {
+      v = key[--start];
+    } else {
+      v = key[--end];
+      key[end] = key[0];
+    }
+    for (at = start; (child = 2 * at + 1) < end; at = child) {
+      if (child + 1 < end && key[child + 1] > key[child]) child++;
+      if (!(key[child] > v)) break;
+      key[at] = key[child];
+    }
+    key[at] = v;
+    if (++moves == STRETCH) {
+      dlb_work_tick(w, moves);
+      moves = 0;
+    }
+  }
+  dlb_work_tick(w, moves);
+}
+
+/* tmp may be NULL (no scratch): runs too deep for the levels, or that
+ * vqsort cannot take, are heapsorted in place instead of radix-sorted. */
 static void NAME(KT *key, KT *tmp, int64_t n, KT lo, KT hi, int levels, int64_t *count,
                  dlb_work *w) {
   enum { SAMPLES = 63 };
@@ -14,7 +45,8 @@ static void NAME(KT *key, KT *tmp, int64_t n, KT lo, KT hi, int levels, int64_t 
     if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) || levels-- <= 0) {
       if (n <= VQSORT_PIECE_BYTES / (int64_t)sizeof(KT) && dlb_vqsort_keys(key, n, (int)sizeof(KT)))
         dlb_work_tick(w, n);
-      else RADIX_OF(key, NULL, tmp, NULL, n, count, w);
+      else if (tmp) RADIX_OF(key, NULL, tmp, NULL, n, count, w);
+      else HEAP(key, n, w);
       return;
     }
     if (lo == hi) return;               /* all one key */
@@ -42,15 +74,16 @@ static void NAME(KT *key, KT *tmp, int64_t n, KT lo, KT hi, int levels, int64_t 
       KT left_hi = le ? pivot : (KT)(pivot - 1), right_lo = le ? (KT)(pivot + 1) : pivot;
       if (left <= n - left) {
         NAME(key, tmp, left, lo, left_hi, levels, count, w);
-        key += left, tmp += left, n -= left, lo = right_lo;
+        key += left, tmp = tmp ? tmp + left : NULL, n -= left, lo = right_lo;
       } else {
-        NAME(key + left, tmp + left, n - left, right_lo, hi, levels, count, w);
+        NAME(key + left, tmp ? tmp + left : NULL, n - left, right_lo, hi, levels, count, w);
         n = left, hi = left_hi;
       }
     }
   }
 }
 
+#undef HEAP
 #undef NAME
 #undef KT
 #undef RADIX_OF
