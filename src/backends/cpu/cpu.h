@@ -11,6 +11,7 @@
 #include "../../core/backend.h"
 #include "../../core/dtype.h"
 #include "../../core/iter.h"
+#include "../../core/work.h"
 
 /* The host-memory backend: 64-byte aligned blocks, kept for reuse. */
 const dlb_backend_ops *dlb_cpu_backend_ops(void);
@@ -137,5 +138,13 @@ static inline int64_t dlb_cpu_resolve_index(int64_t i, int64_t n, int64_t base) 
 /* DLB_E_INDEX with its message in ke: index i (as given, from base) is
  * outside dim (0-based) of extent n. */
 dlb_status dlb_cpu_index_error(int64_t i, int64_t n, int dim, int64_t base, dlb_kernel_error *ke);
+
+#ifdef DLB_HAVE_VQSORT
+/* Sorts n 64-bit keys ascending in place without scratch (sort.c): quicksort
+ * partitions down to pieces for Highway's vqsort, runs deeper than levels
+ * partitions (levels < 0: vqsort's own bound, 2 log2 n + 4) heapsorted;
+ * counted as w's work, stopping when w does. */
+void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w);
+#endif
 
 #endif

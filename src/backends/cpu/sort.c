@@ -569,6 +569,15 @@ static int64_t partition64(uint64_t *a, int64_t n, uint64_t p, int le, dlb_work 
 #include "sort_quick.h"
 #endif
 
+void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w) {
+  if (n < 2) return;
+  if (levels < 0) levels = 2 * (64 - __builtin_clzll((uint64_t)n)) + 4; /* as vqsort's own */
+#ifdef PARTITION_AVX2
+  pthread_once(&luts_once, make_luts);
+#endif
+  quick64(keys, NULL, n, 0, UINT64_MAX, levels, NULL, w);
+}
+
 /* Sorts n keys of family f: by counting (16-bit keys of a long lane), by
  * vqsort in pieces where it was built in, else (or short) by the radix
  * sort; through tmp (n keys), count as the radix sort's (COUNTING_KEYS for
@@ -823,11 +832,11 @@ static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) 
  * out itself (packed_keys), sorted there (the position breaks ties, so the
  * order is stable) without scratch, then the positions unpacked in place.
  * 8 bytes an element in all, as NumPy's argsort. */
-static void packed_order(const sort_job *j, const lane *in, char *out, scratch *s) {
+static void packed_order(const sort_job *j, const lane *in, char *out) {
   uint64_t *word = (uint64_t *)(void *)out;
   int64_t n = in->n, base = j->call->index_base;
   if (!packed_keys(&j->k, in, word, j->work) && !stopped(j->work))
-    sort_keys(FAMILY_64, word, NULL, n, s->count, j->work); /* (n >= VQSORT_MIN: no tmp used) */
+    dlb_cpu_sort_in_place64(word, n, -1, j->work);
   for (int64_t i0 = 0, i1; i0 < n && !stopped(j->work); i0 = i1) {
     i1 = stretch_end(i0, n);
     for (int64_t i = i0; i < i1; i++) {
@@ -845,7 +854,7 @@ static void sort_lane(const sort_job *j, const lane *in, char **out, scratch *s)
   int wide;
 #ifdef DLB_HAVE_VQSORT
   if (j->packed) {
-    packed_order(j, in, out[1], s);
+    packed_order(j, in, out[1]);
     return;
   }
 #endif
@@ -925,9 +934,9 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
              (j.fam == FAMILY_16 || j.fam == FAMILY_32) && j.out_stride[1] == 8 &&
              ((uintptr_t)c->indices.data & 7) == 0;
 #endif
-  if (j.packed) { /* no keys or positions: the radix sort's counts only (unused) */
-    st = scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, 0, 0, 1,
-                      RADIX_COUNTS, &err);
+  if (j.packed) { /* no scratch (one count, for a uniform release) */
+    st =
+        scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, 0, 0, 1, 1, &err);
   } else {
     /* Keys as wide as the elements (complex: 8 bytes; 1-byte elements: 2),
      * positions when the lanes are sorted by them (a top-k heap: 8). */
