@@ -204,6 +204,11 @@ local functions = {
   diff = function() return {floats(), {}} end,
   bincount = function() return {ints(), {}} end,
   histogram = function() return {floats(), {}} end,
+  -- vector math
+  cross = function() return {dl.array{1, 2, 3}, dl.array{4, 5, 6}} end,
+  outer = function() return {floats(), floats()} end,
+  norm = function() return {floats(), {}} end,
+  interp = function() return {floats(), {0, 1}, {0, 1}, {}} end,
   -- construction, shape and comparison helpers
   eye = function() return {3, 3, {}} end,
   identity = function() return {3, {}} end,
@@ -296,6 +301,7 @@ local exempt = {
   get = "takes one index per dimension: another count is INDEX (tested below)",
   set = "takes one index per dimension and a value: another count is INDEX (tested below)",
   meshgrid = "takes any number of inputs",
+  einsum = "takes any number of operands after its subscripts",
 }
 
 

@@ -425,6 +425,8 @@ extern const luaL_Reg dlbL_construct_functions[]; /* construct.c: dl.eye, dl.til
 void dlbL_open_random(lua_State *L, int module);
 /* linalg.c: sets the module's read-only `linalg` table (dl.linalg.solve, ...). */
 void dlbL_open_linalg(lua_State *L, int module);
+/* vecmath.c: dl.cross, dl.outer, dl.norm, dl.einsum, dl.interp. */
+extern const luaL_Reg dlbL_vecmath_functions[];
 extern const luaL_Reg dlbL_npy_functions[]; /* npy.c: dl.save, dl.load, dl.tonpy, dl.fromnpy */
 extern const luaL_Reg dlbL_safetensors_functions[]; /* safetensors.c: dl.load_safetensors, ... */
 /* Raises UNSUPPORTED when the host turned file access off (dlb_allow_files):

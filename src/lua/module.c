@@ -344,6 +344,7 @@ DLB_API int luaopen_dlbridge_core(lua_State *L) {
   set_functions(L, module, dlbL_compute_functions);
   set_functions(L, module, dlbL_reduce_functions);
   set_functions(L, module, dlbL_linalg_functions);
+  set_functions(L, module, dlbL_vecmath_functions);
   set_functions(L, module, dlbL_npy_functions);
   set_functions(L, module, dlbL_safetensors_functions);
   set_functions(L, module, dlbL_protect_functions);

@@ -221,6 +221,16 @@ static const usage_line usage_lines[] = {
                      "\"complete\" or \"r\" (r alone)"},
     {"dl.linalg.lstsq", "local x, residuals, rank, s = dl.linalg.lstsq(a, b, opts): a (M, N), b "
                         "(M) or (M, K); opts = {rcond = 1e-10} (default eps * max(M, N))"},
+    /* vector math (vecmath.c) */
+    {"dl.cross", "dl.cross(a, b): vectors of 3 (or 2) along the last dim, the dims before it "
+                 "broadcast"},
+    {"dl.outer", "dl.outer(a, b): a and b flattened; the result (a.size, b.size)"},
+    {"dl.norm", "dl.norm(a, opts): opts = {ord = 2, dim = 1 or {1, 2}, keepdims = false}; ord a "
+                "number (math.huge for inf), \"fro\" or \"nuc\""},
+    {"dl.einsum", "dl.einsum(subscripts, a, ...): dl.einsum(\"ij,jk->ik\", a, b), "
+                  "dl.einsum(\"ii->i\", a)"},
+    {"dl.interp", "dl.interp(x, xp, fp, opts): xp increasing, fp of its length; opts = {left =, "
+                  "right =, period =}"},
     /* random numbers (random.c) */
     {"dl.random.default_rng", "dl.random.default_rng(seed): seed an integer >= 0, a hex string "
                               "\"0x...\" or a list of them (NumPy's entropy), or nil (fresh "

@@ -837,6 +837,84 @@ op(4, "sets", function()
   return r1[1]
 end)
 
+-- dl.cross, dl.outer, dl.norm, dl.einsum and dl.interp with hostile operands
+-- (any dtype, NaN/inf/extremes, empty and 0-d, odd layouts), random and broken
+-- subscripts and options: results or coded errors, never a crash. cross, outer
+-- and interp compute element by element: a contiguous copy of the operands
+-- gives the same bits.
+local EINSUM_SUBS = { "ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", "ij->", "ii->i", "bi,bi->b", "ij,jk",
+  "ii", "i,j->ij", "ij,ij,ij->", "", "->", ",", "i,", "ij->ii", "i->j", "...", "i1", "ab,bc->ca", "aaa->a",
+  "Ab,bA", "i j , j k -> i k", string.rep("a", 40), "ij,jk,kl,lm->im", "...ij,...jk->...ik", "...i->i",
+  "i...", "..i", "......", "...,...", "a...b,b...->...", "...->" }
+local NORM_ORDS = { 1, -1, 2, -2, 0, 3, 0.5, -0.5, math.huge, -math.huge, 0 / 0, 1e300, "fro", "nuc", "f", "max", true }
+local function rsubscripts()
+  if chance(0.5) then return pick(EINSUM_SUBS) end
+  local letters, t = "abcdAZ", {}
+  for _ = 1, R(0, 12) do
+    local c = R(1, 10)
+    t[#t + 1] = c <= 6 and letters:sub(c, c) or pick { ",", "->", "-", " ", ".", "..." }
+  end
+  return table.concat(t)
+end
+op(4, "vecmath", function()
+  local which = R(1, 5)
+  local function operand(s) local a = rlayout(rvalues(s, pick(dtypes))) if chance(0.04) then a = ranything() end return a end
+  if which == 1 or which == 2 then
+    local lead = rshape_small()
+    local sa, sb = {}, {}
+    for i = 1, #lead do sa[i], sb[i] = lead[i], chance(0.2) and 1 or lead[i] end
+    sa[#sa + 1], sb[#sb + 1] = pick { 2, 3, 3, 1, 4, 0 }, pick { 2, 3, 3, 4 }
+    if chance(0.1) then sa = rshape_small() end
+    local a, b = operand(sa), operand(sb)
+    local f = which == 1 and dl.cross or dl.outer
+    local r1 = f(a, b)
+    if dl.is_array(a) and dl.is_array(b) and dl.is_array(r1) then
+      local ok2, r2 = pcall(f, a:copy(), b:copy())
+      if ok2 then same_result(r2, r1, which == 1 and "LAYOUT cross" or "LAYOUT outer") end
+    end
+    return r1
+  elseif which == 3 then
+    local a = operand(rshape_small())
+    local opts
+    if chance(0.8) then
+      opts = {}
+      if chance(0.7) then opts.ord = pick(NORM_ORDS) end
+      if chance(0.6) then
+        local nd = dl.is_array(a) and a.ndim or 2
+        opts.dim = chance(0.5) and rdims(nd) or { R(-nd - 1, nd + 1), R(-nd - 1, nd + 1) }
+        if chance(0.1) then opts.dim = { 1, 2, 3 } end
+      end
+      if chance(0.3) then opts.keepdims = pick { true, false, 1 } end
+      if chance(0.05) then opts.bogus = 1 end
+    end
+    return dl.norm(a, opts)
+  elseif which == 4 then
+    local n = R(1, 4)
+    local ops = {}
+    for k = 1, n do ops[k] = operand(chance(0.7) and { R(0, 3), R(0, 3) } or rshape_small()) end
+    if chance(0.03) then n = R(30, 40) for k = 1, n do ops[k] = ops[k] or dl.ones(1) end end
+    local sub = chance(0.03) and ranything() or rsubscripts()
+    return dl.einsum(sub, table.unpack(ops, 1, n))
+  end
+  local m = R(0, 6)
+  local x = operand(rshape_small())
+  local xp = operand(chance(0.9) and { m } or rshape_small())
+  local fp = operand(chance(0.9) and { m } or rshape_small())
+  local opts
+  if chance(0.5) then
+    opts = {}
+    for _, key in ipairs { "left", "right", "period" } do
+      if chance(0.4) then opts[key] = pick { 0, -1, 2.5, 0 / 0, math.huge, -math.huge, 1e308, "x" } end
+    end
+  end
+  local r1 = dl.interp(x, xp, fp, opts)
+  if dl.is_array(x) and dl.is_array(xp) and dl.is_array(fp) and dl.is_array(r1) then
+    local ok2, r2 = pcall(dl.interp, x:copy(), xp:copy(), fp:copy(), opts)
+    if ok2 then same_result(r2, r1, "LAYOUT interp") end
+  end
+  return r1
+end)
+
 op(3, "concat/stack", function()
   local base = rshape_small()
   if #base == 0 then base = { R(0, 3) } end
