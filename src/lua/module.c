@@ -188,28 +188,26 @@ dlb_lua_state *dlbL_find_state(lua_State *L) {
   return state;
 }
 
-DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed) {
+/* A dlb_allow_* entry: the state opened (or made) and set by set. */
+static dlb_status allow(lua_State *L, int allowed, void (*set)(dlb_lua_state *, int),
+                        const char *name) {
   dlb_error err;
   dlb_lua_state *state = dlbL_open_state(L, &err);
-  if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_files");
-  dlbL_set_files_allowed(state, allowed);
+  if (!state) return dlbL_capi_failed(L, &err, name);
+  set(state, allowed);
   return DLB_OK;
+}
+
+DLB_API dlb_status dlb_allow_files(lua_State *L, int allowed) {
+  return allow(L, allowed, dlbL_set_files_allowed, "dlb_allow_files");
 }
 
 DLB_API dlb_status dlb_allow_pointers(lua_State *L, int allowed) {
-  dlb_error err;
-  dlb_lua_state *state = dlbL_open_state(L, &err);
-  if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_pointers");
-  dlbL_set_pointers_allowed(state, allowed);
-  return DLB_OK;
+  return allow(L, allowed, dlbL_set_pointers_allowed, "dlb_allow_pointers");
 }
 
 DLB_API dlb_status dlb_allow_mapping(lua_State *L, int allowed) {
-  dlb_error err;
-  dlb_lua_state *state = dlbL_open_state(L, &err);
-  if (!state) return dlbL_capi_failed(L, &err, "dlb_allow_mapping");
-  dlbL_set_mapping_allowed(state, allowed);
-  return DLB_OK;
+  return allow(L, allowed, dlbL_set_mapping_allowed, "dlb_allow_mapping");
 }
 
 void dlbL_check_file_access(lua_State *L, const char *op) {

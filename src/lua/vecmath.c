@@ -113,6 +113,16 @@ static void norm_dims(lua_State *L, int idx, int ndim, dlb_norm_args *x, const c
   lua_settop(L, top - 1);
 }
 
+/* The start of a call of nargs arguments whose first count are operands
+ * and whose last is an options table of keys (or nil): whether it is one. */
+static int start_call(lua_State *L, int nargs, int count, const char *const keys[],
+                      const char *op) {
+  dlbL_check_nargs(L, nargs, op);
+  lua_settop(L, nargs);
+  operands(L, 1, count, op);
+  return dlbL_check_option_table(L, nargs, keys, op);
+}
+
 /* dl.norm(a, opts): np.linalg.norm; opts = {ord =, dim =, keepdims =}. */
 static int vecmath_norm(lua_State *L) {
   static const char *const keys[] = {"ord", "dim", "keepdims", NULL};
@@ -120,11 +130,8 @@ static int vecmath_norm(lua_State *L) {
   dlb_norm_args x;
   dlb_array *ud, r;
   dlb_error err;
-  dlbL_check_nargs(L, 2, op);
-  lua_settop(L, 2);
-  operands(L, 1, 1, op);
   memset(&x, 0, sizeof x);
-  if (dlbL_check_option_table(L, 2, keys, op)) {
+  if (start_call(L, 2, 1, keys, op)) {
     int ndim = dlbL_check_live(L, 1, op)->ndim;
     norm_ord(L, 2, &x, op);
     norm_dims(L, 2, ndim, &x, op);
@@ -185,11 +192,8 @@ static int vecmath_interp(lua_State *L) {
   dlb_interp_args x;
   dlb_array *ud, r;
   dlb_error err;
-  dlbL_check_nargs(L, 4, op);
-  lua_settop(L, 4);
-  operands(L, 1, 3, op);
   memset(&x, 0, sizeof x);
-  if (dlbL_check_option_table(L, 4, keys, op)) {
+  if (start_call(L, 4, 3, keys, op)) {
     x.has_left = interp_number(L, 4, "left", &x.left, op);
     x.has_right = interp_number(L, 4, "right", &x.right, op);
     x.has_period = interp_number(L, 4, "period", &x.period, op);

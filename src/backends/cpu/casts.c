@@ -288,32 +288,26 @@ static dlb_status cast_buffered(dlb_cast_loop contiguous, char *dst, ptrdiff_t d
 
 /* --- float16 runs through float32 (F16C where the CPU has it) ------------ */
 
-/* A contiguous run into float16: to_f32 (a contiguous loop into float32)
- * a chunk at a time, then float16. Integers reach float32 exactly up to
- * 2^24, and every larger one is past float16's range either way (inf from
- * both); float64 reaches it rounded to odd, so that float16 rounds once. */
-static dlb_status half_from_chunks(dlb_cast_loop to_f32, size_t sitem, char *dst, const char *src,
-                                   size_t n, dlb_error *err) {
+/* A contiguous run into or out of float16 (to_half), through float32 chunks
+ * on the stack, a chunk at a time: f32 is the contiguous loop from the
+ * other dtype (item bytes) into float32, or from float32 into it.
+ * Into float16: integers reach float32 exactly up to 2^24, and every larger
+ * one is past float16's range either way (inf from both); float64 reaches
+ * it rounded to odd, so that float16 rounds once. Out of float16: float32
+ * holds every float16 exactly, so range errors name the same value. */
+static dlb_status half_chunks(dlb_cast_loop f32, int to_half, size_t item, char *dst,
+                              const char *src, size_t n, dlb_error *err) {
   _Alignas(64) float chunk[1024];
   for (size_t pos = 0; pos < n; pos += 1024) {
     const size_t m = n - pos < 1024 ? n - pos : 1024;
-    to_f32((char *)chunk, 4, src + pos * sitem, (ptrdiff_t)sitem, m, err);
-    dlb_half_from_float_run(dst + 2 * pos, chunk, m);
-  }
-  return DLB_OK;
-}
-
-/* A contiguous float16 run into from_f32's destination: float32 chunks
- * (which hold every float16 exactly, so range errors name the same value),
- * then from_f32 (a contiguous loop from float32). */
-static dlb_status half_to_chunks(dlb_cast_loop from_f32, size_t ditem, char *dst, const char *src,
-                                 size_t n, dlb_error *err) {
-  _Alignas(64) float chunk[1024];
-  for (size_t pos = 0; pos < n; pos += 1024) {
-    const size_t m = n - pos < 1024 ? n - pos : 1024;
-    dlb_half_to_float_run(chunk, src + 2 * pos, m);
-    const dlb_status st =
-        from_f32(dst + ditem * pos, (ptrdiff_t)ditem, (const char *)chunk, 4, m, err);
+    dlb_status st;
+    if (to_half) {
+      st = f32((char *)chunk, 4, src + pos * item, (ptrdiff_t)item, m, err);
+      dlb_half_from_float_run(dst + 2 * pos, chunk, m);
+    } else {
+      dlb_half_to_float_run(chunk, src + 2 * pos, m);
+      st = f32(dst + item * pos, (ptrdiff_t)item, (const char *)chunk, 4, m, err);
+    }
     if (st != DLB_OK) return st;
   }
   return DLB_OK;
@@ -322,13 +316,13 @@ static dlb_status half_to_chunks(dlb_cast_loop from_f32, size_t ditem, char *dst
 #define HALF_FROM_CONTIGUOUS(NAME, ST, TO_F32)                                                     \
   static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src,            \
                                       ptrdiff_t src_stride, size_t n, dlb_error *err) {            \
-    return half_from_chunks(TO_F32, sizeof(ST), dst, src, n, err);                                 \
+    return half_chunks(TO_F32, 1, sizeof(ST), dst, src, n, err);                                   \
   }
 
 #define HALF_TO_CONTIGUOUS(NAME, DT, FROM_F32)                                                     \
   static dlb_status NAME##_contiguous(char *dst, ptrdiff_t dst_stride, const char *src,            \
                                       ptrdiff_t src_stride, size_t n, dlb_error *err) {            \
-    return half_to_chunks(FROM_F32, sizeof(DT), dst, src, n, err);                                 \
+    return half_chunks(FROM_F32, 0, sizeof(DT), dst, src, n, err);                                 \
   }
 
 static dlb_status f64_odd_f32(char *dst, ptrdiff_t dst_stride, const char *src,

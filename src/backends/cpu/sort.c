@@ -301,43 +301,36 @@ static void radix(family f, int wide, void *keys, void *pay, void *tk, void *tp,
 #define ET uint8_t
 #define KT uint16_t
 #define FP 0
-#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX u16
 #define ET uint16_t
 #define KT uint16_t
 #define FP 0
-#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX f16
 #define ET uint16_t
 #define KT uint16_t
 #define FP 1
-#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX u32
 #define ET uint32_t
 #define KT uint32_t
 #define FP 0
-#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX f32
 #define ET uint32_t
 #define KT uint32_t
 #define FP 1
-#define PACKS 1
 #include "sort_typed.h"
 #define SUFFIX u64
 #define ET uint64_t
 #define KT uint64_t
 #define FP 0
-#define PACKS 0
 #include "sort_typed.h"
 #define SUFFIX f64
 #define ET uint64_t
 #define KT uint64_t
 #define FP 1
-#define PACKS 0
 #include "sort_typed.h"
 
 /* Which typed loops a real dtype takes: 0 u8, 1 u16, 2 f16, 3 u32, 4 f32, 5 u64, 6 f64. */
@@ -377,29 +370,17 @@ static void write_values(const keyer *k, const void *keys, int64_t m, char *out,
 }
 
 static int canonical_keys(const keyer *k, const lane *in, void *keys, void *pay, int wide,
-                          dlb_work *w) {
+                          uint64_t *word, dlb_work *w) {
   switch (typed_of(k)) {
-    case 0: return canonical_keys_u8(k, in, keys, pay, wide, w);
-    case 1: return canonical_keys_u16(k, in, keys, pay, wide, w);
-    case 2: return canonical_keys_f16(k, in, keys, pay, wide, w);
-    case 3: return canonical_keys_u32(k, in, keys, pay, wide, w);
-    case 4: return canonical_keys_f32(k, in, keys, pay, wide, w);
-    case 5: return canonical_keys_u64(k, in, keys, pay, wide, w);
-    default: return canonical_keys_f64(k, in, keys, pay, wide, w);
+    case 0: return canonical_keys_u8(k, in, keys, pay, wide, word, w);
+    case 1: return canonical_keys_u16(k, in, keys, pay, wide, word, w);
+    case 2: return canonical_keys_f16(k, in, keys, pay, wide, word, w);
+    case 3: return canonical_keys_u32(k, in, keys, pay, wide, word, w);
+    case 4: return canonical_keys_f32(k, in, keys, pay, wide, word, w);
+    case 5: return canonical_keys_u64(k, in, keys, pay, wide, word, w);
+    default: return canonical_keys_f64(k, in, keys, pay, wide, word, w);
   }
 }
-
-#ifdef DLB_HAVE_VQSORT
-static int packed_keys(const keyer *k, const lane *in, uint64_t *word, dlb_work *w) {
-  switch (typed_of(k)) {
-    case 0: return packed_keys_u8(k, in, word, w);
-    case 1: return packed_keys_u16(k, in, word, w);
-    case 2: return packed_keys_f16(k, in, word, w);
-    case 3: return packed_keys_u32(k, in, word, w);
-    default: return packed_keys_f32(k, in, word, w);
-  }
-}
-#endif
 
 /* Runs over sorted values (step bytes apart): each element that starts a
  * run of equal ones (-0 as +0; the NaN, all last, one run). */
@@ -821,7 +802,7 @@ static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) 
     for (int which = 0; which < 3 && !stopped(j->work); which++) complex_pass(j, in, which, n, s);
     return j->wide;
   }
-  if (!canonical_keys(&j->k, in, s->keys, s->pay, j->wide, j->work) && !stopped(j->work))
+  if (!canonical_keys(&j->k, in, s->keys, s->pay, j->wide, NULL, j->work) && !stopped(j->work))
     radix(j->fam, j->wide, s->keys, s->pay, s->keys_tmp, s->pay_tmp, n, s->count, j->work);
   return j->wide;
 }
@@ -829,13 +810,13 @@ static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) 
 #ifdef DLB_HAVE_VQSORT
 /* The indices alone of a whole lane of keys of 32 bits or fewer, into a
  * contiguous int64 out: each key and its position packed into one word of
- * out itself (packed_keys), sorted there (the position breaks ties, so the
+ * out itself (canonical_keys with word), sorted there (the position breaks ties, so the
  * order is stable) without scratch, then the positions unpacked in place.
  * 8 bytes an element in all, as NumPy's argsort. */
 static void packed_order(const sort_job *j, const lane *in, char *out) {
   uint64_t *word = (uint64_t *)(void *)out;
   int64_t n = in->n, base = j->call->index_base;
-  if (!packed_keys(&j->k, in, word, j->work) && !stopped(j->work))
+  if (!canonical_keys(&j->k, in, NULL, NULL, 0, word, j->work) && !stopped(j->work))
     dlb_cpu_sort_in_place64(word, n, -1, j->work);
   for (int64_t i0 = 0, i1; i0 < n && !stopped(j->work); i0 = i1) {
     i1 = stretch_end(i0, n);

@@ -1,8 +1,7 @@
 /* sort_typed.h -- a template: the typed loops of one real element type
  * (sort.c says what they do, above their instances): exact_keys_SUFFIX,
- * write_values_SUFFIX, canonical_keys_SUFFIX and (PACKS: keys of 32 bits
- * or fewer) packed_keys_SUFFIX of elements ET with keys KT (FP: a float
- * dtype). sort.c #defines SUFFIX, ET, KT, FP and PACKS and includes
+ * write_values_SUFFIX and canonical_keys_SUFFIX of elements ET with keys KT
+ * (FP: a float dtype). sort.c #defines SUFFIX, ET, KT and FP and includes
  * this file once per instance; it #undefs them at its end. A file, not a
  * macro, so that a debugger and a profiler see its lines. No include guard. */
 
@@ -77,36 +76,11 @@ static inline KT SORT_CAT(canonical_bits_, SUFFIX)(ET bits, KT sign, KT inf, KT 
   return key ^ flip;
 }
 /* Canonical keys of the whole lane with their positions; returns whether
- * they were in order already. */
+ * they were in order already. With word (keys of 32 bits or fewer, a lane
+ * shorter than 2^32): each key above its position in one 64-bit word there
+ * instead (keys and pay unused). */
 static int SORT_CAT(canonical_keys_, SUFFIX)(const keyer *k, const lane *in, KT *keys, void *pay,
-                                             int wide, dlb_work *w) {
-  const KT sign = (KT)k->sign, inf = (KT)k->inf, ones = (KT)k->ones, flip = (KT)k->flip;
-  const int is_bool = k->dtype == DLB_BOOL;
-  int ord = 1;
-  KT prev = 0;
-  for (int64_t i0 = 0, i1; i0 < in->n; i0 = i1) {
-    i1 = stretch_end(i0, in->n);
-    for (int64_t i = i0; i < i1; i++) {
-      ET bits;
-      KT key;
-      memcpy(&bits, in->data + i * in->stride, sizeof bits);
-      key = SORT_CAT(canonical_bits_, SUFFIX)(bits, sign, inf, ones, flip, is_bool);
-      if (key < prev) ord = 0;
-      prev = key;
-      keys[i] = key;
-      if (wide) ((uint64_t *)pay)[i] = (uint64_t)i;
-      else ((uint32_t *)pay)[i] = (uint32_t)i;
-    }
-    if (dlb_work_tick(w, i1 - i0)) break;
-  }
-  return ord;
-}
-#if PACKS
-/* Keys of 32 bits or fewer: each canonical key above its position (the
- * lane shorter than 2^32) in one 64-bit word, into word; returns whether
- * they were in order already. */
-static int SORT_CAT(packed_keys_, SUFFIX)(const keyer *k, const lane *in, uint64_t *word,
-                                          dlb_work *w) {
+                                             int wide, uint64_t *word, dlb_work *w) {
   const KT sign = (KT)k->sign, inf = (KT)k->inf, ones = (KT)k->ones, flip = (KT)k->flip;
   const int is_bool = k->dtype == DLB_BOOL;
   int ord = 1;
@@ -115,23 +89,27 @@ static int SORT_CAT(packed_keys_, SUFFIX)(const keyer *k, const lane *in, uint64
     i1 = stretch_end(i0, in->n);
     for (int64_t i = i0; i < i1; i++) {
       ET bits;
-      uint64_t packed;
+      KT key;
+      uint64_t order;
       memcpy(&bits, in->data + i * in->stride, sizeof bits);
-      packed = (uint64_t)SORT_CAT(canonical_bits_, SUFFIX)(bits, sign, inf, ones, flip, is_bool)
-                   << 32 |
-               (uint64_t)i;
-      if (packed < prev) ord = 0;
-      prev = packed;
-      word[i] = packed;
+      key = SORT_CAT(canonical_bits_, SUFFIX)(bits, sign, inf, ones, flip, is_bool);
+      order = word ? (uint64_t)key << 32 | (uint64_t)i : (uint64_t)key;
+      if (order < prev) ord = 0;
+      prev = order;
+      if (word) {
+        word[i] = order;
+        continue;
+      }
+      keys[i] = key;
+      if (wide) ((uint64_t *)pay)[i] = (uint64_t)i;
+      else ((uint32_t *)pay)[i] = (uint32_t)i;
     }
     if (dlb_work_tick(w, i1 - i0)) break;
   }
   return ord;
 }
-#endif
 
 #undef SUFFIX
 #undef ET
 #undef KT
 #undef FP
-#undef PACKS
