@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/invariant.h"
+#include "../core/pages.h"
 #include "../core/work.h"
 #include "distributions.h"
 
@@ -53,6 +54,8 @@ static void *scratch_new(dlb_budget *budget, size_t nbytes, dlb_error *err) {
   if (!(p = malloc(nbytes ? nbytes : 1))) {
     if (budget) dlb_budget_refund(budget, nbytes);
     dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for %zu bytes of choice's scratch", nbytes);
+  } else if (nbytes >= DLB_HUGEPAGE_BYTES) {
+    dlb_advise_huge_pages(p, nbytes); /* the tail shuffle swaps at random over all of it */
   }
   return p;
 }

@@ -8,7 +8,7 @@
  * block is a fresh mapping whose zero pages calloc does not touch (so
  * dl.zeros of a large array costs no page until it is used), and blocks
  * freed by a loop are reused without new page faults (glibc raises its
- * mmap threshold after such frees). Blocks of DLB_CPU_HUGEPAGE_BYTES or more
+ * mmap threshold after such frees). Blocks of DLB_HUGEPAGE_BYTES or more
  * are advised as transparent huge pages (Linux), as NumPy does: a 256 MiB
  * array then faults in 128 times, not 65,536.
  *
@@ -23,42 +23,21 @@
  * zeroed (calloc's lazy zero pages stay for zeroed ones). Larger blocks are
  * freed at once, so deleting a large array still returns its memory.
  */
-#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
-#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #if defined(__GLIBC__)
 #include <malloc.h>
 #define CPU_BLOCK_CACHE 1 /* needs malloc_usable_size */
 #endif
 #include "../../core/buffer.h"
+#include "../../core/pages.h"
 #include "cpu.h"
 
 #define CPU_ALIGNMENT 64
-#define CPU_PAGE 4096
-
-/* Blocks from this size on are advised as huge pages (NumPy's threshold). */
-#define DLB_CPU_HUGEPAGE_BYTES ((size_t)4 << 20)
 
 static int cpu_device_count(void *ctx) { return 1; }
-
-/* Asks for transparent huge pages over the whole pages of [p, p + n). */
-static void advise_huge_pages(char *p, size_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  uintptr_t start = ((uintptr_t)p + CPU_PAGE - 1) & ~(uintptr_t)(CPU_PAGE - 1);
-  uintptr_t end = (uintptr_t)p + n;
-  if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE); /* a hint: errors ignored */
-#else
-  (void)p;
-  (void)n;
-#endif
-}
 
 /* The aligned block a handle stands for. */
 static char *block_of(const void *handle) {
@@ -140,7 +119,7 @@ static dlb_status cpu_allocate(void *ctx, int device_id, size_t nbytes, int zero
   if (!raw) return DLB_E_OUT_OF_MEMORY;
   aligned = (char *)(((uintptr_t)raw + CPU_ALIGNMENT - 1) & ~(uintptr_t)(CPU_ALIGNMENT - 1));
   /* A kept block was advised when it was first allocated at its size. */
-  if (nbytes >= DLB_CPU_HUGEPAGE_BYTES && !reused) advise_huge_pages(aligned, nbytes);
+  if (nbytes >= DLB_HUGEPAGE_BYTES && !reused) dlb_advise_huge_pages(aligned, nbytes);
   *handle = aligned + (aligned - raw); /* the distance, 0..63, in the low bits */
   return DLB_OK;
 }
