@@ -20,11 +20,11 @@ typedef enum { FEW, WIDE, ASCENDING, EQUAL, ZEROS, KINDS } kind;
 static const char *kind_names[] = {"few", "wide", "ascending", "equal", "zeros"};
 
 /* The kernels' boundaries for elements of `size` bytes (reduce_loops.c:
- * blocks of 4096 bytes, chunks of 64 elements, lanes of 32 bytes (two
- * 128-bit vectors; one-byte elements: 64 lanes), runs shorter than 64 or
+ * blocks of 4096 bytes, chunks of 64 elements, lanes of 128 bytes (four
+ * 256-bit vectors; one-byte elements: 64 lanes), runs shorter than 64 or
  * 128 walked), each with its neighbours. */
 static int64_t boundary(int64_t size, int64_t n) {
-  const int64_t block = 4096 / size, lanes = 32 / size;
+  const int64_t block = 4096 / size, lanes = (size == 1 ? 64 : 128) / size;
   const int64_t at[] = {0,         1,         63,        64,        65,           127,
                         128,       129,       lanes - 1, lanes,     lanes + 1,    2 * lanes - 1,
                         2 * lanes, block - 1, block,     block + 1, 2 * block,    2 * block - 1,

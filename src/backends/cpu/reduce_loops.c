@@ -616,8 +616,10 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t, int skip_nan) {
 #define ARG_CHUNK 64
 #define ARG_SHORT_INT 64
 #define ARG_SHORT_FLOAT 128
-/* The independent vectors of a block's search (reduce_arg_search.h). */
+/* The independent vectors of a block's search and their bytes
+ * (reduce_arg_search.h). */
 #define ARG_VECS 4
+#define ARG_VEC_BYTES 32
 
 /*
  * The searches (reduce_arg_search.h): name(p, n, stride): the first index
