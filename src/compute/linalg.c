@@ -371,12 +371,15 @@ static dlb_status run_solve(la *c) {
   dlb_array A = {0}, B = {0}, piv = {0};
   dlb_status st;
   if ((st = load(c, c->x->a, 0, n, n, n, &A)) == DLB_OK &&
-      (st = inv ? scratch2(c, p->items, (int64_t)n * n, 1, &B)
+      (st = inv ? scratch2(c, p->items, (int64_t)n * n, 0, &B)
                 : load(c, c->x->b, p->b_vector, n, k, n, &B)) == DLB_OK &&
       (st = scratch(c, DLB_INT32, n, 0, &piv)) == DLB_OK) {
     for (int64_t i = 0; n > 0 && i < p->items && !stop(c); i++) {
       double *b = f64(&B) + i * n * k;
-      for (lint j = 0; inv && j < n; j++) b[j * (n + 1)] = 1.0;
+      if (inv) { /* (zeroed here, not by calloc: the backend's cached blocks serve then) */
+        memset(b, 0, sizeof *b * (size_t)n * (size_t)n);
+        for (lint j = 0; j < n; j++) b[j * (n + 1)] = 1.0;
+      }
       c->lp->dgesv(&n, &k, f64(&A) + i * n * n, &ld, i32(&piv), b, &ld, &info);
       if (info) {
         st = failed(c, "dgesv", info, i, "singular matrix", SINGULAR_HINT);

@@ -45,7 +45,7 @@ static char *block_of(const void *handle) {
 }
 
 #ifdef CPU_BLOCK_CACHE
-#define CACHE_MIN_BYTES ((size_t)256 << 10)
+#define CACHE_MIN_BYTES ((size_t)128 << 10) /* glibc's first mmap threshold */
 #define CACHE_LARGEST_BYTES ((size_t)48 << 20)
 #define CACHE_MAX_BYTES ((size_t)96 << 20)
 #define CACHE_SLOTS 16
