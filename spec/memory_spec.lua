@@ -166,6 +166,24 @@ describe("a memory limit set by the host", function()
     assert.equal(10, a:narrow(1, 1, 10).shape[1])     -- views allocate nothing: still fine
   end)
 
+  it("lets topk of a few take memory for the few, not for the whole array", function()
+    collectgarbage()
+    local x = dl.random.default_rng(7):random(1000000, {dtype = "float32"})  -- 4 MB
+    tb.set_memory_limit(dl.memory().in_use + 64 * 1024)
+    local best = dl.topk(x, 5)                          -- a heap of 5: fits in 64 KiB
+    assert.same({5}, best.shape)
+    support.expect_code("OUT_OF_MEMORY", x.sort, x)     -- a whole sorted copy does not
+  end)
+
+  it("lets argsort of 32-bit values take its result alone (8 bytes an element)", function()
+    collectgarbage()
+    local x = dl.random.default_rng(7):random(1000000, {dtype = "float32"})
+    tb.set_memory_limit(dl.memory().in_use + 8 * MiB + 64 * 1024)
+    local order = x:argsort()                           -- int64 positions, sorted in place
+    assert.same({1000000}, order.shape)
+    assert.is_true(x[order[1]] <= x[order[2]])
+  end)
+
   it("cannot be changed by a script", function()
     assert.is_nil(dl.set_memory_limit)
     local m = dl.memory()

@@ -676,9 +676,14 @@ static int pick_compare(const void *a, const void *b) {
  * past a stretch, the heap sorted in place). A sift through the heap is
  * counted as 4 elements a level: each level is a load that depends on the
  * one before, across a heap that may be far larger than the caches. */
+/* Whether a selection of k of each lane of n takes select_few's heap. */
+static int takes_few(family f, int64_t k, int64_t n) {
+  return f != FAMILY_COMPLEX && k < n && k <= n / 8;
+}
+
 static void select_few(const sort_job *j, const lane *in, int64_t k, scratch *s) {
   dlb_work *w = j->work;
-  pick *h = (pick *)s->pay_tmp; /* 16 bytes a pick: k <= n / 8 of them fit */
+  pick *h = (pick *)s->pay_tmp; /* 16 bytes a pick (the scratch is sized for k) */
   const int64_t sift = 4 * (64 - __builtin_clzll((uint64_t)k));
   int64_t done = 0; /* counted since the last tick */
   for (int64_t i = 0; i < in->n; i++) {
@@ -789,7 +794,7 @@ static void write_runs(const sort_job *j, const lane *in, const scratch *s, int 
  * 64-bit there. */
 static int order_lane(const sort_job *j, const lane *in, int64_t k, scratch *s) {
   int64_t n = in->n;
-  if (j->fam != FAMILY_COMPLEX && k < n && k <= n / 8) {
+  if (takes_few(j->fam, k, n)) {
     select_few(j, in, k, s);
     return 1;
   }
@@ -897,6 +902,7 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
   int64_t n = c->in.shape[c->dim];
   dlb_work *work = dlb_work_current();
   dlb_status st;
+  dlb_backend *on = ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(); /* the scratch's */
   j.call = c;
   j.work = work;
   j.dtype = dlb_dtype_of_dl(c->in.dtype);
@@ -916,8 +922,9 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
              ((uintptr_t)c->indices.data & 7) == 0;
 #endif
   if (j.packed) { /* no scratch (one count, for a uniform release) */
-    st =
-        scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, 0, 0, 1, 1, &err);
+    st = scratch_open(&s, on, n, 0, 0, 1, 1, &err);
+  } else if (takes_few(j.fam, c->k, n)) { /* the heap of k picks, the k kept: O(k), not O(n) */
+    st = scratch_open(&s, on, c->k, 8, 16, 0, 1, &err);
   } else {
     /* Keys as wide as the elements (complex: 8 bytes; 1-byte elements: 2),
      * positions when the lanes are sorted by them (a top-k heap: 8). */
@@ -932,8 +939,7 @@ dlb_status dlb_cpu_sort(void *ctx, dlb_sort_call *c) {
     /* Counts: the radix sort's, or one per key for 16-bit keys sorted by counting. */
     int64_t counts =
         values_only && j.fam == FAMILY_16 && n > COUNTING_MIN ? COUNTING_KEYS : RADIX_COUNTS;
-    st = scratch_open(&s, ctx ? (dlb_backend *)ctx : dlb_cpu_scratch_backend(), n, key_bytes,
-                      pay_bytes, in_out, counts, &err);
+    st = scratch_open(&s, on, n, key_bytes, pay_bytes, in_out, counts, &err);
   }
   if (st != DLB_OK) return dlb_kernel_error_from(&c->error, &err);
   dlb_lanes_init(&lanes, 4, t, c->dim);
