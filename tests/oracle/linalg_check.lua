@@ -19,33 +19,10 @@
 -- elsewhere they must be orthonormal and rebuild the matrix.
 local dl = require "dlbridge"
 
-local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle"
-local seed = tonumber(arg[1] or os.getenv("ORACLE_SEED") or
-  tostring((os.time() * 7919 + math.floor(os.clock() * 1e6)) % 1000000))
-local seeds = tonumber(os.getenv("ORACLE_SEEDS") or "1")
-local fraction = arg[2] or os.getenv("ORACLE_FRACTION") or "1"
-local only_case = os.getenv("ORACLE_CASE")
-local trace = os.getenv("ORACLE_TRACE") == "1"
-local python = os.getenv("ORACLE_PYTHON") or "/usr/bin/python3"
-
-local passed, failed = 0, 0
-local function fail(id, what)
-  failed = failed + 1
-  print(string.format("FAIL %s: %s", id, what))
-end
-
-local function apply_layout(a, layout)
-  if layout == "T" then return a:transpose(a.ndim - 1, a.ndim) end
-  if layout == "rev1" then return a:slice(1, nil, nil, -1) end
-  if layout == "step1" then return a:slice(1, nil, nil, 2) end
-  return a
-end
-
-local function shape_text(s)
-  local t = {}
-  for k = 1, #s do t[k] = tostring(s[k]) end
-  return "(" .. table.concat(t, ", ") .. ")"
-end
+local util = dofile(((arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle") ..
+  "/oracle_util.lua")
+local checker = util.checker(arg)
+local fail, apply_layout, shape_text = checker.fail, util.apply_layout, util.shape_text
 
 -- The elements of an array (or a number) as a flat Lua list.
 local function flat(x)
@@ -175,7 +152,7 @@ local function run_case(dir, id, op, la, lb, params_text, outcome)
       fail(id, op .. ": NumPy raised " .. outcome .. ", dlbridge returned")
     elseif not dl.is_error(results[2]) or results[2].code ~= want then
       fail(id, op .. ": expected " .. want .. ", got " .. tostring(results[2]))
-    else passed = passed + 1 end
+    else checker.pass() end
     return
   end
   if not results[1] then
@@ -196,7 +173,7 @@ local function run_case(dir, id, op, la, lb, params_text, outcome)
     fail(id, string.format("%s: %d results, NumPy %d", op, results.n, #refs))
     return
   end
-  local before = failed
+  local before = checker.failed
   for r = 1, #refs do
     local ours, ref = results[r], refs[r]
     if op == "lstsq" and r == 3 then
@@ -208,7 +185,7 @@ local function run_case(dir, id, op, la, lb, params_text, outcome)
       fail(id, string.format("result %d is %s, NumPy's %s", r, ours.dtype, ref.dtype))
     end
   end
-  if failed > before then return end
+  if checker.failed > before then return end
   if (op == "eigh" or (op == "svd" and #refs == 3)) then
     compare_vectors(id, op, params, results, refs, a)
   else
@@ -219,38 +196,7 @@ local function run_case(dir, id, op, la, lb, params_text, outcome)
       end
     end
   end
-  if failed == before then passed = passed + 1 end
+  if checker.failed == before then checker.pass() end
 end
 
-local function run_seed(s)
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. dir))
-  local cases = assert(io.popen(string.format("env -u LD_PRELOAD %s %s/linalg_cases.py %d %s %s",
-    python, here, s, dir, fraction)))
-  local lines = {}
-  for line in cases:lines() do lines[#lines + 1] = line end
-  local ok_python = cases:close()
-  if not ok_python then
-    print("linalg_cases.py failed (is python3-numpy installed?)")
-    os.exit(1)
-  end
-  for _, line in ipairs(lines) do
-    local id, op, la, lb, params, outcome = line:match("^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$")
-    if id and (not only_case or only_case == id) then
-      if trace then io.stderr:write(id, " ", op, "\n") end
-      local ok, err = pcall(run_case, dir, id, op, la, lb, params, outcome)
-      if not ok then fail(id, op .. ": the checker failed: " .. tostring(err)) end
-    end
-  end
-  os.execute("rm -rf " .. dir)
-  return #lines
-end
-
-local total = 0
-for k = 0, seeds - 1 do
-  print("seed " .. (seed + k))
-  total = total + run_seed(seed + k)
-end
-print(string.format("%d passed, %d failed (%d cases, %d seeds)", passed, failed, total, seeds))
-os.exit(failed == 0 and 0 or 1)
+checker.run("linalg_cases.py", 6, run_case)

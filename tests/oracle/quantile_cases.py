@@ -38,34 +38,12 @@ errors.
 import sys
 
 import numpy as np
+from oracle_layouts import based, pick_layout
 
 DTYPES = ["float64", "float32", "float16", "int8", "int16", "int32", "int64", "uint8",
           "uint16", "uint32", "uint64", "bool"]
 OPS = ["median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile"]
 METHODS = ["linear", "lower", "higher", "nearest", "midpoint"]
-LAYOUTS = ["-", "T", "rev1", "step1"]
-
-
-def based(logical, layout):
-    """A base array whose view by layout (as the checker applies it) is logical."""
-    if layout == "T":
-        return np.ascontiguousarray(np.swapaxes(logical, -1, -2))
-    if layout == "rev1":
-        return np.ascontiguousarray(logical[::-1])
-    if layout == "step1":
-        base = np.zeros((2 * logical.shape[0],) + logical.shape[1:], logical.dtype)
-        base[::2] = logical
-        return base
-    return logical
-
-
-def pick_layout(rng, logical):
-    if logical.ndim == 0:
-        return "-"
-    layout = LAYOUTS[rng.integers(len(LAYOUTS))]
-    if layout == "T" and logical.ndim < 2:
-        return "-"
-    return layout
 
 
 def values(rng, dtype, shape):

@@ -29,23 +29,10 @@ import sys
 import warnings
 
 import numpy as np
+from oracle_layouts import LAYOUTS, based
 
 DTYPES = ["float64", "float32", "float16", "int64", "int32", "int8", "uint8", "bool"]
 OPS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
-LAYOUTS = ["-", "T", "rev1", "step1"]
-
-
-def based(logical, layout):
-    """A base array whose view by layout (as the checker applies it) is logical."""
-    if layout == "T":
-        return np.ascontiguousarray(np.swapaxes(logical, -1, -2))
-    if layout == "rev1":
-        return np.ascontiguousarray(logical[::-1])
-    if layout == "step1":
-        base = np.zeros((2 * logical.shape[0],) + logical.shape[1:], logical.dtype)
-        base[::2] = logical
-        return base
-    return logical
 
 
 def numbers(rng, dtype, shape, op):

@@ -18,33 +18,10 @@
 -- ufunc.at makes unsafely). A failed call must leave the target as it was.
 local dl = require "dlbridge"
 
-local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle"
-local seed = tonumber(arg[1] or os.getenv("ORACLE_SEED") or
-  tostring((os.time() * 7919 + math.floor(os.clock() * 1e6)) % 1000000))
-local seeds = tonumber(os.getenv("ORACLE_SEEDS") or "1")
-local fraction = arg[2] or os.getenv("ORACLE_FRACTION") or "1"
-local only_case = os.getenv("ORACLE_CASE")
-local trace = os.getenv("ORACLE_TRACE") == "1"
-local python = os.getenv("ORACLE_PYTHON") or "/usr/bin/python3"
-
-local passed, failed = 0, 0
-local function fail(id, what)
-  failed = failed + 1
-  print(string.format("FAIL %s: %s", id, what))
-end
-
-local function apply_layout(a, layout)
-  if layout == "T" then return a:transpose(a.ndim - 1, a.ndim) end
-  if layout == "rev1" then return a:slice(1, nil, nil, -1) end
-  if layout == "step1" then return a:slice(1, nil, nil, 2) end
-  return a
-end
-
-local function shape_text(s)
-  local t = {}
-  for k = 1, #s do t[k] = tostring(s[k]) end
-  return "(" .. table.concat(t, ", ") .. ")"
-end
+local util = dofile(((arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle") ..
+  "/oracle_util.lua")
+local checker = util.checker(arg)
+local fail, apply_layout, shape_text = checker.fail, util.apply_layout, util.shape_text
 
 -- The elements of an array as a flat Lua list (bools as 0/1).
 local function flat(x)
@@ -79,7 +56,7 @@ local function run_case(dir, id, op, layout, dims, form, outcome)
     elseif first_difference(flat(t), before) then
       fail(id, op .. ": the failed call wrote the target")
     else
-      passed = passed + 1
+      checker.pass()
     end
     return
   end
@@ -103,39 +80,7 @@ local function run_case(dir, id, op, layout, dims, form, outcome)
       dl.is_array(v) and v.dtype or "number", k, tostring(x), tostring(y)))
     return
   end
-  passed = passed + 1
+  checker.pass()
 end
 
-local function run_seed(s)
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. dir))
-  local cases = assert(io.popen(string.format("env -u LD_PRELOAD %s %s/scatter_cases.py %d %s %s",
-    python, here, s, dir, fraction)))
-  local lines = {}
-  for line in cases:lines() do lines[#lines + 1] = line end
-  local ok_python = cases:close()
-  if not ok_python then
-    print("scatter_cases.py failed (is python3-numpy installed?)")
-    os.exit(1)
-  end
-  for _, line in ipairs(lines) do
-    local id, op, layout, dims, form, outcome =
-      line:match("^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$")
-    if id and (not only_case or only_case == id) then
-      if trace then io.stderr:write(id, " ", op, "\n") end
-      local ok, err = pcall(run_case, dir, id, op, layout, dims, form, outcome)
-      if not ok then fail(id, op .. ": the checker failed: " .. tostring(err)) end
-    end
-  end
-  os.execute("rm -rf " .. dir)
-  return #lines
-end
-
-local total = 0
-for k = 0, seeds - 1 do
-  print("seed " .. (seed + k))
-  total = total + run_seed(seed + k)
-end
-print(string.format("%d passed, %d failed (%d cases, %d seeds)", passed, failed, total, seeds))
-os.exit(failed == 0 and 0 or 1)
+checker.run("scatter_cases.py", 6, run_case)

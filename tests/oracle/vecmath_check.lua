@@ -19,33 +19,10 @@
 -- exactly; refusals by error code.
 local dl = require "dlbridge"
 
-local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle"
-local seed = tonumber(arg[1] or os.getenv("ORACLE_SEED") or
-  tostring((os.time() * 7919 + math.floor(os.clock() * 1e6)) % 1000000))
-local seeds = tonumber(os.getenv("ORACLE_SEEDS") or "1")
-local fraction = arg[2] or os.getenv("ORACLE_FRACTION") or "1"
-local only_case = os.getenv("ORACLE_CASE")
-local trace = os.getenv("ORACLE_TRACE") == "1"
-local python = os.getenv("ORACLE_PYTHON") or "/usr/bin/python3"
-
-local passed, failed = 0, 0
-local function fail(id, what)
-  failed = failed + 1
-  print(string.format("FAIL %s: %s", id, what))
-end
-
-local function apply_layout(a, layout)
-  if layout == "T" then return a:transpose(a.ndim - 1, a.ndim) end
-  if layout == "rev1" then return a:slice(1, nil, nil, -1) end
-  if layout == "step1" then return a:slice(1, nil, nil, 2) end
-  return a
-end
-
-local function shape_text(s)
-  local t = {}
-  for k = 1, #s do t[k] = tostring(s[k]) end
-  return "(" .. table.concat(t, ", ") .. ")"
-end
+local util = dofile(((arg and arg[0] or ""):match("^(.*)/[^/]*$") or "tests/oracle") ..
+  "/oracle_util.lua")
+local checker = util.checker(arg)
+local fail, apply_layout, shape_text = checker.fail, util.apply_layout, util.shape_text
 
 -- The elements of an array or a Lua value as a flat list of numbers
 -- (booleans 0/1, complex numbers as re, im).
@@ -144,7 +121,7 @@ local function run_case(dir, id, op, layouts, params_text, outcome)
     if ok then fail(id, op .. ": NumPy refused (" .. outcome .. "), dlbridge returned")
     elseif not dl.is_error(ours) or ours.code ~= outcome then
       fail(id, op .. ": expected " .. outcome .. ", got " .. tostring(ours))
-    else passed = passed + 1 end
+    else checker.pass() end
     return
   end
   if not ok then
@@ -175,37 +152,7 @@ local function run_case(dir, id, op, layouts, params_text, outcome)
     fail(id, string.format("%s %s: differs from NumPy by %.3g (tolerance %g)", op, params_text, e, tol))
     return
   end
-  passed = passed + 1
+  checker.pass()
 end
 
-local function run_seed(s)
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. dir))
-  local cases = assert(io.popen(string.format("env -u LD_PRELOAD %s %s/vecmath_cases.py %d %s %s",
-    python, here, s, dir, fraction)))
-  local lines = {}
-  for line in cases:lines() do lines[#lines + 1] = line end
-  if not cases:close() then
-    print("vecmath_cases.py failed (is python3-numpy installed?)")
-    os.exit(1)
-  end
-  for _, line in ipairs(lines) do
-    local id, op, layouts, params, outcome = line:match("^(%S+) (%S+) (%S+) (%S+) (%S+)$")
-    if id and (not only_case or only_case == id) then
-      if trace then io.stderr:write(id, " ", op, "\n") end
-      local ok, err = pcall(run_case, dir, id, op, layouts, params, outcome)
-      if not ok then fail(id, op .. ": the checker failed: " .. tostring(err)) end
-    end
-  end
-  os.execute("rm -rf " .. dir)
-  return #lines
-end
-
-local total = 0
-for k = 0, seeds - 1 do
-  print("seed " .. (seed + k))
-  total = total + run_seed(seed + k)
-end
-print(string.format("%d passed, %d failed (%d cases, %d seeds)", passed, failed, total, seeds))
-os.exit(failed == 0 and 0 or 1)
+checker.run("vecmath_cases.py", 5, run_case)
