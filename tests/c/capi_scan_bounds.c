@@ -17,56 +17,12 @@
 #include "check.h"
 #include "dlbridge.h"
 #include "fixtures.h"
-
-#define MIB (1024L * 1024L)
+#include "bounds.h"
 
 static dlb_interrupter *target;
 
-/* `call` must fail with code, its message starting with prefix ("" any). */
 static int fails_with(lua_State *L, const char *code, const char *prefix, const char *call) {
-  char chunk[1024];
-  snprintf(chunk, sizeof chunk,
-           "local ok, err = pcall(function() %s end)\n"
-           "if ok then print('succeeded: ' .. [[%s]]) return 0 end\n"
-           "if err.code ~= '%s' or err.message:sub(1, #'%s') ~= '%s' then\n"
-           "  print(tostring(err)) return 0\n"
-           "end\n"
-           "return 1",
-           call, call, code, prefix, prefix);
-  return (int)RUN(L, chunk);
-}
-
-/* The peak resident memory of this process (VmHWM) in bytes, or -1. */
-static long peak_rss(void) {
-  char line[256];
-  long kb = -1;
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
-  fclose(f);
-  return kb < 0 ? -1 : kb * 1024;
-}
-
-/* Sets the peak to the resident memory now (Linux: clear_refs 5); 0 when
- * the kernel cannot. */
-static int reset_peak_rss(void) {
-  FILE *f = fopen("/proc/self/clear_refs", "w");
-  int ok;
-  if (!f) return 0;
-  ok = fputs("5", f) >= 0;
-  return fclose(f) == 0 && ok;
-}
-
-static long rss_now(void) {
-  char line[256];
-  long kb = -1;
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmRSS:", 6)) kb = atol(line + 6);
-  fclose(f);
-  return kb < 0 ? -1 : kb * 1024;
+  return bounds_fails_with(L, code, prefix, call, "");
 }
 
 static void test_memory_limit(lua_State *L) {
@@ -85,14 +41,14 @@ static void test_memory_limit(lua_State *L) {
   RUN(L, "collectgarbage()");
   CHECK_EQ_INT(dlb_set_memory_limit(L, (size_t)(64 * MIB)), DLB_OK);
   measured = reset_peak_rss();
-  before = rss_now();
+  before = rss_bytes("VmRSS:");
   for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++) {
     int ok = fails_with(L, "OUT_OF_MEMORY", "", calls[k]);
     if (!ok) fprintf(stderr, "not refused by the memory limit: %s\n", calls[k]);
     CHECK_EQ_INT(ok, 1);
   }
-  if (measured && before >= 0 && peak_rss() >= 0) {
-    growth = peak_rss() - before;
+  if (measured && before >= 0 && rss_bytes("VmHWM:") >= 0) {
+    growth = rss_bytes("VmHWM:") - before;
     if (growth > 80 * MIB) fprintf(stderr, "peak resident memory grew by %ld MiB\n", growth / MIB);
     CHECK(growth <= 80 * MIB); /* the limit + 16 MiB */
   } else {

@@ -16,25 +16,15 @@
 #include "check.h"
 #include "dlbridge.h"
 #include "fixtures.h"
-
-#define MIB (1024L * 1024L)
+#include "bounds.h"
 
 static dlb_interrupter *target;
 
 /* `call` must fail with code, its message starting with prefix ("" any),
  * and leave the global array `a` all zeros. */
 static int fails_with(lua_State *L, const char *code, const char *prefix, const char *call) {
-  char chunk[1024];
-  snprintf(chunk, sizeof chunk,
-           "local ok, err = pcall(function() %s end)\n"
-           "if ok then print('succeeded: ' .. [[%s]]) return 0 end\n"
-           "if err.code ~= '%s' or err.message:sub(1, #'%s') ~= '%s' then\n"
-           "  print(tostring(err)) return 0\n"
-           "end\n"
-           "if a:any() then print('the failed call wrote a') return 0 end\n"
-           "return 1",
-           call, call, code, prefix, prefix);
-  return (int)RUN(L, chunk);
+  return bounds_fails_with(L, code, prefix, call,
+                           "if a:any() then print('the failed call wrote a') return 0 end\n");
 }
 
 static void test_memory_limit(lua_State *L) {

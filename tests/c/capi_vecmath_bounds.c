@@ -16,44 +16,12 @@
 #include "check.h"
 #include "dlbridge.h"
 #include "fixtures.h"
-
-#define MIB (1024L * 1024L)
+#include "bounds.h"
 
 static dlb_interrupter *target;
 
-/* `call` must fail with code, its message starting with prefix ("" any). */
 static int fails_with(lua_State *L, const char *code, const char *prefix, const char *call) {
-  char chunk[1024];
-  snprintf(chunk, sizeof chunk,
-           "local ok, err = pcall(function() %s end)\n"
-           "if ok then print('succeeded: ' .. [[%s]]) return 0 end\n"
-           "if err.code ~= '%s' or err.message:sub(1, #'%s') ~= '%s' then\n"
-           "  print(tostring(err)) return 0\n"
-           "end\n"
-           "return 1",
-           call, call, code, prefix, prefix);
-  return (int)RUN(L, chunk);
-}
-
-static long rss_kb(const char *field) {
-  char line[256];
-  long kb = -1;
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, field, strlen(field))) kb = atol(line + strlen(field));
-  fclose(f);
-  return kb;
-}
-
-/* Sets the peak to the resident memory now (Linux: clear_refs 5); 0 when
- * the kernel cannot. */
-static int reset_peak_rss(void) {
-  FILE *f = fopen("/proc/self/clear_refs", "w");
-  int ok;
-  if (!f) return 0;
-  ok = fputs("5", f) >= 0;
-  return fclose(f) == 0 && ok;
+  return bounds_fails_with(L, code, prefix, call, "");
 }
 
 /* Each call makes 800 MB or more (results or temporaries). */
@@ -74,15 +42,15 @@ static void test_memory_limit(lua_State *L) {
   RUN(L, "collectgarbage()");
   CHECK_EQ_INT(dlb_set_memory_limit(L, (size_t)(64 * MIB)), DLB_OK);
   measured = reset_peak_rss();
-  before = rss_kb("VmRSS:");
+  before = rss_bytes("VmRSS:");
   for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) {
     int ok = fails_with(L, "OUT_OF_MEMORY", "", big[k]);
     if (!ok) fprintf(stderr, "not refused by the memory limit: %s\n", big[k]);
     CHECK_EQ_INT(ok, 1);
   }
-  peak = rss_kb("VmHWM:");
+  peak = rss_bytes("VmHWM:");
   if (measured && before >= 0 && peak >= 0) {
-    long growth = (peak - before) * 1024;
+    long growth = peak - before;
     if (growth > 80 * MIB) fprintf(stderr, "peak resident memory grew by %ld MiB\n", growth / MIB);
     CHECK(growth <= 80 * MIB); /* the limit + 16 MiB */
   } else {
