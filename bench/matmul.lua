@@ -12,15 +12,9 @@
 -- it when it loads), and NumPy inherits the same setting. With more threads
 -- CPU time adds up the threads' time, on both sides alike.
 -- BENCH_ROUNDS sets the rounds (default 7); BENCH_QUICK=1 cuts the sizes.
-if not os.getenv("OPENBLAS_NUM_THREADS") then
-  local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-  local ok = os.execute("OPENBLAS_NUM_THREADS=1 exec " .. quote(arg[-1] or "lua5.4") .. " "
-                        .. quote(arg[0]))
-  os.exit(ok and 0 or 1)
-end
-
-local dl = require "dlbridge"
 local support = require "support"
+support.single_threaded_blas()
+local dl = require "dlbridge"
 
 local ROUNDS = support.rounds(7)
 local MM = support.size(1024, 256)    -- the large products' side

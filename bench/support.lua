@@ -115,6 +115,17 @@ local function succeeded(ok, _, code)
   return ok == true and (code == nil or code == 0)
 end
 
+-- Single-threaded BLAS on both sides: unless OPENBLAS_NUM_THREADS is set,
+-- runs this script again with OPENBLAS_NUM_THREADS=1 (before it loads
+-- OpenBLAS, which reads it then; NumPy's side inherits it) and exits with
+-- its status. Call it before the benchmark does anything.
+function support.single_threaded_blas()
+  if os.getenv("OPENBLAS_NUM_THREADS") then return end
+  local ok, how, code = os.execute("OPENBLAS_NUM_THREADS=1 exec " .. quote(arg[-1] or "lua5.4")
+                                   .. " " .. quote(arg[0]))
+  os.exit(succeeded(ok, how, code) and 0 or 1)
+end
+
 local function status_bytes(key)
   local f = io.open("/proc/self/status", "r")
   local kb = f and f:read("*a"):match(key .. ":%s*(%d+)")

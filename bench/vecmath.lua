@@ -6,15 +6,9 @@
 -- Single-threaded, as bench/matmul.lua: unless OPENBLAS_NUM_THREADS is set,
 -- the script runs itself again with OPENBLAS_NUM_THREADS=1.
 -- BENCH_ROUNDS sets the rounds (default 7); BENCH_QUICK=1 cuts the sizes.
-if not os.getenv("OPENBLAS_NUM_THREADS") then
-  local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-  local ok = os.execute("OPENBLAS_NUM_THREADS=1 exec " .. quote(arg[-1] or "lua5.4") .. " "
-                        .. quote(arg[0]))
-  os.exit(ok and 0 or 1)
-end
-
-local dl = require "dlbridge"
 local support = require "support"
+support.single_threaded_blas()
+local dl = require "dlbridge"
 
 local ROUNDS = support.rounds(7)
 local ROWS = support.size(100000, 10000) -- vectors of 3
