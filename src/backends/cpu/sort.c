@@ -548,7 +548,6 @@ static int64_t partition64(uint64_t *a, int64_t n, uint64_t p, int le, dlb_work 
 #define PARTITION partition64
 #define SCALAR partition64_scalar
 #include "sort_quick.h"
-#endif
 
 void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w) {
   if (n < 2) return;
@@ -558,6 +557,7 @@ void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w)
 #endif
   quick64(keys, NULL, n, 0, UINT64_MAX, levels, NULL, w);
 }
+#endif
 
 /* Sorts n keys of family f: by counting (16-bit keys of a long lane), by
  * vqsort in pieces where it was built in, else (or short) by the radix
