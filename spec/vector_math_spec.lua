@@ -211,6 +211,15 @@ describe("dl.einsum", function()
     expect_code("SHAPE", function() dl.einsum("ij,jk", a, dl.ones(2, 2)) end)
     expect_code("ARGUMENT", function() dl.einsum(a, a) end)
   end)
+
+  it("refuses a product of more than 32 dims (SHAPE), as arrays have at most 32", function()
+    local twenty = {}
+    for d = 1, 20 do twenty[d] = 1 end
+    local x = dl.ones(twenty)                            -- 20 dims of extent 1
+    expect_code("SHAPE", function()
+      dl.einsum("abcdefghijklmnopqrst,ABCDEFGHIJKLMNOPQRST", x, x)  -- an outer product: 40 dims
+    end)
+  end)
 end)
 
 describe("dl.interp", function()

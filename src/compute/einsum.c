@@ -435,7 +435,8 @@ static dlb_status make_term(const plan *p, int k, const dlb_array *op, term *t, 
     int l = p->in[k][d];
     int64_t stride = t->a.shape[d] == 1 ? 0 : t->a.strides[d]; /* extent 1: no step */
     if (pos[l] >= 0) {
-      strides[pos[l]] += stride;
+      if (__builtin_add_overflow(strides[pos[l]], stride, &strides[pos[l]]))
+        return dlb_fail(err, DLB_E_SHAPE, "einsum: a diagonal's stride passes int64");
       continue;
     }
     pos[l] = n;
@@ -587,7 +588,8 @@ static dlb_status by_product(const plan *p, const term *a, const term *b, const 
   dlb_array_release(&va);
   dlb_array_release(&vb);
   dlb_array_release(&prod);
-  memcpy(r->lab, labs, (size_t)(n - nsum));
+  if (st == DLB_OK) /* (arrange refused n > DLB_MAX_NDIM: r->lab holds that many) */
+    memcpy(r->lab, labs, (size_t)(n - nsum));
   return st;
 }
 
@@ -637,7 +639,7 @@ done:
   dlb_array_release(&ak);
   dlb_array_release(&bk);
   dlb_array_release(&prod);
-  memcpy(r->lab, labs, (size_t)(n - nsum));
+  if (st == DLB_OK) memcpy(r->lab, labs, (size_t)(n - nsum));
   return st;
 }
 

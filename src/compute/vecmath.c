@@ -365,6 +365,9 @@ static dlb_status matrix_norm(norm_run *c, int row, int col, int keepdims) {
 static dlb_status norm_dispatch(norm_run *c) {
   const dlb_norm_args *x = c->args;
   int nd = c->x.ndim;
+  for (int i = 0; i < x->ndims && i < 2; i++)
+    if (x->dims[i] < 0 || x->dims[i] >= nd)
+      return norm_fail(c, "dim out of range", "dims are 0-based here, below the array's ndim");
   if (x->ndims == 1) return vector_norm(c, x->dims[0], x->keepdims);
   if (x->ndims == 2) return matrix_norm(c, x->dims[0], x->dims[1], x->keepdims);
   if (x->kind == DLB_NORM_DEFAULT || (x->kind == DLB_NORM_FRO && nd == 2) ||
@@ -494,9 +497,12 @@ static double interp_one(const knots *k, double x, int64_t *j) {
   return r;
 }
 
+/* interp's loops tick the work between chunks of this many elements. */
+#define INTERP_CHUNK 4096
+
 /* res[0..count-1] at x[...], ticking the work between chunks. */
 static int interp_all(const knots *k, const double *x, double *res, int64_t count, dlb_work *w) {
-  const int64_t chunk = 4096;
+  const int64_t chunk = INTERP_CHUNK;
   int64_t j = 0;
   for (int64_t at = 0; at < count; at += chunk) {
     int64_t end = count - at < chunk ? count : at + chunk;
@@ -530,20 +536,30 @@ static int by_key(const void *pa, const void *pb) {
  * (np.interp's normalisation) into new n + 2 knots px, pf. */
 static dlb_status wrap_knots(const double *xp, const double *fp, int64_t n, double period,
                              dlb_array *px, dlb_array *pf, dlb_array *order, dlb_backend *cpu,
-                             dlb_error *err) {
-  int64_t n2 = n + 2, nb = n * (int64_t)sizeof(keyed);
+                             dlb_work *w, dlb_error *err) {
+  int64_t n2, nb;
   dlb_status st;
   keyed *o;
+  if (__builtin_add_overflow(n, 2, &n2) || __builtin_mul_overflow(n, (int64_t)sizeof(keyed), &nb))
+    return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "interp: %lld knots are too many", (long long)n);
   if ((st = dlb_array_allocate(px, cpu, 0, DLB_FLOAT64, 1, &n2, 0, err)) != DLB_OK ||
       (st = dlb_array_allocate(pf, cpu, 0, DLB_FLOAT64, 1, &n2, 0, err)) != DLB_OK ||
       (st = dlb_array_allocate(order, cpu, 0, DLB_UINT8, 1, &nb, 0, err)) != DLB_OK)
     return st;
   o = (keyed *)dlb_array_host_data(order);
-  for (int64_t i = 0; i < n; i++) o[i] = (keyed){remainder_of(xp[i], period), i};
-  qsort(o, (size_t)n, sizeof *o, by_key);
-  for (int64_t i = 0; i < n; i++) {
-    f64(px)[i + 1] = o[i].key;
-    f64(pf)[i + 1] = fp[o[i].index];
+  for (int64_t i0 = 0; i0 < n; i0 += INTERP_CHUNK) {
+    for (int64_t i = i0; i < n && i < i0 + INTERP_CHUNK; i++)
+      o[i] = (keyed){remainder_of(xp[i], period), i};
+    if (dlb_work_tick(w, INTERP_CHUNK)) return DLB_OK; /* (the work's end says why) */
+  }
+  qsort(o, (size_t)n, sizeof *o, by_key); /* (n log n, not interruptible: counted after) */
+  dlb_work_tick(w, n);
+  for (int64_t i0 = 0; i0 < n; i0 += INTERP_CHUNK) {
+    for (int64_t i = i0; i < n && i < i0 + INTERP_CHUNK; i++) {
+      f64(px)[i + 1] = o[i].key;
+      f64(pf)[i + 1] = fp[o[i].index];
+    }
+    if (dlb_work_tick(w, INTERP_CHUNK)) return DLB_OK;
   }
   f64(px)[0] = f64(px)[n] - period;
   f64(pf)[0] = f64(pf)[n];
@@ -611,12 +627,16 @@ static dlb_status contiguous_f64(const dlb_array *a, dlb_array *c, dlb_error *er
 /* The slopes of the n - 1 intervals, when there are no more of them than
  * points to interpolate (NumPy's rule); else s stays released. */
 static dlb_status slopes_of(const double *xp, const double *fp, int64_t n, int64_t count,
-                            dlb_array *s, dlb_backend *cpu, dlb_error *err) {
+                            dlb_array *s, dlb_backend *cpu, dlb_work *w, dlb_error *err) {
   int64_t m = n - 1;
   dlb_status st;
   if (n < 2 || n > count) return DLB_OK;
   if ((st = dlb_array_allocate(s, cpu, 0, DLB_FLOAT64, 1, &m, 0, err)) != DLB_OK) return st;
-  for (int64_t i = 0; i < m; i++) f64(s)[i] = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i]);
+  for (int64_t i0 = 0; i0 < m; i0 += INTERP_CHUNK) {
+    for (int64_t i = i0; i < m && i < i0 + INTERP_CHUNK; i++)
+      f64(s)[i] = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i]);
+    if (dlb_work_tick(w, INTERP_CHUNK)) break; /* (the work's end says why) */
+  }
   return DLB_OK;
 }
 
@@ -633,12 +653,13 @@ static dlb_status interp_run(const dlb_interp_args *x, dlb_array *out, dlb_backe
     goto done;
   k = (knots){f64(&cxp), f64(&cfp), NULL, n, 0, 0, 0, 0};
   if (x->has_period) {
-    if ((st = wrap_knots(k.xp, k.fp, n, period, &px, &pf, &order, cpu, err)) != DLB_OK) goto done;
+    if ((st = wrap_knots(k.xp, k.fp, n, period, &px, &pf, &order, cpu, w, err)) != DLB_OK)
+      goto done;
     k = (knots){f64(&px), f64(&pf), NULL, n + 2, 0, 0, 1, period};
   }
   k.left = x->has_left && !x->has_period ? x->left : k.fp[0];
   k.right = x->has_right && !x->has_period ? x->right : k.fp[k.n - 1];
-  if ((st = slopes_of(k.xp, k.fp, k.n, cx.numel, &sl, cpu, err)) != DLB_OK) goto done;
+  if ((st = slopes_of(k.xp, k.fp, k.n, cx.numel, &sl, cpu, w, err)) != DLB_OK) goto done;
   k.slopes = sl.buffer ? f64(&sl) : NULL;
   interp_all(&k, f64(&cx), f64(out), cx.numel, w);
 done:
