@@ -532,6 +532,25 @@ static int by_key(const void *pa, const void *pb) {
   return (a->index > b->index) - (a->index < b->index);
 }
 
+/* The n keys at o sorted by by_key through tmp (n more), bottom-up merges
+ * that tick the work, so that a long sort sees the interrupt (qsort would
+ * not); returns where the sorted keys are (o or tmp). */
+static keyed *sort_keyed(keyed *o, keyed *tmp, int64_t n, dlb_work *w) {
+  for (int64_t width = 1; width < n; width *= 2) {
+    keyed *t;
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = n - lo > width ? lo + width : n, hi = n - mid > width ? mid + width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = by_key(&o[j], &o[i]) < 0 ? o[j++] : o[i++];
+      while (i < mid) tmp[k++] = o[i++];
+      while (j < hi) tmp[k++] = o[j++];
+      if (dlb_work_tick(w, hi - lo)) return o; /* (stopped: the order no longer matters) */
+    }
+    t = o, o = tmp, tmp = t;
+  }
+  return o;
+}
+
 /* period: xp modulo it, sorted with fp, one knot wrapped at each end
  * (np.interp's normalisation) into new n + 2 knots px, pf. */
 static dlb_status wrap_knots(const double *xp, const double *fp, int64_t n, double period,
@@ -540,7 +559,8 @@ static dlb_status wrap_knots(const double *xp, const double *fp, int64_t n, doub
   int64_t n2, nb;
   dlb_status st;
   keyed *o;
-  if (__builtin_add_overflow(n, 2, &n2) || __builtin_mul_overflow(n, (int64_t)sizeof(keyed), &nb))
+  if (__builtin_add_overflow(n, 2, &n2) ||
+      __builtin_mul_overflow(n, 2 * (int64_t)sizeof(keyed), &nb)) /* the keys and the merges' */
     return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "interp: %lld knots are too many", (long long)n);
   if ((st = dlb_array_allocate(px, cpu, 0, DLB_FLOAT64, 1, &n2, 0, err)) != DLB_OK ||
       (st = dlb_array_allocate(pf, cpu, 0, DLB_FLOAT64, 1, &n2, 0, err)) != DLB_OK ||
@@ -552,8 +572,7 @@ static dlb_status wrap_knots(const double *xp, const double *fp, int64_t n, doub
       o[i] = (keyed){remainder_of(xp[i], period), i};
     if (dlb_work_tick(w, INTERP_CHUNK)) return DLB_OK; /* (the work's end says why) */
   }
-  qsort(o, (size_t)n, sizeof *o, by_key); /* (n log n, not interruptible: counted after) */
-  dlb_work_tick(w, n);
+  o = sort_keyed(o, o + n, n, w);
   for (int64_t i0 = 0; i0 < n; i0 += INTERP_CHUNK) {
     for (int64_t i = i0; i < n && i < i0 + INTERP_CHUNK; i++) {
       f64(px)[i + 1] = o[i].key;
