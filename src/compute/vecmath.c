@@ -367,7 +367,8 @@ static dlb_status norm_dispatch(norm_run *c) {
   int nd = c->x.ndim;
   for (int i = 0; i < x->ndims && i < 2; i++)
     if (x->dims[i] < 0 || x->dims[i] >= nd)
-      return norm_fail(c, "dim out of range", "dims are 0-based here, below the array's ndim");
+      return dlb_fail(c->err, DLB_E_INDEX, "norm: dimension %d out of range for a %d-D array",
+                      x->dims[i] + 1, nd);
   if (x->ndims == 1) return vector_norm(c, x->dims[0], x->keepdims);
   if (x->ndims == 2) return matrix_norm(c, x->dims[0], x->dims[1], x->keepdims);
   if (x->kind == DLB_NORM_DEFAULT || (x->kind == DLB_NORM_FRO && nd == 2) ||

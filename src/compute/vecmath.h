@@ -45,7 +45,7 @@ typedef struct dlb_norm_args {
   dlb_norm_kind kind;
   double p;     /* DLB_NORM_NUMBER: the order */
   int ndims;    /* how many dims were given: 0 (NumPy's axis=None), 1 or 2 */
-  int dims[2];  /* 0-based, in range (the binding checks) */
+  int dims[2];  /* 0-based; out of range: DLB_E_INDEX */
   int keepdims; /* the reduced dims stay, with extent 1 */
 } dlb_norm_args;
 
