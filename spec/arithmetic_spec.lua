@@ -9,7 +9,9 @@
 --                        dl.right_shift; each is also a method: a:add(b, opts)
 --   opts = {out = c}     writes the result into c (which may be a or b: in place)
 -- The NumPy names subtract, multiply, divide, power, negative, invert are aliases.
--- Broadcasting follows NumPy. Lua numbers are "weak" scalars (NumPy 2, NEP 50):
+-- Results are laid out in the memory order of the array operands (NumPy's
+-- order 'K'): m:T() + 1 is column-major like m:T(), so it is computed in one
+-- pass over memory; :copy() gives a row-major array. Broadcasting follows NumPy. Lua numbers are "weak" scalars (NumPy 2, NEP 50):
 -- they never widen an array's dtype, and must fit it.
 local dl = require "dlbridge"
 local support = require "support"
@@ -65,6 +67,22 @@ describe("arithmetic operators", function()
   it("follow the layout of views (transposed, reversed) without copying them first", function()
     local m = dl.array{{1, 2}, {3, 4}}
     assert.same({{2, 6}, {4, 8}}, (m:transpose() * 2):totable())
+  end)
+
+  it("lay the result out as the operands lie in memory (NumPy's order 'K')", function()
+    local m = dl.arange(6):reshape{2, 3}
+    local t = m:T() + 1 -- m:T() steps {1, 3} elements: so does the result
+    assert.same({{1, 4}, {2, 5}, {3, 6}}, t:totable())
+    assert.same({1, 3}, t.strides)
+    assert.is_false(t:is_contiguous())
+    assert.same({1, 3}, dl.sqrt(m:T()).strides) -- every element-wise function
+    assert.same({2, 1}, t:copy().strides)          -- a row-major copy
+  end)
+
+  it("are row-major when the operands disagree, or are reversed views", function()
+    local m = dl.arange(6):reshape{2, 3}
+    assert.same({2, 1}, (m:T() + dl.ones{3, 2}).strides)
+    assert.same({3, 1}, (m:slice(1, nil, nil, -1) * 2).strides)
   end)
 end)
 

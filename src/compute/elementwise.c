@@ -7,6 +7,7 @@
 #include <string.h>
 #include "../core/copy.h"
 #include "../core/host.h"
+#include "../core/shape.h"
 #include "../core/tensor.h"
 #include "../core/work.h"
 #include "elementwise.h"
@@ -235,6 +236,7 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
   }
   info = &op_table[op];
   plan->op = op;
+  plan->keep_order = 0;
   for (int k = 0; k < info->nin; k++) plan->in[k] = in[k];
   if ((st = dlb_check_operands_for(info->nin, in, cpu, offsetof(dlb_kernels, elementwise),
                                    &plan->where, info->name, err)) != DLB_OK ||
@@ -247,6 +249,20 @@ dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend
     if (__builtin_mul_overflow(plan->numel, plan->shape[d], &plan->numel))
       return dlb_fail(err, DLB_E_SHAPE, "%s: the result has too many elements", info->name);
   return DLB_OK;
+}
+
+/* Lays a new result out in the memory order of the plan's arrays (the
+ * same bytes: only the strides change). */
+static void keep_order(const dlb_elementwise_plan *plan, dlb_array *out) {
+  int64_t strides[3][DLB_MAX_NDIM];
+  const int64_t *of[3];
+  int n = 0;
+  for (int k = 0; k < op_table[plan->op].nin; k++)
+    if (plan->in[k].array) {
+      dlb_broadcast_strides(plan->in[k].array, plan->ndim, plan->shape, strides[n]);
+      of[n] = strides[n], n++;
+    }
+  dlb_shape_keep_order_strides(plan->ndim, plan->shape, n, of, out->strides);
 }
 
 /* dlb_elementwise_run once the operands are checked and the work begun. */
@@ -263,6 +279,7 @@ static dlb_status run_planned(const dlb_elementwise_plan *plan, dlb_array *out, 
                             plan->shape, 0, err);
     if (st != DLB_OK) return st;
     allocated = 1;
+    if (plan->keep_order && plan->ndim > 1 && plan->numel > 0) keep_order(plan, out);
   } else if ((st = dlb_check_out(out, plan->types.result, plan->ndim, plan->shape, &where,
                                  info->name, err)) != DLB_OK) {
     return st;

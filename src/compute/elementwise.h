@@ -55,6 +55,9 @@ typedef struct dlb_elementwise_plan {
   int ndim;
   int64_t shape[DLB_MAX_NDIM];
   int64_t numel;
+  int keep_order; /* a new result takes the operands' memory order (NumPy's
+                     order 'K': dlb_shape_keep_order_strides), not C order;
+                     0 from dlb_elementwise_prepare */
   _Alignas(16) unsigned char scalars[3][16];
 } dlb_elementwise_plan;
 
@@ -63,7 +66,8 @@ typedef struct dlb_elementwise_plan {
 dlb_status dlb_elementwise_prepare(dlb_op op, const dlb_operand *in, dlb_backend *cpu,
                                    dlb_elementwise_plan *plan, dlb_error *err);
 
-/* Runs a plan into out, as dlb_elementwise does. The operands are checked
+/* Runs a plan into out, as dlb_elementwise does (a new result in the
+ * operands' memory order when plan->keep_order is set). The operands are checked
  * live again: code run between the two calls (a collection) may have
  * deleted them. */
 dlb_status dlb_elementwise_run(const dlb_elementwise_plan *plan, dlb_array *out, dlb_backend *cpu,

@@ -1,6 +1,8 @@
 /* shape.c -- checked arithmetic on shapes, strides and byte sizes. */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+#include "invariant.h"
 #include "shape.h"
 
 dlb_status dlb_shape_numel(int ndim, const int64_t *shape, int64_t *numel, dlb_error *err) {
@@ -41,6 +43,49 @@ void dlb_shape_contiguous_strides(int ndim, const int64_t *shape, int64_t *strid
     strides[d] = s;
     /* Only called on shapes whose numel was checked, so this cannot overflow. */
     if (shape[d] > 1) s *= shape[d];
+  }
+}
+
+static int64_t magnitude(int64_t x) { return x < 0 ? -x : x; }
+
+/* How the operands order dims a and b (extents above 1): 1 when some
+ * operand steps along both and every such one steps farther along a (a
+ * goes outside), -1 when one steps no farther along a, 0 when none steps
+ * along both (NumPy's nditer: the first operand that has a say decides,
+ * any later one can only keep the order). */
+static int vote(int nop, const int64_t *const *strides, int a, int b) {
+  int said = 0;
+  for (int k = 0; k < nop; k++) {
+    int64_t sa = magnitude(strides[k][a]), sb = magnitude(strides[k][b]);
+    if (sa == 0 || sb == 0) continue;
+    if (sa <= sb) return -1;
+    said = 1;
+  }
+  return said;
+}
+
+void dlb_shape_keep_order_strides(int ndim, const int64_t *shape, int nop,
+                                  const int64_t *const *strides, int64_t *out) {
+  int order[DLB_MAX_NDIM]; /* the dims, innermost first */
+  int64_t s = 1;
+  DLB_ASSERT(ndim >= 0 && ndim <= DLB_MAX_NDIM);
+  /* NumPy's insertion sort (nditer's find_best_axis_ordering): from C
+   * order, each dim moves inwards past the dims the operands put outside
+   * it, and past those they do not order against it. */
+  for (int i = 0; i < ndim; i++) order[i] = ndim - 1 - i;
+  for (int i = 1; i < ndim; i++) {
+    int d = order[i], at = i;
+    for (int j = i - 1; j >= 0 && shape[d] > 1; j--) {
+      int v = shape[order[j]] > 1 ? vote(nop, strides, order[j], d) : 0;
+      if (v < 0) break;
+      if (v > 0) at = j;
+    }
+    memmove(order + at + 1, order + at, (size_t)(i - at) * sizeof order[0]);
+    order[at] = d;
+  }
+  for (int i = 0; i < ndim; i++) {
+    out[order[i]] = s;
+    if (shape[order[i]] > 1) s *= shape[order[i]]; /* numel was checked: no overflow */
   }
 }
 

@@ -16,6 +16,16 @@ dlb_status dlb_shape_nbytes(int64_t numel, size_t itemsize, size_t *nbytes, dlb_
 /* Row-major (C order) strides, in elements. */
 void dlb_shape_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 
+/* Dense strides (in elements) for a new array of (ndim, shape) laid out
+ * in the memory order of nop operands of that shape (strides[k]: operand
+ * k's, in elements, 0 along its broadcast dims): NumPy's order 'K', by its
+ * nditer's rule. Dim a goes outside dim b when some operand steps along
+ * both and every such operand steps farther along a (magnitudes: a
+ * reversed dim reads as a forward one); where none steps along both, or
+ * they disagree, C order stands. Extent-1 dims have no say. */
+void dlb_shape_keep_order_strides(int ndim, const int64_t *shape, int nop,
+                                  const int64_t *const *strides, int64_t *out);
+
 /* Row-major contiguity. Strides of extent-1 dims carry no meaning and are
  * ignored; a size-0 array is contiguous. */
 int dlb_shape_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);

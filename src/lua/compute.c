@@ -73,6 +73,7 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
     return 1;
   }
   if (dlb_elementwise_prepare(op, in, cpu, &plan, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
+  plan.keep_order = 1; /* NumPy's results: M:T() + 1 is laid out as M:T() */
   reserve_result(L, &plan);
   result = dlbL_push_empty(L, name);
   st = dlb_elementwise_run(&plan, result, cpu, &err);
