@@ -135,10 +135,32 @@ static int walk_line(int nop, strided *const *ops, int order, int d, int64_t n, 
   return 0;
 }
 
+/* A walk's loop over the runs of a dim it leaves out: each of a call's n
+ * elements starts a run of m, steps[k] bytes apart in operand k, handed
+ * to loop one run a call. */
+typedef struct runs {
+  dlb_loop loop;
+  void *aux;
+  int nop;
+  int64_t m, steps[DLB_ITER_MAX];
+} runs;
+
+static int each_run(char **data, const int64_t *steps, int64_t n, void *aux) {
+  const runs *r = (const runs *)aux;
+  char *at[DLB_ITER_MAX];
+  for (int64_t j = 0; j < n; j++) {
+    int st;
+    for (int k = 0; k < r->nop; k++) at[k] = data[k] + j * steps[k];
+    if ((st = r->loop(at, r->steps, r->m, r->aux)) != 0) return st;
+  }
+  return 0;
+}
+
 /* Runs loop over nop operands (out_space: over the result's elements only,
- * the reduced dims at index 0), dims ordered by operand order's strides. */
-static int walk(const plan *p, int nop, strided *const *ops, int out_space, int order,
-                dlb_loop loop, void *aux, int swap_inner) {
+ * the reduced dims at index 0), dims ordered by operand order's strides;
+ * a fold (swap_inner) may pass the short-runs kernel of its loop. */
+static int walk_runs(const plan *p, int nop, strided *const *ops, int out_space, int order,
+                     dlb_loop loop, void *aux, int swap_inner, dlb_loop short_runs) {
   int64_t shape[DLB_MAX_NDIM];
   char *data[DLB_ITER_MAX];
   const int64_t *strides[DLB_ITER_MAX];
@@ -176,9 +198,25 @@ static int walk(const plan *p, int nop, strided *const *ops, int out_space, int 
       }
       it.shape[inner] = e;
       for (int k = 0; k < nop; k++) it.strides[k][inner] = s[k];
+    } else if (pick >= 0 && !inner_kept && it.shape[inner] < 8) {
+      /* Short reduced runs beside a longer kept dim (a 2x2 block mean:
+       * runs of 2) that do not move: the walk leaves their dim out and
+       * each call covers a run per element of the next dim, in the same
+       * order as before (the same bits). */
+      runs r = {loop, aux, nop, it.shape[inner], {0}};
+      dlb_short_runs sr = {it.shape[inner], it.strides[1][inner]};
+      for (int k = 0; k < nop; k++) r.steps[k] = it.strides[k][inner];
+      it.ndim--;
+      return short_runs && nop == 2 && r.steps[0] == 0 ? dlb_iter_run(&it, short_runs, &sr)
+                                                       : dlb_iter_run(&it, each_run, &r);
     }
   }
   return dlb_iter_run(&it, loop, aux);
+}
+
+static int walk(const plan *p, int nop, strided *const *ops, int out_space, int order,
+                dlb_loop loop, void *aux, int swap_inner) {
+  return walk_runs(p, nop, ops, out_space, order, loop, aux, swap_inner, NULL);
 }
 
 /* A temporary shaped like the result (out_shaped) or the input, its dims
@@ -288,11 +326,27 @@ typedef struct fill_value {
   size_t size;
 } fill_value;
 
+/* n copies of the value of type UT, step bytes apart from p. */
+#define FILL_AS(UT, p, step, n, bytes)                                                             \
+  do {                                                                                             \
+    UT x_;                                                                                         \
+    memcpy(&x_, (bytes), sizeof x_);                                                               \
+    for (int64_t i_ = 0; i_ < (n); i_++) memcpy((p) + i_ * (step), &x_, sizeof x_);                \
+  } while (0)
+
 static int fill_run(char **data, const int64_t *steps, int64_t n, void *aux) {
   const fill_value *v = aux;
-  for (int64_t i = 0; i < n; i++) memcpy(data[0] + i * steps[0], v->bytes, v->size);
+  switch (v->size) { /* sizes the compiler sees: stores, not a memcpy call each */
+    case 1: FILL_AS(uint8_t, data[0], steps[0], n, v->bytes); break;
+    case 2: FILL_AS(uint16_t, data[0], steps[0], n, v->bytes); break;
+    case 4: FILL_AS(uint32_t, data[0], steps[0], n, v->bytes); break;
+    case 8: FILL_AS(uint64_t, data[0], steps[0], n, v->bytes); break;
+    default:
+      for (int64_t i = 0; i < n; i++) memcpy(data[0] + i * steps[0], v->bytes, v->size);
+  }
   return 0;
 }
+#undef FILL_AS
 
 /* How accumulators become results: divided by a count, square-rooted. */
 typedef struct finish {
@@ -303,35 +357,39 @@ typedef struct finish {
 
 static int finish_run(char **data, const int64_t *steps, int64_t n, void *aux) {
   const finish *f = aux;
-  for (int64_t i = 0; i < n; i++) {
-    char *e = data[0] + i * steps[0];
-    switch (f->dtype) {
-      case DLB_FLOAT32: {
-        float *x = (float *)e;
-        *x = *x / (float)f->divisor;
-        if (f->root) *x = sqrtf(*x);
-        break;
+  const int64_t step = steps[0];
+  switch (f->dtype) { /* a loop each: the dtype is the call's, not the element's */
+    case DLB_FLOAT32: {
+      const float d = (float)f->divisor;
+      for (int64_t i = 0; i < n; i++) {
+        float *x = (float *)(data[0] + i * step);
+        *x = f->root ? sqrtf(*x / d) : *x / d;
       }
-      case DLB_COMPLEX64: { /* NumPy's complex division by (divisor + 0i) */
-        float *x = (float *)e, rat = 0.0f / (float)f->divisor, scale = 1.0f / (float)f->divisor;
-        float re = x[0], im = x[1];
+      break;
+    }
+    case DLB_COMPLEX64: { /* NumPy's complex division by (divisor + 0i) */
+      const float rat = 0.0f / (float)f->divisor, scale = 1.0f / (float)f->divisor;
+      for (int64_t i = 0; i < n; i++) {
+        float *x = (float *)(data[0] + i * step), re = x[0], im = x[1];
         x[0] = (re + im * rat) * scale;
         x[1] = (im - re * rat) * scale;
-        break;
       }
-      case DLB_FLOAT64: {
-        double *x = (double *)e;
-        *x = *x / f->divisor;
-        if (f->root) *x = sqrt(*x);
-        break;
+      break;
+    }
+    case DLB_FLOAT64:
+      for (int64_t i = 0; i < n; i++) {
+        double *x = (double *)(data[0] + i * step);
+        *x = f->root ? sqrt(*x / f->divisor) : *x / f->divisor;
       }
-      default: {
-        double *x = (double *)e, rat = 0.0 / f->divisor, scale = 1.0 / f->divisor;
-        double re = x[0], im = x[1];
+      break;
+    default: {
+      const double rat = 0.0 / f->divisor, scale = 1.0 / f->divisor;
+      for (int64_t i = 0; i < n; i++) {
+        double *x = (double *)(data[0] + i * step), re = x[0], im = x[1];
         x[0] = (re + im * rat) * scale;
         x[1] = (im - re * rat) * scale;
-        break;
       }
+      break;
     }
   }
   return 0;
@@ -479,7 +537,10 @@ static dlb_status fold_with(const plan *p, dlb_reduce_op op, dlb_loop kernel,
   if (p->count == 0) return DLB_OK;
   if (loop_in == in->dtype && via == DLB_DTYPE_COUNT &&
       elements_aligned(in, p->ndim, (int64_t)dlb_dtype_get(in->dtype)->itemsize)) {
-    walk(p, 2, ops, 0, 1, kernel, &layout, 1);
+    /* (count_numbers folds under nanmean's op with a kernel of its own) */
+    dlb_loop short_runs =
+        kernel == dlb_reduce_fold_loop(op, loop_in) ? dlb_reduce_short_runs_loop(op, loop_in) : NULL;
+    walk_runs(p, 2, ops, 0, 1, kernel, &layout, 1, short_runs);
     return DLB_OK;
   }
   conv.capacity = numel < DLB_REDUCE_RUN ? numel : DLB_REDUCE_RUN;

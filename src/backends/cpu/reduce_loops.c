@@ -534,6 +534,18 @@ dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in) {
   return folds[op][in];
 }
 
+dlb_loop dlb_reduce_short_runs_loop(dlb_reduce_op op, dlb_dtype in) {
+  int f64 = in == DLB_FLOAT64;
+  if (in != DLB_FLOAT32 && !f64) return NULL;
+  switch (op) {
+    case DLB_REDUCE_SUM:
+    case DLB_REDUCE_MEAN: return f64 ? sum_short_runs_double : sum_short_runs_float;
+    case DLB_REDUCE_NANSUM:
+    case DLB_REDUCE_NANMEAN: return f64 ? nansum_short_runs_double : nansum_short_runs_float;
+    default: return NULL;
+  }
+}
+
 dlb_loop dlb_reduce_count_numbers_loop(dlb_dtype in) {
   switch (in) {
     case DLB_FLOAT32: return count_numbers_float32;

@@ -62,6 +62,24 @@ static inline void dlb_pairwise_layout_init(dlb_pairwise_layout *lay) {
  */
 dlb_loop dlb_reduce_fold_loop(dlb_reduce_op op, dlb_dtype in);
 
+/* The runs of a short reduced inner dim (fewer than 8 elements, the
+ * pairwise sum's sequential case) that a walk hands to one call of a
+ * short-runs kernel: the call's n inputs each start a run of m elements,
+ * step bytes apart, that folds into the call's accumulator i (steps[0]
+ * may be 0: then all of them into one, in order). */
+typedef struct dlb_short_runs {
+  int64_t m, step;
+} dlb_short_runs;
+
+/* The short-runs kernel (aux a dlb_short_runs) that goes with the fold
+ * kernel dlb_reduce_fold_loop(op, in): sum's and nansum's (mean's,
+ * nanmean's) of float32 and float64, each run summed as the fold kernel
+ * sums a run of m (from 0, one element after another) and then added to
+ * its accumulator: the fold kernel's bits, without a call per run (a 2x2
+ * block mean: runs of 2). NULL for the others (the walk then calls the
+ * fold kernel once per run). */
+dlb_loop dlb_reduce_short_runs_loop(dlb_reduce_op op, dlb_dtype in);
+
 /* The kernel of std/var's second pass over (out, x, mean), all of dtype t
  * (float32, float64, complex64, complex128) except out, which has t's real
  * dtype: out = |x - mean|^2; with skip_nan (nanstd/nanvar), 0 where x is

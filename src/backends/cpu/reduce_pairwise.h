@@ -1,7 +1,8 @@
 /* reduce_pairwise.h -- a template: NumPy's pairwise sums of the float
  * dtype T (float or double; reduce_loops.c says how, above its instances):
  * PREFIXpairwise_T of contiguous elements, PREFIXpairwise_strided_T of
- * strided ones, and the fold kernel PREFIXsum_T. SKIP_NAN 1 (PREFIX nan)
+ * strided ones, the fold kernel PREFIXsum_T and its short-runs kernel
+ * PREFIXsum_short_runs_T. SKIP_NAN 1 (PREFIX nan)
  * reads a NaN element as 0 (nansum: NumPy's sum of a copy with NaNs
  * replaced by 0), 0 (PREFIX empty) reads elements as they are: then no
  * line differs from a sum without it. reduce_loops.c #defines T, PREFIX and
@@ -12,6 +13,8 @@
 #define PAIRWISE REDUCE_CAT(REDUCE_CAT(PREFIX, pairwise_), T)
 #define PAIRWISE_STRIDED REDUCE_CAT(REDUCE_CAT(PREFIX, pairwise_strided_), T)
 #define SUM REDUCE_CAT(REDUCE_CAT(PREFIX, sum_), T)
+#define SUM_OWN REDUCE_CAT(REDUCE_CAT(PREFIX, sum_own_), T)
+#define SHORT_RUNS REDUCE_CAT(REDUCE_CAT(PREFIX, sum_short_runs_), T)
 #define LANES_T REDUCE_CAT(T, _lanes)
 /* An element as the sum reads it. */
 #define READ(x) (SKIP_NAN && (x) != (x) ? (T)0 : (x))
@@ -66,13 +69,20 @@ static T PAIRWISE_STRIDED(const char *a, int64_t n, int64_t stride) {
   return PAIRWISE_STRIDED(a, n2, stride) + PAIRWISE_STRIDED(a + n2 * stride, n - n2, stride);
 }
 /* sum: runs of the inner dim pairwise, DLB_REDUCE_RUN at a time; rows added. */
+static int SUM(char **data, const int64_t *steps, int64_t n, void *aux);
+/* SUM without a layout cache: one of its own (12 KiB, kept off SUM's frame:
+ * the short calls of short reduced runs paid for probing it). */
+static __attribute__((noinline)) int SUM_OWN(char **data, const int64_t *steps, int64_t n) {
+  dlb_pairwise_layout own;
+  dlb_pairwise_layout_init(&own);
+  return SUM(data, steps, n, &own);
+}
 DLB_KERNEL_CLONES static int SUM(char **data, const int64_t *steps, int64_t n, void *aux) {
   const int64_t sa = steps[0], sx = steps[1];
   if (sa == 0) {
-    dlb_pairwise_layout own;
-    dlb_pairwise_layout *cache = aux ? (dlb_pairwise_layout *)aux : &own;
+    dlb_pairwise_layout *cache = (dlb_pairwise_layout *)aux;
     T acc = *(T *)data[0];
-    dlb_pairwise_layout_init(&own);
+    if (!cache && n >= 8) return SUM_OWN(data, steps, n);
     for (int64_t i = 0; i < n; i += DLB_REDUCE_RUN) {
       int64_t m = n - i < DLB_REDUCE_RUN ? n - i : DLB_REDUCE_RUN;
       const char *run = data[1] + i * sx;
@@ -90,10 +100,36 @@ DLB_KERNEL_CLONES static int SUM(char **data, const int64_t *steps, int64_t n, v
   }
   return 0;
 }
+/* The short runs of m < 8 (reduce_loops.h): each summed from 0, one
+ * element after another, as PAIRWISE(_STRIDED) sums them, then added. */
+DLB_KERNEL_CLONES static int SHORT_RUNS(char **data, const int64_t *steps, int64_t n, void *aux) {
+  const dlb_short_runs *r = (const dlb_short_runs *)aux;
+  const int64_t m = r->m, step = r->step, sa = steps[0], sx = steps[1];
+  if (m == 2 && sa == (int64_t)sizeof(T)) { /* a 2x2 block's row: its own loop */
+    T *acc = (T *)data[0];
+    for (int64_t j = 0; j < n; j++) {
+      const char *x = data[1] + j * sx;
+      T res = 0;
+      res += READ(*(const T *)x);
+      res += READ(*(const T *)(x + step));
+      acc[j] += res;
+    }
+    return 0;
+  }
+  for (int64_t j = 0; j < n; j++) {
+    const char *x = data[1] + j * sx;
+    T res = 0;
+    for (int64_t i = 0; i < m; i++) res += READ(*(const T *)(x + i * step));
+    *(T *)(data[0] + j * sa) += res;
+  }
+  return 0;
+}
 
 #undef PAIRWISE
 #undef PAIRWISE_STRIDED
 #undef SUM
+#undef SUM_OWN
+#undef SHORT_RUNS
 #undef LANES_T
 #undef READ
 #undef T
