@@ -114,7 +114,7 @@ static int tobytes_unprotected(lua_State *L) {
   dlbL_reserve_lua(L, nbytes, "Array:tobytes", "a string");
   if (!a->buffer) /* a finalizer run by a collection deleted it */
     dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
-  out = dlbL_buffinitsize(L, &b, nbytes);
+  out = dlbL_string_room(L, &b, nbytes);
   if (!out) /* (LuaJIT: 2 GiB at most) */
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes",
                "%zu bytes are more than a Lua string holds", (size_t)(nbytes));

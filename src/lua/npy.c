@@ -98,7 +98,7 @@ static int tonpy_unprotected(lua_State *L) {
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dl.tonpy", "%lld elements do not fit in a string",
                (long long)a->numel);
   dlbL_reserve_lua(L, hlen + nbytes, "dl.tonpy", "a string"); /* Lua's heap: the host's limit too */
-  out = dlbL_buffinitsize(L, &b, hlen + nbytes);
+  out = dlbL_string_room(L, &b, hlen + nbytes);
   if (!out) /* (LuaJIT: 2 GiB at most) */
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dl.tonpy", "%zu bytes are more than a Lua string holds",
                (size_t)(hlen + nbytes));

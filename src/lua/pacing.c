@@ -28,12 +28,16 @@
  *   Lua's own emergency collection does: otherwise one script's "stop"
  *   would leave its garbage counted against every later script.
  *
+ * Large strings a call writes whole (tobytes, tonpy) get their room here
+ * too (dlbL_string_room), advised as huge pages.
+ *
  * The look happens before the new object exists: in Lua 5.4 a step taken
  * right after making an object with a finalizer leaves the garbage of a
  * loop unfinalized (a loop making two arrays an iteration kept every one
  * alive until a full collection). */
 #include <stdatomic.h>
 #include "internal.h"
+#include "../core/pages.h"
 
 /* Lua 5.4 counts the GC step argument in KB; 5.5 counts bytes. */
 #if DLB_LUA_GC_STEP_IN_BYTES
@@ -145,4 +149,10 @@ void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *w
                   "%s of %zu bytes would pass the memory limit of %zu bytes (%zu in use)", what,
                   nbytes, limit,
                   atomic_load_explicit(&state->budget->in_use, memory_order_relaxed));
+}
+
+char *dlbL_string_room(lua_State *L, luaL_Buffer *b, size_t size) {
+  char *out = dlbL_buffinitsize(L, b, size);
+  if (out && size >= DLB_HUGEPAGE_BYTES) dlb_advise_huge_pages(out, size);
+  return out;
 }

@@ -387,7 +387,7 @@ static int tosafetensors_unprotected(lua_State *L) {
   dlb_error err;
   char *out;
   dlbL_reserve_lua(L, total, op, "a string"); /* Lua's heap: the host's limit too */
-  out = dlbL_buffinitsize(L, &b, total);
+  out = dlbL_string_room(L, &b, total);
   if (!out) /* (LuaJIT: 2 GiB at most) */
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, op, "%zu bytes are more than a Lua string holds",
                (size_t)(total));
