@@ -235,6 +235,9 @@ describe("dl.zeros, dl.ones and dl.empty", function()
   it("raise ARGUMENT for an unknown option key or options that are not a table", function()
     assert.equal("ARGUMENT", code_of(dl.zeros, 2, {dtyp = "int32"}))
     assert.equal("ARGUMENT", code_of(dl.zeros, 2, "int32"))
+    -- an unknown key is named first, whatever else is wrong
+    assert.equal("ARGUMENT", code_of(dl.zeros, 2, {dtype = "int33", device = 7, dtyp = 1}))
+    assert.equal("ARGUMENT", code_of(dl.zeros, 2, {device = 7}))
   end)
 
   it("raise DTYPE for an unknown dtype name", function()

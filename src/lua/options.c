@@ -60,22 +60,32 @@ static int is_key(lua_State *L, int idx, const char *key) {
   return len == strlen(key) && memcmp(s, key, len) == 0;
 }
 
+/* Raises ARGUMENT for the key at -2, which is none of keys. */
+static void unknown_key(lua_State *L, const char *const *keys, const char *what, const char *op)
+    __attribute__((noreturn));
+static void unknown_key(lua_State *L, const char *const *keys, const char *what, const char *op) {
+  char list[200];
+  size_t len = 0;
+  list[0] = 0;
+  for (int k = 0; keys[k] && len < sizeof list; k++)
+    len += (size_t)snprintf(list + len, sizeof list - len, k ? ", %s" : "%s", keys[k]);
+  dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown %s '%.40s' (expected %s)", what, dlbL_key_name(L, -2),
+             list);
+}
+
+/* Which of keys the key at -2 is (-1: none). */
+static int key_index(lua_State *L, const char *const *keys) {
+  for (int k = 0; keys[k]; k++)
+    if (is_key(L, -2, keys[k])) return k;
+  return -1;
+}
+
 void dlbL_check_keys(lua_State *L, int idx, const char *const *keys, const char *what,
                      const char *op) {
   idx = lua_absindex(L, idx);
   lua_pushnil(L); /* (a C function has LUA_MINSTACK slots: nothing grows the stack here) */
   while (lua_next(L, idx) != 0) {
-    int known = 0;
-    for (int k = 0; keys[k] && !known; k++) known = is_key(L, -2, keys[k]);
-    if (!known) {
-      char list[200];
-      size_t len = 0;
-      list[0] = 0;
-      for (int k = 0; keys[k] && len < sizeof list; k++)
-        len += (size_t)snprintf(list + len, sizeof list - len, k ? ", %s" : "%s", keys[k]);
-      dlbL_raise(L, DLB_E_ARGUMENT, op, "unknown %s '%.40s' (expected %s)", what,
-                 dlbL_key_name(L, -2), list);
-    }
+    if (key_index(L, keys) < 0) unknown_key(L, keys, what, op);
     lua_pop(L, 1);
   }
 }
@@ -302,9 +312,34 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
   opts->dtype = DLB_FLOAT64;
   opts->backend = dlbL_state(L)->cpu;
   opts->device_id = 0;
-  if (idx == 0 || !dlbL_check_option_table(L, idx, keys, op)) return;
-  opts->has_dtype = dlbL_opt_dtype(L, idx, "dtype", &opts->dtype, op);
-  dlbL_opt_device(L, idx, "device", opts, op);
+  int base;
+  if (idx == 0 || lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", type_of(L, idx));
+  /* One walk of the table (a small call's options cost a walk each): the
+   * keys checked, the values kept in two slots and read after it, so an
+   * unknown key is still reported before a wrong value. */
+  idx = lua_absindex(L, idx);
+  base = lua_gettop(L);
+  lua_pushnil(L);
+  lua_pushnil(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    int k = key_index(L, keys);
+    if (k < 0) unknown_key(L, keys, "option", op);
+    lua_replace(L, base + 1 + k); /* the value */
+  }
+  if (!lua_isnil(L, base + 1)) {
+    opts->dtype = dlbL_check_dtype(L, base + 1, op);
+    opts->has_dtype = 1;
+  }
+  if (!lua_isnil(L, base + 2)) {
+    lua_pushvalue(L, base + 2);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      wrong_type(L, "device", "a device string such as \"cpu\"", op);
+    dlbL_check_device(L, -1, opts, op);
+  }
+  lua_settop(L, base);
 }
 
 void dlbL_check_load_options(lua_State *L, int idx, dlbL_load_options *o, const char *op) {
