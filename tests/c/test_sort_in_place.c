@@ -4,7 +4,9 @@
  * distinct and organ-pipe keys, lengths around vqsort's pieces, with the
  * quicksort's levels capped at 0..3 so that the heapsort that takes runs
  * too deep for them (no tmp to radix-sort through) does part or all of the
- * work. Stopped work leaves the keys a permutation of what they were. */
+ * work. Stopped work leaves the keys a permutation of what they were.
+ * Also: the choice between vqsort and the radix sort for long lanes,
+ * measured once on the running CPU, is a choice (0 or 1) that stays. */
 #define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,6 +75,13 @@ int main(void) {
         check_sorts((kind)k, lengths[i], levels[l]);
   check_stopped(0);
   check_stopped(-1);
+  for (int bits = 32; bits <= 64; bits += 32) {
+    int chosen = dlb_cpu_sort_uses_vqsort(bits);
+    CHECK(chosen == 0 || chosen == 1);
+    CHECK_EQ_INT(dlb_cpu_sort_uses_vqsort(bits), chosen); /* measured once */
+    fprintf(stderr, "test_sort_in_place: %d-bit keys sort by %s here\n", bits,
+            chosen ? "vqsort" : "the radix sort");
+  }
   return check_done("test_sort_in_place");
 }
 

@@ -145,6 +145,11 @@ dlb_status dlb_cpu_index_error(int64_t i, int64_t n, int dim, int64_t base, dlb_
  * partitions (levels < 0: vqsort's own bound, 2 log2 n + 4) heapsorted;
  * counted as w's work, stopping when w does. */
 void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w);
+
+/* Whether long lanes of key_bits-bit keys (32 or 64) sort by vqsort (1) or
+ * by the radix sort (0): measured once a process on the running CPU, at
+ * the first call (sort.c). */
+int dlb_cpu_sort_uses_vqsort(int key_bits);
 #endif
 
 #endif

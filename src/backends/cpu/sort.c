@@ -8,9 +8,15 @@
  * instead. Complex numbers sort by three keys (NaN class, first part,
  * second part), one stable pass each.
  */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_once */
+#endif
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "../../core/array.h"
 #include "../../core/work.h"
 #include "cpu.h"
@@ -404,10 +410,10 @@ int dlb_vqsort_keys(void *keys, int64_t n, int bytes); /* vqsort.cc */
 
 /* Lanes from this long on sort their values by Highway's vectorised
  * quicksort where it was built in (not stable, so only for keys whose
- * equals are equal). Measured against the radix sort on an AMD EPYC with
- * AVX-512 (2026-12, the radix sort forced by hand): 1e7 float32 77 vs 97 ms,
- * int32 65 vs 118 ms; 1e6 5.2 vs 6.7 and 4.3 vs 7.2 ms. vqsort's own pieces
- * run at 2.5 ns a key in L2 with its AVX-512 or AVX2 code alike. */
+ * equals are equal), unless the measurement below picks the radix sort.
+ * vqsort's own pieces run at 2.5 ns a key in L2 here; sorting 1e7 random
+ * 32-bit keys whole, Highway 1.0.3's AVX-512 code takes 34-44 ms and its
+ * AVX2 code 47-57 ms (hwy::DisableTargets, a test program). */
 #define VQSORT_MIN 4096
 /* The most keys one vqsort call sorts: about 3 ms here (they fit the L2
  * cache: vqsort is at its fastest per key there), so that the host's
@@ -444,7 +450,6 @@ static void counting_sort16(uint16_t *key, int64_t n, int64_t *count, dlb_work *
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define PARTITION_AVX2 1
 #include <immintrin.h>
-#include <pthread.h>
 #endif
 
 /* Partitions of n keys in place around pivot: the keys before it (le: not
@@ -559,17 +564,92 @@ void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w)
 }
 #endif
 
+/* Which sorts the long lanes of 32- and 64-bit keys: vqsort (1) or the
+ * radix sort (0), measured on the running CPU once a process for each key
+ * width, at its first sort of CHOICE_MIN keys or more (shorter lanes take
+ * vqsort unmeasured: both sort them in cache): each sorts the same 16,384
+ * random keys twice, the faster time counts (1-2 ms here, once, mostly
+ * the first touch of its scratch; a sort of 2^18 keys takes about 1.5 ms).
+ * Here (AMD EPYC, AVX-512; the radix sort forced by hand) vqsort wins at
+ * every length measured (1e6: 5.2 vs 6.7 ms float32, 4.3 vs 7.2 ms int32;
+ * 1e7: 77 vs 97 and 65 vs 118 ms); a CPU whose vector sort is slow picks
+ * the radix sort. Both give the same keys: the choice moves only time. */
+#ifdef DLB_HAVE_VQSORT
+#define CHOICE_KEYS 16384
+#define CHOICE_MIN ((int64_t)1 << 18)
+static int vqsort_chosen[2];                 /* [0] 32-bit keys, [1] 64-bit */
+static pthread_once_t choice_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The better of two times of one sort (vq: vqsort, else radix) of the
+ * sample's keys of family f, in a copy at keys. */
+static double time_sort(family f, int vq, const uint64_t *sample, uint64_t *keys, uint64_t *tmp,
+                        int64_t *count) {
+  const int64_t n = CHOICE_KEYS, levels = 2 * 15 + 4;
+  double best = 1e30;
+  for (int r = 0; r < 2; r++) {
+    double t0;
+    memcpy(keys, sample, (size_t)n * (f == FAMILY_32 ? 4 : 8));
+    t0 = seconds_now();
+    if (!vq) radix(f, 0, keys, NULL, tmp, NULL, n, count, NULL);
+    else if (f == FAMILY_32)
+      quick32((uint32_t *)keys, (uint32_t *)tmp, n, 0, UINT32_MAX, levels, count, NULL);
+    else quick64(keys, tmp, n, 0, UINT64_MAX, levels, count, NULL);
+    t0 = seconds_now() - t0;
+    if (t0 < best) best = t0;
+  }
+  return best;
+}
+
+static void measure_choice(family f) {
+  uint64_t *sample = malloc(sizeof(uint64_t) * CHOICE_KEYS * 3);
+  int64_t *count = malloc(sizeof(int64_t) * RADIX_COUNTS);
+  uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
+  int b = f == FAMILY_64;
+  vqsort_chosen[b] = 1; /* without memory to measure: vqsort, as measured here */
+#ifdef PARTITION_AVX2
+  pthread_once(&luts_once, make_luts);
+#endif
+  if (sample && count) {
+    for (int64_t i = 0; i < CHOICE_KEYS; i++) { /* xorshift64: keys of every digit */
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      sample[i] = x;
+    }
+    vqsort_chosen[b] = time_sort(f, 1, sample, sample + CHOICE_KEYS, sample + 2 * CHOICE_KEYS,
+                                 count) <= time_sort(f, 0, sample, sample + CHOICE_KEYS,
+                                                     sample + 2 * CHOICE_KEYS, count);
+  }
+  free(sample);
+  free(count);
+}
+
+static void measure_choice32(void) { measure_choice(FAMILY_32); }
+static void measure_choice64(void) { measure_choice(FAMILY_64); }
+
+int dlb_cpu_sort_uses_vqsort(int key_bits) {
+  int b = key_bits == 64;
+  pthread_once(&choice_once[b], b ? measure_choice64 : measure_choice32);
+  return vqsort_chosen[b];
+}
+#endif
+
 /* Sorts n keys of family f: by counting (16-bit keys of a long lane), by
- * vqsort in pieces where it was built in, else (or short) by the radix
- * sort; through tmp (n keys), count as the radix sort's (COUNTING_KEYS for
- * counting). */
+ * vqsort in pieces where it was built in and measured faster (above),
+ * else (or short) by the radix sort; through tmp (n keys), count as the
+ * radix sort's (COUNTING_KEYS for counting). */
 static void sort_keys(family f, void *keys, void *tmp, int64_t n, int64_t *count, dlb_work *w) {
   if (f == FAMILY_16 && n > COUNTING_MIN) {
     counting_sort16(keys, n, count, w);
     return;
   }
 #ifdef DLB_HAVE_VQSORT
-  if (n >= VQSORT_MIN) {
+  if (n >= VQSORT_MIN &&
+      (f == FAMILY_16 || n < CHOICE_MIN || dlb_cpu_sort_uses_vqsort(f == FAMILY_32 ? 32 : 64))) {
     int levels = 2 * (64 - __builtin_clzll((uint64_t)n)) + 4; /* as vqsort's own bound */
 #ifdef PARTITION_AVX2
     pthread_once(&luts_once, make_luts);
