@@ -1353,9 +1353,15 @@ static int l_call(lua_State *L) {
   /* Lua skips a finalizer it cannot call for lack of memory (a call frame,
    * stack), and what that object held leaks: a Lua limitation, not
    * dlbridge's. Faults that can starve a finalizer (more than one failure
-   * in a row) run with the collector stopped; one failure Lua retries. */
+   * in a row) run with the collector stopped; one failure Lua retries.
+   * They start after a full collection: dlbridge's own collection at the
+   * memory limit runs even when the collector is stopped (as Lua's
+   * emergency one does), and it would starve the finalizers of the garbage
+   * made before the call (a temporary's buffer then leaked: regression
+   * forced-collection-starved-finalizer). */
   nested = call_depth > 0; /* inside a finalizer of an outer CALL: its faults stand */
   if (nested) fault = -1;
+  if (fault >= 64 && lua_gc(L, LUA_GCISRUNNING) == 1) lua_gc(L, LUA_GCCOLLECT, 0);
   gc_stopped = fault >= 64 && lua_gc(L, LUA_GCISRUNNING) == 1;
   if (gc_stopped) lua_gc(L, LUA_GCSTOP);
   if (fault >= 0 && fault < 64) fuzz_heap_fail_after(h, fault, 1);
