@@ -32,8 +32,10 @@
 /* The most a sorting kernel counts between two looks: a stretch, plus one
  * vqsort piece (2^18 keys) at most. */
 #define SORT_MOST (8 * EVERY)
-/* The most multiply-adds of a product between two looks: one piece. */
-#define PRODUCT_MOST (((int64_t)1 << 25) + EVERY)
+/* The most multiply-adds of a product between two looks: one piece
+ * (matmul.c's PIECE_COST, 2^27 units of 1/64 ns, at one unit each). */
+#define PRODUCT_SHIFT 27
+#define PRODUCT_MOST (((int64_t)1 << PRODUCT_SHIFT) + EVERY)
 
 static dlb_budget *budget;
 
@@ -346,7 +348,7 @@ static dlb_array matrix(dlb_dtype t, int64_t rows, int64_t cols) {
   return a;
 }
 
-/* A product looks at the interrupt after each piece of about 2^25
+/* A product looks at the interrupt after each piece of about 2^27
  * multiply-adds (fewer where each costs more): BLAS's GEMM by blocks of
  * rows, columns and K, the loops by their own blocks; a dot of two views
  * of 2^40 elements (the loops: past CBLAS's int) stops at the raised
@@ -355,7 +357,7 @@ static void test_products(void) {
   dlb_array a32 = matrix(DLB_FLOAT32, 1024, 1024), i64 = matrix(DLB_INT64, 512, 512);
   dlb_array one = alloc(DLB_FLOAT64, 1, &(int64_t){1}), huge;
   check_looks("matmul float32 1024^3", run_product, &(product_case){&a32, &a32, 0},
-              ((int64_t)1 << 30) >> 25, PRODUCT_MOST);
+              ((int64_t)1 << 30) >> PRODUCT_SHIFT, PRODUCT_MOST);
   check_looks("matmul int64 512^3 (the loops)", run_product, &(product_case){&i64, &i64, 0},
               ((int64_t)1 << 27) >> 25, PRODUCT_MOST);
   ((double *)dlb_array_host_data(&one))[0] = 1;

@@ -9,6 +9,7 @@
  * place at the end. The core planned the call (compute/matmul.c): every
  * operand has the compute dtype. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "../../core/copy.h"
@@ -379,18 +380,21 @@ static void multiply_part(const product *p, char *c, const char *a, const char *
 
 /* Inside a bounded call (work.h) a product runs in pieces (blocks of rows,
  * columns and depth along K), a look at the host's interrupt after each,
- * of about PIECE_COST units of time each: a unit is about 1/16 ns, a
- * float32 multiply-add of BLAS's GEMM on one core here, so that a piece
- * takes about 2 ms and the interrupt is seen well within 20 ms. The parts
+ * of about PIECE_COST units of time each: a unit is 1/64 ns (about a
+ * float32 multiply-add of BLAS's GEMM on one core here: 1024^3 of them in
+ * 20 ms, float64 in 43 ms), so that a piece takes about 2 ms and the
+ * interrupt is seen well within 20 ms. (GEMM's costs were 3-5x too high
+ * until 2026-12: its pieces took 0.4-0.7 ms, and OpenBLAS packing A and B
+ * again for each piece cost 1024^2 float64 products 10%.) The parts
  * of one element's sum along K run in order, each adding to C (BLAS's
  * beta = 1, the loops' accumulate): the loops' sums are as without
  * pieces; BLAS's may round differently, as BLAS's own blocking does. */
-#define PIECE_COST ((int64_t)1 << 25)
+#define PIECE_COST ((int64_t)1 << 27)
 #define MIN_BAND 128  /* BLAS pieces: rows and columns (of a GEMM) at least, as there are */
 #define MIN_DEPTH 256 /* and this deep along K: BLAS still works on large panels */
 /* The loops: a step of the inner loop over a row's columns costs about
  * LOOP_STEP units on top of its multiply-adds (a lone column: ~6 ns). */
-#define LOOP_STEP 100
+#define LOOP_STEP 400
 
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -405,24 +409,24 @@ static int64_t times(int64_t a, int64_t b) {
 static int64_t unit_cost(const product *p) {
   int64_t item = (int64_t)dlb_dtype_get(p->type)->itemsize;
   switch (p->kind) {
-    case KERNEL_GEMM: /* compute-bound: float32 1, float64 3, complex64 4, complex128 10 */
+    case KERNEL_GEMM: /* compute-bound: float32 1, float64 3 (2.6), complex 4x their parts */
       return p->type == DLB_FLOAT32     ? 1
              : p->type == DLB_FLOAT64   ? 3
-             : p->type == DLB_COMPLEX64 ? 4
+             : p->type == DLB_COMPLEX64 ? 5
                                         : 10;
     case KERNEL_LOOP:
       switch (p->type) {
         case DLB_INT32:
         case DLB_UINT32:
-        case DLB_FLOAT32: return 4;
-        case DLB_FLOAT64: return 10;
+        case DLB_FLOAT32: return 16;
+        case DLB_FLOAT64: return 40;
         case DLB_INT64:
         case DLB_UINT64:
-        case DLB_COMPLEX64: return 21;
-        case DLB_COMPLEX128: return 40;
-        default: return 3; /* bool and the 8- and 16-bit integers */
+        case DLB_COMPLEX64: return 84;
+        case DLB_COMPLEX128: return 160;
+        default: return 12; /* bool and the 8- and 16-bit integers */
       }
-    default: return item + item / 2; /* GEMV and DOT stream A: bandwidth-bound */
+    default: return 4 * (item + item / 2); /* GEMV and DOT stream A: bandwidth-bound */
   }
 }
 
@@ -455,8 +459,9 @@ static void plan_pieces(const product *p, piece_plan *q) {
       q->rows = p->m, q->cols = p->n;
     } else if (times(p->n, r0) <= area) { /* bands of whole rows */
       q->cols = p->n, q->rows = clamp(area / p->n, r0, p->m);
-    } else {
-      q->rows = r0, q->cols = clamp(area / r0, c0, p->n);
+    } else { /* square-ish: BLAS packs a piece's rows of A and columns of B */
+      q->rows = clamp((int64_t)sqrt((double)area), r0, p->m);
+      q->cols = clamp(area / q->rows, c0, p->n);
     }
   }
 }
