@@ -185,10 +185,15 @@ int dlbL_opt_dtype(lua_State *L, int idx, const char *key, dlb_dtype *dtype, con
   return given;
 }
 
+/* Reads the device string at the top (option key) into where. */
+static void device_on_top(lua_State *L, const char *key, dlbL_options *where, const char *op) {
+  if (lua_type(L, -1) != LUA_TSTRING) wrong_type(L, key, "a device string such as \"cpu\"", op);
+  dlbL_check_device(L, -1, where, op);
+}
+
 int dlbL_opt_device(lua_State *L, int idx, const char *key, dlbL_options *where, const char *op) {
   int t = dlbL_opt_get(L, idx, key);
-  if (t != LUA_TNIL && t != LUA_TSTRING) wrong_type(L, key, "a device string such as \"cpu\"", op);
-  if (t != LUA_TNIL) dlbL_check_device(L, -1, where, op);
+  if (t != LUA_TNIL) device_on_top(L, key, where, op);
   lua_pop(L, 1);
   return t != LUA_TNIL;
 }
@@ -335,9 +340,7 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
   }
   if (!lua_isnil(L, base + 2)) {
     lua_pushvalue(L, base + 2);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      wrong_type(L, "device", "a device string such as \"cpu\"", op);
-    dlbL_check_device(L, -1, opts, op);
+    device_on_top(L, "device", opts, op);
   }
   lua_settop(L, base);
 }

@@ -338,6 +338,23 @@ static inline void cpu_close(void) {
   dlb_backend_release(cpu);
 }
 
+/* cpu_open with a budget of its own in *budget (the limits, interrupt and
+ * work the test sets); 0 when either cannot be made. */
+static inline int cpu_open_budgeted(dlb_budget **budget) {
+  if (!cpu_open()) return 0;
+  *budget = dlb_budget_new();
+  CHECK(*budget != NULL);
+  if (!*budget) return 0;
+  dlb_backend_set_budget(cpu, *budget);
+  return 1;
+}
+
+/* cpu_close, then the budget's release. */
+static inline void cpu_close_budgeted(dlb_budget *budget) {
+  cpu_close();
+  dlb_budget_release(budget);
+}
+
 /* A new array on cpu (contents unset). */
 static inline dlb_array alloc(dlb_dtype dtype, int ndim, const int64_t *shape) {
   dlb_array a;

@@ -170,16 +170,11 @@ static void test_bounds(void) {
 }
 
 int main(void) {
-  if (!cpu_open()) return 1;
-  budget = dlb_budget_new();
-  CHECK(budget != NULL);
-  if (!budget) return 1;
-  dlb_backend_set_budget(cpu, budget);
+  if (!cpu_open_budgeted(&budget)) return 1;
   dlb_work_poll_hook = on_look;
   test_selection();
   test_bounds();
   dlb_work_poll_hook = NULL;
-  cpu_close();
-  dlb_budget_release(budget);
+  cpu_close_budgeted(budget);
   return check_done("test_quantile");
 }
