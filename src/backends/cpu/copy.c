@@ -165,6 +165,13 @@ dlb_status dlb_cpu_cast_strided(dlb_dtype dst_type, char *dst, const int64_t *ds
   char *data[2] = {dst, (char *)src};
   const int64_t *strides[2] = {dst_strides, src_strides};
   cast_ctx c = {dst_type, src_type, &it, err, DLB_OK, dlb_cast_plan_for(dst_type, src_type)};
+  /* One short run: no iterator to set up (small arrays' case, as in the
+   * element-wise kernel). A long one goes through the iterator, which looks
+   * at the interrupt between pieces. */
+  if (ndim == 0 || (ndim == 1 && shape[0] <= DLB_WORK_CHECK_EVERY))
+    return dlb_cast_plan_run(&c.loop, dst, ndim ? (ptrdiff_t)dst_strides[0] : 0, src,
+                             ndim ? (ptrdiff_t)src_strides[0] : 0, ndim ? (size_t)shape[0] : 1,
+                             err);
   dlb_iter_init(&it, 2, ndim, shape, data, strides);
   if (dst_type == src_type && transposed_pair(&it, (int64_t)dlb_dtype_get(dst_type)->itemsize))
     dlb_iter_each(&it, 2, tile_body, &c);
