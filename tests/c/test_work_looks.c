@@ -12,7 +12,8 @@
  * raised interrupt should have stopped it. Nothing here is timed.
  *
  * The products cut into pieces (backends/cpu/matmul.c) are checked against
- * plain references too: parts along K add up to the whole. */
+ * plain references too: parts along K add up to the whole. Short casts,
+ * which skip the iterator, still count their elements. */
 #define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #define FIXTURES_CPU
 #include <math.h>
@@ -24,6 +25,7 @@
 #include "core/backend.h"
 #include "core/budget.h"
 #include "core/dtype.h"
+#include "core/host.h"
 #include "core/work.h"
 #include "fixtures.h"
 
@@ -413,6 +415,31 @@ static void test_pieces_add_up(void) {
   }
 }
 
+/* --- short casts --------------------------------------------------------- */
+
+/* A walk of many short casts (as the boxes of a staged copy, or rows read
+ * one at a time, are) within one call's work: each cast counts its
+ * elements as the iterator would, though a run this short skips it. */
+static dlb_status run_short_casts(const void *arg) {
+  const int64_t count = *(const int64_t *)arg, n = 10;
+  const int64_t dst_step = (int64_t)sizeof(double), src_step = (int64_t)sizeof(float);
+  float src[10] = {0};
+  double dst[10];
+  dlb_work w;
+  dlb_status st = dlb_work_begin(&w, budget, count * n, "short casts", &err);
+  if (st != DLB_OK) return st;
+  for (int64_t k = 0; k < count && st == DLB_OK && !w.interrupted; k++)
+    st = dlb_host.cast_strided(DLB_FLOAT64, (char *)dst, &dst_step, DLB_FLOAT32,
+                               (const char *)src, &src_step, 1, &n, &err);
+  return dlb_work_end(&w, st, "short casts", &err);
+}
+
+/* 2^17 casts of 10 elements: a look every DLB_WORK_CHECK_EVERY of them. */
+static void test_short_casts(void) {
+  int64_t count = (int64_t)1 << 17;
+  check_looks("short casts", run_short_casts, &count, count * 10 / (EVERY + 10), EVERY + 10);
+}
+
 int main(void) {
   if (!cpu_open_budgeted(&budget)) return 1;
   dlb_work_poll_hook = on_look;
@@ -420,6 +447,7 @@ int main(void) {
   test_scatter();
   test_products();
   test_pieces_add_up();
+  test_short_casts();
   dlb_work_poll_hook = NULL;
   cpu_close_budgeted(budget);
   return check_done("test_work_looks");

@@ -166,12 +166,17 @@ dlb_status dlb_cpu_cast_strided(dlb_dtype dst_type, char *dst, const int64_t *ds
   const int64_t *strides[2] = {dst_strides, src_strides};
   cast_ctx c = {dst_type, src_type, &it, err, DLB_OK, dlb_cast_plan_for(dst_type, src_type)};
   /* One short run: no iterator to set up (small arrays' case, as in the
-   * element-wise kernel). A long one goes through the iterator, which looks
-   * at the interrupt between pieces. */
-  if (ndim == 0 || (ndim == 1 && shape[0] <= DLB_WORK_CHECK_EVERY))
-    return dlb_cast_plan_run(&c.loop, dst, ndim ? (ptrdiff_t)dst_strides[0] : 0, src,
-                             ndim ? (ptrdiff_t)src_strides[0] : 0, ndim ? (size_t)shape[0] : 1,
-                             err);
+   * element-wise kernel), its elements counted as the iterator counts them
+   * (a walk of many short casts, the boxes of a staged copy say, still
+   * looks at the interrupt). A long one goes through the iterator, which
+   * looks at the interrupt between pieces. */
+  if (ndim == 0 || (ndim == 1 && shape[0] <= DLB_WORK_CHECK_EVERY)) {
+    int64_t n = ndim ? shape[0] : 1;
+    c.status = dlb_cast_plan_run(&c.loop, dst, ndim ? (ptrdiff_t)dst_strides[0] : 0, src,
+                                 ndim ? (ptrdiff_t)src_strides[0] : 0, (size_t)n, err);
+    if (c.status == DLB_OK) dlb_work_tick(dlb_work_current(), n);
+    return c.status;
+  }
   dlb_iter_init(&it, 2, ndim, shape, data, strides);
   if (dst_type == src_type && transposed_pair(&it, (int64_t)dlb_dtype_get(dst_type)->itemsize))
     dlb_iter_each(&it, 2, tile_body, &c);
