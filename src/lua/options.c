@@ -90,10 +90,17 @@ void dlbL_check_keys(lua_State *L, int idx, const char *const *keys, const char 
   }
 }
 
-int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, const char *op) {
+/* Whether options were given at idx: 0 for none or nil, 1 for a table;
+ * anything else raises ARGUMENT. */
+static int options_given(lua_State *L, int idx, const char *op) {
   if (lua_isnoneornil(L, idx)) return 0;
   if (lua_type(L, idx) != LUA_TTABLE)
     dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", type_of(L, idx));
+  return 1;
+}
+
+int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, const char *op) {
+  if (!options_given(L, idx, op)) return 0;
   dlbL_check_keys(L, idx, keys, "option", op);
   return 1;
 }
@@ -318,9 +325,7 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
   opts->backend = dlbL_state(L)->cpu;
   opts->device_id = 0;
   int base;
-  if (idx == 0 || lua_isnoneornil(L, idx)) return;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a table, got %s", type_of(L, idx));
+  if (idx == 0 || !options_given(L, idx, op)) return;
   /* One walk of the table (a small call's options cost a walk each): the
    * keys checked, the values kept in two slots and read after it, so an
    * unknown key is still reported before a wrong value. */

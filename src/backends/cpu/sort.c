@@ -554,9 +554,13 @@ static int64_t partition64(uint64_t *a, int64_t n, uint64_t p, int le, dlb_work 
 #define SCALAR partition64_scalar
 #include "sort_quick.h"
 
+/* The levels of partitioning a sort of n > 0 keys allows before it falls
+ * back on the radix sort: vqsort's own bound, 2 log2 n + 4. */
+static int vqsort_levels(int64_t n) { return 2 * (64 - __builtin_clzll((uint64_t)n)) + 4; }
+
 void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w) {
   if (n < 2) return;
-  if (levels < 0) levels = 2 * (64 - __builtin_clzll((uint64_t)n)) + 4; /* as vqsort's own */
+  if (levels < 0) levels = vqsort_levels(n);
 #ifdef PARTITION_AVX2
   pthread_once(&luts_once, make_luts);
 #endif
@@ -590,7 +594,8 @@ static double seconds_now(void) {
  * sample's keys of family f, in a copy at keys. */
 static double time_sort(family f, int vq, const uint64_t *sample, uint64_t *keys, uint64_t *tmp,
                         int64_t *count) {
-  const int64_t n = CHOICE_KEYS, levels = 2 * 15 + 4;
+  const int64_t n = CHOICE_KEYS;
+  const int levels = vqsort_levels(n);
   double best = 1e30;
   for (int r = 0; r < 2; r++) {
     double t0;
@@ -650,7 +655,7 @@ static void sort_keys(family f, void *keys, void *tmp, int64_t n, int64_t *count
 #ifdef DLB_HAVE_VQSORT
   if (n >= VQSORT_MIN &&
       (f == FAMILY_16 || n < CHOICE_MIN || dlb_cpu_sort_uses_vqsort(f == FAMILY_32 ? 32 : 64))) {
-    int levels = 2 * (64 - __builtin_clzll((uint64_t)n)) + 4; /* as vqsort's own bound */
+    int levels = vqsort_levels(n);
 #ifdef PARTITION_AVX2
     pthread_once(&luts_once, make_luts);
 #endif
