@@ -91,6 +91,7 @@ dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend
   b->budget = NULL;
   memcpy(&b->ops, ops, ops_size(ops->version)); /* later fields stay NULL */
   b->ctx = ctx;
+  b->kept_by = pthread_self();
   strcpy(b->name, ops->name);
   b->ops.name = b->name;
   if (b->ops.kernels && b->ops.kernels->version < DLB_KERNELS_VERSION) {
@@ -110,6 +111,7 @@ void dlb_backend_release(dlb_backend *backend) {
   if (!backend) return;
   if (atomic_fetch_sub_explicit(&backend->refs, 1, memory_order_acq_rel) != 1) return;
   if (backend->ops.release) backend->ops.release(backend->ctx);
+  while (backend->kept_count > 0) free(backend->kept[--backend->kept_count]);
   dlb_budget_release(backend->budget);
   free(backend);
 }

@@ -2,12 +2,16 @@
 #ifndef DLB_CORE_BACKEND_H
 #define DLB_CORE_BACKEND_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include "budget.h"
 #include "error.h"
 
 /* One registered backend. Buffers hold a reference, so a backend outlives
  * the lua_State that registered it while memory it allocated is still out. */
+/* The most freed small-buffer blocks a backend keeps (dlb_backend.kept). */
+#define DLB_KEPT_BLOCKS 64
+
 typedef struct dlb_backend {
   atomic_size_t refs;
   dlb_backend_ops ops; /* copied at creation; ops.name points into name, ops.kernels to kernels */
@@ -25,6 +29,13 @@ typedef struct dlb_backend {
    * hooks take as an allocation of its own at offset 0, and is never
    * deallocated by itself). 0: none. The cpu backend's (dlb_cpu_backend_create). */
   size_t inline_bytes;
+  /* Freed blocks of those small buffers, kept for the next ones (buffer.c).
+   * Only the thread that created the backend (a state's cpu backend: the
+   * thread that loaded dlbridge) keeps and takes them: no lock, and the
+   * lua_States of several threads share nothing. The last release frees them. */
+  pthread_t kept_by;
+  int kept_count;
+  void *kept[DLB_KEPT_BLOCKS];
 } dlb_backend;
 
 /* Validates ops (version, name, required functions) and makes a backend

@@ -15,78 +15,50 @@
 /* Under AddressSanitizer every block goes back to malloc, so that a use
  * after free of a small buffer is still caught. */
 #if defined(__SANITIZE_ADDRESS__)
-#define SPARE_BLOCKS 0
+#define KEPT_BLOCKS 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define SPARE_BLOCKS 0
+#define KEPT_BLOCKS 0
 #endif
 #endif
-#ifndef SPARE_BLOCKS
-#define SPARE_BLOCKS 64
+#ifndef KEPT_BLOCKS
+#define KEPT_BLOCKS DLB_KEPT_BLOCKS
 #endif
 
-/* Freed small blocks kept for the next small buffer, process-wide. The Lua
- * collector frees temporaries in bursts, which overflow malloc's per-thread
- * cache (7 blocks a size): the allocation after a burst then takes malloc's
- * slow path (a third of a 10-element a + b's C time was malloc). NumPy keeps
- * such a cache of small data blocks for the same reason. Any thread may free. */
-static struct {
-  atomic_flag lock;
-  int count;
-  void *block[SPARE_BLOCKS > 0 ? SPARE_BLOCKS : 1];
-} spare = {ATOMIC_FLAG_INIT, 0, {NULL}};
-
-static void spare_lock(void) {
-  while (atomic_flag_test_and_set_explicit(&spare.lock, memory_order_acquire)) {
-  }
+/* Freed small blocks are kept by their backend for its next small buffer
+ * (dlb_backend.kept). The Lua collector frees temporaries in bursts, which
+ * overflow malloc's per-thread cache (7 blocks a size): the allocation
+ * after a burst then takes malloc's slow path (a third of a 10-element
+ * a + b's C time was malloc). NumPy keeps such a cache of small data blocks
+ * for the same reason. Only the backend's creating thread uses its list
+ * (a state's collector and calls run there); a release on any other thread
+ * (a DLPack deleter) frees the block. A process-wide list behind a spinlock
+ * cost two locked instructions a temporary, and states on two threads
+ * contending for it ran 10-element calls 2.8-3.6 times slower
+ * (bench/states_threads.c). */
+static int keeps_blocks(const dlb_backend *backend) {
+  return KEPT_BLOCKS > 0 && pthread_equal(pthread_self(), backend->kept_by);
 }
 
-static void spare_unlock(void) { atomic_flag_clear_explicit(&spare.lock, memory_order_release); }
-
-static void *take_block(void) {
-  void *b = NULL;
-  spare_lock();
-  if (spare.count > 0) b = spare.block[--spare.count];
-  spare_unlock();
-  return b ? b : malloc(INLINE_BLOCK_BYTES);
+static void *take_block(dlb_backend *backend) {
+  if (keeps_blocks(backend) && backend->kept_count > 0) return backend->kept[--backend->kept_count];
+  return malloc(INLINE_BLOCK_BYTES);
 }
 
-static void give_block(void *b) {
-  spare_lock();
-  if (spare.count < SPARE_BLOCKS) {
-    spare.block[spare.count++] = b;
-    b = NULL;
-  }
-  spare_unlock();
-  free(b);
-}
-
-/* In a child of fork() only the forking thread lives on: another thread may
- * have held the lock, or stopped halfway through an update. The child starts
- * with an open lock and no kept blocks (those it had stay allocated there). */
-static void spare_forget_in_child(void) {
-  spare.count = 0;
-  atomic_flag_clear_explicit(&spare.lock, memory_order_relaxed);
-}
-
-__attribute__((constructor)) static void spare_register_fork(void) {
-  pthread_atfork(NULL, NULL, spare_forget_in_child);
-}
-
-/* Frees the kept blocks when the library is unloaded (lua_close dlcloses C
- * modules; the blocks would be lost with it). */
-__attribute__((destructor)) static void spare_flush(void) {
-  spare_lock();
-  while (spare.count > 0) free(spare.block[--spare.count]);
-  spare_unlock();
+/* Before the buffer's reference to backend goes: the last one frees the list. */
+static void give_block(dlb_backend *backend, void *block) {
+  if (keeps_blocks(backend) && backend->kept_count < KEPT_BLOCKS)
+    backend->kept[backend->kept_count++] = block;
+  else
+    free(block);
 }
 
 /* A small cpu buffer: header and bytes in one block, the bytes 64-byte
  * aligned and zeroed only when asked for. The handle is the bytes' address,
  * which the cpu backend's other operations read as a block with offset 0;
  * it is never deallocated on its own. */
-static dlb_buffer *allocate_inline(size_t nbytes, int zeroed) {
-  dlb_buffer *buf = take_block();
+static dlb_buffer *allocate_inline(dlb_backend *backend, size_t nbytes, int zeroed) {
+  dlb_buffer *buf = take_block(backend);
   if (!buf) return NULL;
   memset(buf, 0, sizeof *buf);
   buf->host = (void *)(((uintptr_t)(buf + 1) + INLINE_ALIGN - 1) & ~(uintptr_t)(INLINE_ALIGN - 1));
@@ -99,11 +71,11 @@ static dlb_buffer *allocate_inline(size_t nbytes, int zeroed) {
 dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
                                dlb_buffer **out, dlb_error *err) {
   int small = nbytes > 0 && nbytes <= backend->inline_bytes;
-  dlb_buffer *buf = small ? allocate_inline(nbytes, zeroed) : calloc(1, sizeof *buf);
+  dlb_buffer *buf = small ? allocate_inline(backend, nbytes, zeroed) : calloc(1, sizeof *buf);
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
   if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {
-    if (buf->inline_data) give_block(buf);
+    if (buf->inline_data) give_block(backend, buf);
     else free(buf);
     return st;
   }
@@ -143,6 +115,7 @@ void dlb_buffer_retain(dlb_buffer *buffer) {
 }
 
 void dlb_buffer_release(dlb_buffer *buffer) {
+  dlb_backend *backend;
   if (!buffer) return;
   DLB_ASSERT(atomic_load_explicit(&buffer->refs, memory_order_relaxed) > 0); /* not freed twice */
   /* The only reference (the usual case of a temporary) cannot gain another
@@ -155,13 +128,14 @@ void dlb_buffer_release(dlb_buffer *buffer) {
   if (buffer->adopted && buffer->backend->ops.forget)
     buffer->backend->ops.forget(buffer->backend->ctx, buffer->device_id, buffer->handle);
   if (buffer->external_release) buffer->external_release(buffer->owner);
-  if (buffer->backend) {
+  backend = buffer->backend;
+  if (backend) {
     if (buffer->handle && !buffer->external_release && !buffer->inline_data)
-      buffer->backend->ops.deallocate(buffer->backend->ctx, buffer->device_id, buffer->handle);
-    if (buffer->host_owned) dlb_budget_unhold(buffer->backend->budget, buffer->nbytes);
-    else dlb_backend_refund(buffer->backend, buffer->nbytes);
-    dlb_backend_release(buffer->backend);
+      backend->ops.deallocate(backend->ctx, buffer->device_id, buffer->handle);
+    if (buffer->host_owned) dlb_budget_unhold(backend->budget, buffer->nbytes);
+    else dlb_backend_refund(backend, buffer->nbytes);
   }
-  if (buffer->inline_data) give_block(buffer);
+  if (buffer->inline_data) give_block(backend, buffer);
   else free(buffer);
+  dlb_backend_release(backend);
 }

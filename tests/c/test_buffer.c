@@ -3,7 +3,8 @@
  * and in order, that failures carry the backend's name and native status,
  * that bad vtables and device strings are refused, and that the refcounts
  * hold under threads (run it under ThreadSanitizer too: -DDLB_TSAN=ON). */
-#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#define _GNU_SOURCE /* pthread barriers; glibc's mallinfo2 */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -685,10 +686,9 @@ static void test_threads(void) {
   CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
 }
 
-/* Small cpu buffers share one block with their header, and freed blocks
- * are kept for the next: a reused block is still 64-byte aligned, zeroed
- * when asked for (after holding other data), and blocks freed on several
- * threads at once come back intact. */
+/* Small cpu buffers share one block with their header: a block is 64-byte
+ * aligned, a kept one is zeroed when asked for (after holding other data),
+ * and blocks freed on several threads at once are freed intact. */
 typedef struct small_batch {
   dlb_buffer *bufs[64];
   pthread_barrier_t *start;
@@ -744,6 +744,113 @@ static void test_small_blocks(void) {
   dlb_backend_release(cpu);
 }
 
+/* Freed small blocks are kept by their backend for its next small buffers,
+ * by the thread that created the backend only: there a released block comes
+ * back (except under AddressSanitizer, which keeps none so that a use after
+ * free is still caught), at most DLB_KEPT_BLOCKS of them. A release on
+ * another thread frees its block and leaves the list alone, even while the
+ * creating thread churns (ThreadSanitizer checks that no two threads touch
+ * it); a backend made on another thread keeps nothing for this one; the
+ * backend's last release frees the list (the heap's bytes in use do not
+ * grow over a thousand backends with full lists). */
+#if defined(__SANITIZE_ADDRESS__)
+#define KEEPS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KEEPS 0
+#endif
+#endif
+#ifndef KEEPS
+#define KEEPS 1
+#endif
+
+static dlb_buffer *small_buffer(dlb_backend *backend) {
+  dlb_buffer *b = NULL;
+  dlb_error err;
+  CHECK_EQ_INT(dlb_buffer_allocate(backend, 0, 40, 0, &b, &err), DLB_OK);
+  return b;
+}
+
+static void *release_all(void *arg) {
+  small_batch *b = arg;
+  pthread_barrier_wait(b->start);
+  for (int k = 0; k < 64; k++) dlb_buffer_release(b->bufs[k]);
+  return NULL;
+}
+
+/* Makes a cpu backend on this thread (checked by the caller after the join:
+ * the check counters are the main thread's). */
+static void *make_backend(void *out) {
+  dlb_error err;
+  if (dlb_cpu_backend_create(out, &err) != DLB_OK) *(dlb_backend **)out = NULL;
+  return NULL;
+}
+
+static void fill_kept_list(dlb_backend *cpu) {
+  dlb_buffer *bufs[DLB_KEPT_BLOCKS + 8];
+  for (int k = 0; k < DLB_KEPT_BLOCKS + 8; k++) bufs[k] = small_buffer(cpu);
+  for (int k = 0; k < DLB_KEPT_BLOCKS + 8; k++) dlb_buffer_release(bufs[k]);
+}
+
+static void test_kept_blocks(void) {
+  dlb_backend *cpu, *foreign = NULL;
+  dlb_error err;
+  dlb_buffer *b;
+  void *first;
+  small_batch batch;
+  pthread_t th;
+  pthread_barrier_t start;
+  size_t before;
+  CHECK_EQ_INT(dlb_cpu_backend_create(&cpu, &err), DLB_OK);
+
+  /* the creating thread gets its released block back */
+  b = small_buffer(cpu);
+  first = b;
+  dlb_buffer_release(b);
+  CHECK_EQ_INT(cpu->kept_count, KEEPS);
+  b = small_buffer(cpu);
+  CHECK_EQ_INT(cpu->kept_count, 0);
+  CHECK(!KEEPS || (void *)b == first);
+  dlb_buffer_release(b);
+
+  /* at most DLB_KEPT_BLOCKS are kept; the rest go back to malloc */
+  fill_kept_list(cpu);
+  CHECK_EQ_INT(cpu->kept_count, KEEPS * DLB_KEPT_BLOCKS);
+
+  /* releases on another thread, while this one churns, keep nothing (the
+   * batch takes the whole list first) */
+  for (int k = 0; k < 64; k++) batch.bufs[k] = small_buffer(cpu);
+  pthread_barrier_init(&start, NULL, 2);
+  batch.start = &start;
+  CHECK_EQ_INT(pthread_create(&th, NULL, release_all, &batch), 0);
+  pthread_barrier_wait(&start);
+  for (int k = 0; k < 20000; k++) dlb_buffer_release(small_buffer(cpu));
+  pthread_join(th, NULL);
+  pthread_barrier_destroy(&start);
+  CHECK_EQ_INT(cpu->kept_count, KEEPS); /* the churn's last block, none of the other thread's */
+
+  /* a backend made on another thread keeps nothing for this one */
+  CHECK_EQ_INT(pthread_create(&th, NULL, make_backend, &foreign), 0);
+  pthread_join(th, NULL);
+  CHECK(foreign != NULL);
+  if (foreign) {
+    fill_kept_list(foreign);
+    CHECK_EQ_INT(foreign->kept_count, 0);
+    dlb_backend_release(foreign);
+  }
+  CHECK_EQ_INT(atomic_load(&cpu->refs), 1);
+  dlb_backend_release(cpu);
+
+  /* the last release frees the list: 1000 full lists (25 MB) leave no trace */
+  before = mallinfo2().uordblks;
+  for (int round = 0; round < 1000; round++) {
+    CHECK_EQ_INT(dlb_cpu_backend_create(&cpu, &err), DLB_OK);
+    fill_kept_list(cpu);
+    dlb_backend_release(cpu);
+  }
+  CHECK(mallinfo2().uordblks < before + ((size_t)1 << 20));
+}
+
 int main(void) {
   test_zero_bytes();
   test_each_freed_once();
@@ -754,5 +861,6 @@ int main(void) {
   test_external();
   test_threads();
   test_small_blocks();
+  test_kept_blocks();
   return check_done("test_buffer");
 }
