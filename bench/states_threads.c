@@ -16,7 +16,9 @@
  *
  * build: cmake --build build --target bench_states_threads   (not a test)
  * run:   LUA_PATH=... LUA_CPATH=... build/bench/bench_states_threads
- * env:   BENCH_RATIOS (bench/run's rows file: the ratios are appended)
+ * env:   BENCH_QUICK=1: a tenth of the calls (a smoke run)
+ * Its ratios are against itself, not NumPy: they stay out of the table of
+ * NumPy ratios that bench/run ends with.
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -30,7 +32,7 @@
 
 #define MAX_THREADS 4
 #define ROUNDS 7
-#define CALLS 300000
+#define CALLS 300000 /* a tenth with BENCH_QUICK */
 
 typedef struct bench_case {
   const char *label;
@@ -53,7 +55,7 @@ typedef struct worker {
   double seconds[NCASES]; /* the last run's CPU time per call */
 } worker;
 
-static int nthreads;
+static int nthreads, calls = CALLS;
 static worker workers[MAX_THREADS];
 static pthread_barrier_t go, done;
 static int current_case = -1, together; /* set by main between the barriers */
@@ -96,13 +98,13 @@ static void *run_worker(void *arg) {
     if (together || w->index == 0) {
       double t0;
       lua_rawgeti(w->L, LUA_REGISTRYINDEX, 1000 + c);
-      lua_pushinteger(w->L, CALLS);
+      lua_pushinteger(w->L, calls);
       t0 = thread_seconds();
       if (lua_pcall(w->L, 1, 0, 0) != 0) {
         fprintf(stderr, "thread %d: %s\n", w->index, lua_tostring(w->L, -1));
         exit(1);
       }
-      w->seconds[c] = (thread_seconds() - t0) / CALLS;
+      w->seconds[c] = (thread_seconds() - t0) / calls;
       lua_gc(w->L, LUA_GCCOLLECT, 0); /* the next round starts clean */
     }
     pthread_barrier_wait(&done);
@@ -124,19 +126,11 @@ static void run_round(int c, int all) {
   pthread_barrier_wait(&done);
 }
 
-static void append_row(const char *label, double ratio, const double *t, const double *alone,
-                       int nt, int na) {
-  const char *path = getenv("BENCH_RATIOS");
-  FILE *f = path && *path ? fopen(path, "a") : NULL;
-  if (!f) return;
-  fprintf(f, "states_threads\t%s\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t\t\t\n", label, ratio,
-          t[nt / 2], t[0], t[nt - 1], alone[na / 2], alone[0], alone[na - 1]);
-  fclose(f);
-}
-
 int main(void) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *quick = getenv("BENCH_QUICK");
   nthreads = cpus < 2 ? 2 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+  if (quick && *quick && strcmp(quick, "0") != 0) calls = CALLS / 10;
   pthread_barrier_init(&go, NULL, (unsigned)nthreads + 1);
   pthread_barrier_init(&done, NULL, (unsigned)nthreads + 1);
   for (int k = 0; k < nthreads; k++) {
@@ -145,7 +139,7 @@ int main(void) {
   }
   printf("%d lua_States on %d threads, %d calls a loop, CPU time a call, median of %d rounds "
          "(alone and together alternated)\n",
-         nthreads, nthreads, CALLS, ROUNDS);
+         nthreads, nthreads, calls, ROUNDS);
   printf("%-36s %22s %26s %7s\n", "case", "alone ns (min-max)", "together ns (min-max)", "ratio");
   for (size_t c = 0; c < NCASES; c++) {
     double alone[ROUNDS], both[ROUNDS * MAX_THREADS], ratio;
@@ -162,7 +156,6 @@ int main(void) {
     printf("%-36s %7.1f (%5.1f-%5.1f) %11.1f (%5.1f-%7.1f) %6.2fx\n", cases[c].label,
            alone[ROUNDS / 2] * 1e9, alone[0] * 1e9, alone[ROUNDS - 1] * 1e9, both[nb / 2] * 1e9,
            both[0] * 1e9, both[nb - 1] * 1e9, ratio);
-    append_row(cases[c].label, ratio, both, alone, nb, ROUNDS);
   }
   current_case = -1; /* the workers close their states and end */
   pthread_barrier_wait(&go);

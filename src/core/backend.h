@@ -7,11 +7,11 @@
 #include "budget.h"
 #include "error.h"
 
-/* One registered backend. Buffers hold a reference, so a backend outlives
- * the lua_State that registered it while memory it allocated is still out. */
 /* The most freed small-buffer blocks a backend keeps (dlb_backend.kept). */
 #define DLB_KEPT_BLOCKS 64
 
+/* One registered backend. Buffers hold a reference, so a backend outlives
+ * the lua_State that registered it while memory it allocated is still out. */
 typedef struct dlb_backend {
   atomic_size_t refs;
   dlb_backend_ops ops; /* copied at creation; ops.name points into name, ops.kernels to kernels */
@@ -29,11 +29,11 @@ typedef struct dlb_backend {
    * hooks take as an allocation of its own at offset 0, and is never
    * deallocated by itself). 0: none. The cpu backend's (dlb_cpu_backend_create). */
   size_t inline_bytes;
-  /* Freed blocks of those small buffers, kept for the next ones (buffer.c).
-   * Only the thread that created the backend (a state's cpu backend: the
-   * thread that loaded dlbridge) keeps and takes them: no lock, and the
-   * lua_States of several threads share nothing. The last release frees them. */
+  /* Freed blocks of those small buffers, kept for the next ones
+   * (dlb_backend_take_block, dlb_backend_keep_block): only by the thread
+   * that created the backend, in the process that created it. */
   pthread_t kept_by;
+  unsigned kept_fork; /* the process's fork count at creation (backend.c) */
   int kept_count;
   void *kept[DLB_KEPT_BLOCKS];
 } dlb_backend;
@@ -43,6 +43,14 @@ typedef struct dlb_backend {
 dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend **out,
                               dlb_error *err);
 void dlb_backend_retain(dlb_backend *backend);
+/* A kept block of a small buffer, or NULL: none kept, or not the thread
+ * that created the backend (in the process that created it). */
+void *dlb_backend_take_block(dlb_backend *backend);
+/* Keeps the freed block of a small buffer for the next one; 0 when it does
+ * not (another thread, a full list): the caller frees it. Called while the
+ * buffer still holds its reference to the backend: the backend's last
+ * release frees the list. */
+int dlb_backend_keep_block(dlb_backend *backend, void *block);
 /* Drops a reference; the last one calls ops.release(ctx) and frees. */
 void dlb_backend_release(dlb_backend *backend);
 

@@ -1,5 +1,4 @@
 /* buffer.c -- refcounted memory on one device of one backend. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,54 +11,15 @@
  * DLB_INLINE_BUFFER_BYTES 64-byte aligned. */
 #define INLINE_ALIGN 64
 #define INLINE_BLOCK_BYTES (sizeof(dlb_buffer) + INLINE_ALIGN - 1 + DLB_INLINE_BUFFER_BYTES)
-/* Under AddressSanitizer every block goes back to malloc, so that a use
- * after free of a small buffer is still caught. */
-#if defined(__SANITIZE_ADDRESS__)
-#define KEPT_BLOCKS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KEPT_BLOCKS 0
-#endif
-#endif
-#ifndef KEPT_BLOCKS
-#define KEPT_BLOCKS DLB_KEPT_BLOCKS
-#endif
 
-/* Freed small blocks are kept by their backend for its next small buffer
- * (dlb_backend.kept). The Lua collector frees temporaries in bursts, which
- * overflow malloc's per-thread cache (7 blocks a size): the allocation
- * after a burst then takes malloc's slow path (a third of a 10-element
- * a + b's C time was malloc). NumPy keeps such a cache of small data blocks
- * for the same reason. Only the backend's creating thread uses its list
- * (a state's collector and calls run there); a release on any other thread
- * (a DLPack deleter) frees the block. A process-wide list behind a spinlock
- * cost two locked instructions a temporary, and states on two threads
- * contending for it ran 10-element calls 2.8-3.6 times slower
- * (bench/states_threads.c). */
-static int keeps_blocks(const dlb_backend *backend) {
-  return KEPT_BLOCKS > 0 && pthread_equal(pthread_self(), backend->kept_by);
-}
-
-static void *take_block(dlb_backend *backend) {
-  if (keeps_blocks(backend) && backend->kept_count > 0) return backend->kept[--backend->kept_count];
-  return malloc(INLINE_BLOCK_BYTES);
-}
-
-/* Before the buffer's reference to backend goes: the last one frees the list. */
-static void give_block(dlb_backend *backend, void *block) {
-  if (keeps_blocks(backend) && backend->kept_count < KEPT_BLOCKS)
-    backend->kept[backend->kept_count++] = block;
-  else
-    free(block);
-}
-
-/* A small cpu buffer: header and bytes in one block, the bytes 64-byte
- * aligned and zeroed only when asked for. The handle is the bytes' address,
+/* A small cpu buffer: header and bytes in one block (a freed one the
+ * backend kept, or a new one), the bytes 64-byte aligned and zeroed only
+ * when asked for. The handle is the bytes' address,
  * which the cpu backend's other operations read as a block with offset 0;
  * it is never deallocated on its own. */
 static dlb_buffer *allocate_inline(dlb_backend *backend, size_t nbytes, int zeroed) {
-  dlb_buffer *buf = take_block(backend);
-  if (!buf) return NULL;
+  dlb_buffer *buf = dlb_backend_take_block(backend);
+  if (!buf && !(buf = malloc(INLINE_BLOCK_BYTES))) return NULL;
   memset(buf, 0, sizeof *buf);
   buf->host = (void *)(((uintptr_t)(buf + 1) + INLINE_ALIGN - 1) & ~(uintptr_t)(INLINE_ALIGN - 1));
   buf->handle = buf->host;
@@ -75,8 +35,7 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
   if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {
-    if (buf->inline_data) give_block(backend, buf);
-    else free(buf);
+    if (!buf->inline_data || !dlb_backend_keep_block(backend, buf)) free(buf);
     return st;
   }
   if (nbytes > 0 && !buf->inline_data) {
@@ -135,7 +94,7 @@ void dlb_buffer_release(dlb_buffer *buffer) {
     if (buffer->host_owned) dlb_budget_unhold(backend->budget, buffer->nbytes);
     else dlb_backend_refund(backend, buffer->nbytes);
   }
-  if (buffer->inline_data) give_block(backend, buffer);
-  else free(buffer);
+  /* a kept block is kept before the backend's last release frees the list */
+  if (!buffer->inline_data || !dlb_backend_keep_block(backend, buffer)) free(buffer);
   dlb_backend_release(backend);
 }

@@ -687,8 +687,9 @@ static void test_threads(void) {
 }
 
 /* Small cpu buffers share one block with their header: a block is 64-byte
- * aligned, a kept one is zeroed when asked for (after holding other data),
- * and blocks freed on several threads at once are freed intact. */
+ * aligned and zeroed when asked for (malloc may hand back the dirty blocks
+ * freed here), and blocks freed on several threads at once are freed
+ * intact (the backend keeps none of them: test_kept_blocks). */
 typedef struct small_batch {
   dlb_buffer *bufs[64];
   pthread_barrier_t *start;
@@ -750,8 +751,10 @@ static void test_small_blocks(void) {
  * free is still caught), at most DLB_KEPT_BLOCKS of them. A release on
  * another thread frees its block and leaves the list alone, even while the
  * creating thread churns (ThreadSanitizer checks that no two threads touch
- * it); a backend made on another thread keeps nothing for this one; the
- * backend's last release frees the list (the heap's bytes in use do not
+ * it); a backend made on another thread keeps nothing for this one, nor
+ * does a child of fork() use or free a list made before it (another thread
+ * may have been halfway through an update); the backend's last release
+ * frees the list (the heap's bytes in use do not
  * grow over a thousand backends with full lists). */
 #if defined(__SANITIZE_ADDRESS__)
 #define KEEPS 0
@@ -786,6 +789,16 @@ static void *make_backend(void *out) {
   return NULL;
 }
 
+static dlb_backend *forked; /* use_after_fork's backend, made before the fork */
+
+static void use_after_fork(void) {
+  int kept = forked->kept_count;
+  dlb_buffer *b = small_buffer(forked);
+  CHECK_EQ_INT(forked->kept_count, kept);
+  dlb_buffer_release(b);
+  CHECK_EQ_INT(forked->kept_count, kept);
+}
+
 static void fill_kept_list(dlb_backend *cpu) {
   dlb_buffer *bufs[DLB_KEPT_BLOCKS + 8];
   for (int k = 0; k < DLB_KEPT_BLOCKS + 8; k++) bufs[k] = small_buffer(cpu);
@@ -813,9 +826,23 @@ static void test_kept_blocks(void) {
   CHECK(!KEEPS || (void *)b == first);
   dlb_buffer_release(b);
 
+  /* a kept block that held data reads as zeros when a zeroed buffer takes it */
+  b = small_buffer(cpu);
+  memset(b->host, 0xa5, 40);
+  first = b;
+  dlb_buffer_release(b);
+  CHECK_EQ_INT(dlb_buffer_allocate(cpu, 0, DLB_INLINE_BUFFER_BYTES, 1, &b, &err), DLB_OK);
+  CHECK(!KEEPS || (void *)b == first);
+  for (size_t i = 0; i < DLB_INLINE_BUFFER_BYTES; i++) CHECK_EQ_INT(((unsigned char *)b->host)[i], 0);
+  dlb_buffer_release(b);
+
   /* at most DLB_KEPT_BLOCKS are kept; the rest go back to malloc */
   fill_kept_list(cpu);
   CHECK_EQ_INT(cpu->kept_count, KEEPS * DLB_KEPT_BLOCKS);
+
+  /* a child of fork() neither takes from nor adds to the list */
+  forked = cpu;
+  CHECK(run_isolated(use_after_fork));
 
   /* releases on another thread, while this one churns, keep nothing (the
    * batch takes the whole list first) */
