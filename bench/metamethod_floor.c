@@ -11,6 +11,11 @@
  *   the least a safe element access must: recognise the userdata (size), check
  *   the key and value are numbers, convert them; then read or write a double.
  *   What an array access adds on top of this is dlbridge's own cost.
+ * - require("bench_floor").copier() is a userdata of an Array's size (576
+ *   bytes) owning a malloc'd block of 40 bytes (10 float32) that its __gc
+ *   frees; u:copy() makes another with a copy of the bytes: the least a
+ *   method-call copy of a small array does, with no memory account, no
+ *   dtype and no geometry.
  * - require("bench_floor").memcpy(nbytes, reps) -> seconds (CPU time) of reps
  *   memcpy calls between two buffers of nbytes, both touched first and got
  *   as the cpu backend gets its blocks: the floor of a contiguous copy into
@@ -111,6 +116,47 @@ static int floor_checked(lua_State *L) {
   return 1;
 }
 
+/* The copy floor's userdata (COPY_FLOOR_SIZE bytes, its block first). */
+#define COPY_FLOOR_SIZE 576
+#define COPY_FLOOR_BYTES 40
+
+typedef struct copy_floor {
+  char *data; /* COPY_FLOOR_BYTES, or NULL */
+} copy_floor;
+
+/* Pushes a copy floor with the metatable at mt and a new (uninitialised) block. */
+static copy_floor *copy_floor_new(lua_State *L, int mt) {
+  copy_floor *c = lua_newuserdatauv(L, COPY_FLOOR_SIZE, 0);
+  c->data = NULL;
+  lua_pushvalue(L, mt);
+  lua_setmetatable(L, -2);
+  if (!(c->data = malloc(COPY_FLOOR_BYTES))) luaL_error(L, "out of memory");
+  return c;
+}
+
+/* u:copy() (upvalue 1: the metatable). */
+static int copy_floor_copy(lua_State *L) {
+  copy_floor *self = lua_touserdata(L, 1), *c;
+  if (!self || lua_rawlen(L, 1) != COPY_FLOOR_SIZE || !self->data)
+    return luaL_argerror(L, 1, "a copy floor expected");
+  c = copy_floor_new(L, lua_upvalueindex(1));
+  memcpy(c->data, self->data, COPY_FLOOR_BYTES);
+  return 1;
+}
+
+static int copy_floor_gc(lua_State *L) {
+  copy_floor *c = lua_touserdata(L, 1);
+  free(c->data);
+  c->data = NULL;
+  return 0;
+}
+
+/* copier() -> a copy floor of zeros (upvalue 1: the metatable). */
+static int floor_copier(lua_State *L) {
+  memset(copy_floor_new(L, lua_upvalueindex(1))->data, 0, COPY_FLOOR_BYTES);
+  return 1;
+}
+
 /* n bytes the way the cpu backend gets them (src/core/backend_cpu.c): from
  * malloc, 64-byte aligned, and from 4 MiB on advised as transparent huge
  * pages (Linux). Without the advice, a memcpy floor over 4 KiB pages ran
@@ -183,5 +229,15 @@ int luaopen_bench_floor(lua_State *L) {
   lua_setfield(L, -2, "__newindex");
   lua_pushcclosure(L, floor_checked, 1);
   lua_setfield(L, -2, "checked");
+  lua_createtable(L, 0, 2); /* the copy floor's metatable */
+  lua_pushcfunction(L, copy_floor_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_createtable(L, 0, 1); /* its methods */
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, copy_floor_copy, 1);
+  lua_setfield(L, -2, "copy");
+  lua_setfield(L, -2, "__index");
+  lua_pushcclosure(L, floor_copier, 1);
+  lua_setfield(L, -2, "copier");
   return 1;
 }
