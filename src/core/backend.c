@@ -78,10 +78,11 @@ static size_t ops_size(uint32_t version) {
  * locked instructions a temporary, and states on two threads contending
  * for it ran 10-element calls 2.8-3.6 times slower (bench/states_threads.c).
  *
- * A child of fork() uses no list made before the fork and frees none
- * (those blocks stay allocated there): another thread may have been
- * halfway through an update, and a thread of the child may get the id of
- * a thread the parent had.
+ * A child of fork() forgets a list made before the fork (those blocks
+ * stay allocated there; another thread may have been halfway through an
+ * update) and starts a new one: in a server that loads dlbridge and then
+ * forks its workers (OpenResty), the forking thread goes on keeping blocks
+ * in each worker.
  */
 static atomic_uint forks; /* how many fork()s this process descends through */
 
@@ -95,9 +96,15 @@ static int owns_kept_list(const dlb_backend *backend) {
   return backend->kept_fork == atomic_load_explicit(&forks, memory_order_relaxed);
 }
 
-static int keeps_blocks(const dlb_backend *backend) {
-  return KEPT_BLOCKS > 0 && pthread_equal(pthread_self(), backend->kept_by) &&
-         owns_kept_list(backend);
+/* Whether this thread keeps the backend's blocks; after a fork, the first
+ * call forgets the list made before it. */
+static int keeps_blocks(dlb_backend *backend) {
+  if (KEPT_BLOCKS == 0 || !pthread_equal(pthread_self(), backend->kept_by)) return 0;
+  if (!owns_kept_list(backend)) {
+    backend->kept_count = 0;
+    backend->kept_fork = atomic_load_explicit(&forks, memory_order_relaxed);
+  }
+  return 1;
 }
 
 void *dlb_backend_take_block(dlb_backend *backend) {

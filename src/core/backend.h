@@ -31,9 +31,9 @@ typedef struct dlb_backend {
   size_t inline_bytes;
   /* Freed blocks of those small buffers, kept for the next ones
    * (dlb_backend_take_block, dlb_backend_keep_block): only by the thread
-   * that created the backend, in the process that created it. */
+   * that created the backend. A child of fork() forgets the parent's list. */
   pthread_t kept_by;
-  unsigned kept_fork; /* the process's fork count at creation (backend.c) */
+  unsigned kept_fork; /* the process's fork count when the list began (backend.c) */
   int kept_count;
   void *kept[DLB_KEPT_BLOCKS];
 } dlb_backend;
@@ -44,7 +44,7 @@ dlb_status dlb_backend_create(const dlb_backend_ops *ops, void *ctx, dlb_backend
                               dlb_error *err);
 void dlb_backend_retain(dlb_backend *backend);
 /* A kept block of a small buffer, or NULL: none kept, or not the thread
- * that created the backend (in the process that created it). */
+ * that created the backend. */
 void *dlb_backend_take_block(dlb_backend *backend);
 /* Keeps the freed block of a small buffer for the next one; 0 when it does
  * not (another thread, a full list): the caller frees it. Called while the
