@@ -53,19 +53,6 @@ static size_t ops_size(uint32_t version) {
   }
 }
 
-/* Under AddressSanitizer no block is kept, so that a use after free of a
- * small buffer is still caught. */
-#if defined(__SANITIZE_ADDRESS__)
-#define KEPT_BLOCKS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KEPT_BLOCKS 0
-#endif
-#endif
-#ifndef KEPT_BLOCKS
-#define KEPT_BLOCKS DLB_KEPT_BLOCKS
-#endif
-
 /*
  * Freed small blocks are kept by their backend for its next small buffer.
  * The Lua collector frees temporaries in bursts, which overflow malloc's
@@ -99,7 +86,7 @@ static int owns_kept_list(const dlb_backend *backend) {
 /* Whether this thread keeps the backend's blocks; after a fork, the first
  * call forgets the list made before it. */
 static int keeps_blocks(dlb_backend *backend) {
-  if (KEPT_BLOCKS == 0 || !pthread_equal(pthread_self(), backend->kept_by)) return 0;
+  if (!DLB_KEEPS_BLOCKS || !pthread_equal(pthread_self(), backend->kept_by)) return 0;
   if (!owns_kept_list(backend)) {
     backend->kept_count = 0;
     backend->kept_fork = atomic_load_explicit(&forks, memory_order_relaxed);
@@ -113,7 +100,7 @@ void *dlb_backend_take_block(dlb_backend *backend) {
 }
 
 int dlb_backend_keep_block(dlb_backend *backend, void *block) {
-  if (!keeps_blocks(backend) || backend->kept_count >= KEPT_BLOCKS) return 0;
+  if (!keeps_blocks(backend) || backend->kept_count >= DLB_KEPT_BLOCKS) return 0;
   backend->kept[backend->kept_count++] = block;
   return 1;
 }

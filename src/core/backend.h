@@ -9,6 +9,18 @@
 
 /* The most freed small-buffer blocks a backend keeps (dlb_backend.kept). */
 #define DLB_KEPT_BLOCKS 64
+/* Whether backends keep them: not under AddressSanitizer, so that a use
+ * after free of a small buffer is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DLB_KEEPS_BLOCKS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLB_KEEPS_BLOCKS 0
+#endif
+#endif
+#ifndef DLB_KEEPS_BLOCKS
+#define DLB_KEEPS_BLOCKS 1
+#endif
 
 /* One registered backend. Buffers hold a reference, so a backend outlives
  * the lua_State that registered it while memory it allocated is still out. */

@@ -28,6 +28,12 @@ static dlb_buffer *allocate_inline(dlb_backend *backend, size_t nbytes, int zero
   return buf;
 }
 
+/* Frees a buffer's header (and a small buffer's bytes with it), or gives
+ * a small buffer's block to its backend to keep. */
+static void free_header(dlb_backend *backend, dlb_buffer *buf) {
+  if (!buf->inline_data || !dlb_backend_keep_block(backend, buf)) free(buf);
+}
+
 dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbytes, int zeroed,
                                dlb_buffer **out, dlb_error *err) {
   int small = nbytes > 0 && nbytes <= backend->inline_bytes;
@@ -35,7 +41,7 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
   dlb_status st;
   if (!buf) return dlb_fail(err, DLB_E_OUT_OF_MEMORY, "no memory for a buffer header");
   if ((st = dlb_backend_charge(backend, nbytes, err)) != DLB_OK) {
-    if (!buf->inline_data || !dlb_backend_keep_block(backend, buf)) free(buf);
+    free_header(backend, buf);
     return st;
   }
   if (nbytes > 0 && !buf->inline_data) {
@@ -94,7 +100,6 @@ void dlb_buffer_release(dlb_buffer *buffer) {
     if (buffer->host_owned) dlb_budget_unhold(backend->budget, buffer->nbytes);
     else dlb_backend_refund(backend, buffer->nbytes);
   }
-  /* a kept block is kept before the backend's last release frees the list */
-  if (!buffer->inline_data || !dlb_backend_keep_block(backend, buffer)) free(buffer);
+  free_header(backend, buffer); /* before the backend's last release frees its kept list */
   dlb_backend_release(backend);
 }

@@ -756,16 +756,7 @@ static void test_small_blocks(void) {
  * been halfway through an update) and keeps a new one; the backend's last
  * release frees the list (the heap's bytes in use do not
  * grow over a thousand backends with full lists). */
-#if defined(__SANITIZE_ADDRESS__)
-#define KEEPS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KEEPS 0
-#endif
-#endif
-#ifndef KEEPS
-#define KEEPS 1
-#endif
+#define KEEPS DLB_KEEPS_BLOCKS
 
 static dlb_buffer *small_buffer(dlb_backend *backend) {
   dlb_buffer *b = NULL;
