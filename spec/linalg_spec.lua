@@ -160,6 +160,15 @@ describe("dl.linalg", function()
       local only = L.svd(dl.array{{3, 0}, {0, 4}}, {compute_uv = false})
       assert.same({4, 3}, only:totable())
     end)
+
+    it("raises LINALG for a matrix holding NaN or inf (NumPy's LinAlgError for NaN)", function()
+      -- NumPy's answer for inf is NaN or an error by the matrix's layout; dlbridge refuses both
+      expect_code("LINALG", L.svd, dl.array{{0 / 0, 1}, {2, 3}})
+      expect_code("LINALG", L.svd, dl.array{{math.huge, 1}, {2, 3}}, {compute_uv = false})
+      local ok, err = pcall(L.svd, dl.stack{dl.eye(2), dl.array{{1, -math.huge}, {0, 1}}})
+      assert.is_false(ok)
+      assert.matches("matrix 2 of the stack", err.message)
+    end)
   end)
 
   describe("qr", function()
@@ -198,6 +207,11 @@ describe("dl.linalg", function()
       local _, _, rank = L.lstsq(dl.array{{1, 0}, {0, 1e-6}}, dl.array{1, 1}, {rcond = 1e-3})
       assert.equal(1, rank)
       expect_code("SHAPE", L.lstsq, dl.ones(2, 3, 3), dl.ones(2, 3))
+    end)
+
+    it("raises LINALG when a or b holds NaN or inf (its SVD cannot take them)", function()
+      expect_code("LINALG", L.lstsq, dl.array{{1, 0}, {0, 0 / 0}}, dl.array{1, 1})
+      expect_code("LINALG", L.lstsq, dl.eye(2), dl.array{1, math.huge})
     end)
   end)
 

@@ -116,6 +116,14 @@ describe("dl.norm", function()
     near(s[1] + s[2], dl.norm(m, {ord = "nuc"}), 1e-12)
   end)
 
+  it("raises LINALG for the 2, -2 and 'nuc' norms of a matrix holding NaN or inf", function()
+    -- they take an SVD (NumPy raises LinAlgError for NaN); the other orders give NaN or inf
+    local m = dl.array{{1, 0 / 0}, {3, 4}}
+    expect_code("LINALG", dl.norm, m, {ord = 2})
+    expect_code("LINALG", dl.norm, dl.array{{1, math.huge}, {3, 4}}, {ord = "nuc"})
+    assert.is_true(dl.norm(m, {ord = "fro"}) ~= dl.norm(m, {ord = "fro"})) -- NaN
+  end)
+
   it("works through a stack of matrices given the two dims, keeping them if asked", function()
     local stack = dl.stack({dl.eye(2), dl.eye(2) * 2}, 1) -- (2, 2, 2)
     local n = dl.norm(stack, {dim = {2, 3}, ord = "fro", keepdims = true})

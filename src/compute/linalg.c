@@ -350,6 +350,22 @@ static dlb_status failed(la *c, const char *routine, lint info, int64_t item, co
   return DLB_E_LINALG;
 }
 
+/* 1 when all count doubles from x on are finite. */
+static int all_finite(const double *x, int64_t count) {
+  for (int64_t i = 0; i < count; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+/* The error of a NaN or inf in matrix item of an SVD (svd, lstsq): LAPACK's
+ * SVDs refuse NaN as a bad argument and take inf down paths that give NaN or
+ * fail, by the matrix's shape (NumPy's outcome varies the same way), and their
+ * error handler prints to stdout: dlbridge looks first and refuses both. */
+static dlb_status not_finite(la *c, int64_t item) {
+  return failed(c, "", 1, item, "the matrix holds NaN or inf (LAPACK's SVD cannot take it)",
+                "dl.isfinite(a):all() tells whether it does");
+}
+
 #define SINGULAR_HINT                                                                              \
   "a singular matrix has no inverse: dl.linalg.lstsq solves in the least-squares sense, "          \
   "dl.linalg.det tells whether it is 0"
@@ -540,6 +556,10 @@ static dlb_status svd_items(la *c, const char *jobz, dlb_array *A, dlb_array *S,
     st = scratch(c, DLB_FLOAT64, nw, 0, &work);
   lwork = (lint)nw;
   for (int64_t i = 0; st == DLB_OK && i < p->items && !stop(c); i++) {
+    if (!all_finite(f64(A) + i * m * n, (int64_t)m * n)) {
+      st = not_finite(c, i);
+      break;
+    }
     c->lp->dgesdd(jobz, &m, &n, f64(A) + i * m * n, &lda, f64(S) + i * kk,
                   uv ? f64(U) + i * m * ucols : &dummy, &ldu,
                   uv ? f64(VT) + i * vtrows * n : &dummy, &ldvt, f64(&work), &lwork, i32(&iwork),
@@ -659,6 +679,9 @@ static dlb_status lstsq_solve(la *c, dlb_array *A, dlb_array *B, dlb_array *S, l
   dlb_array work = {0}, iwork = {0};
   int64_t nw = 0;
   dlb_status st;
+  if (!all_finite(f64(A), (int64_t)m * n)) return not_finite(c, 0);
+  for (lint j = 0; j < nrhs; j++)
+    if (!all_finite(f64(B) + j * ldb, m)) return not_finite(c, 0);
   c->lp->dgelsd(&m, &n, &nrhs, f64(A), &lda, f64(B), &ldb, f64(S), &rcond, rank, &q, &lwork, &iq,
                 &info);
   if (info) return failed(c, "dgelsd", info, 0, "", "");

@@ -18,7 +18,9 @@
  *
  * Failures of the mathematics are DLB_E_LINALG (NumPy's LinAlgError): a
  * singular matrix in solve and inv, one not positive definite in cholesky,
- * no convergence in eigh, svd and lstsq. NaN and inf go to LAPACK as they
+ * no convergence in eigh, svd and lstsq, and NaN or inf in an operand of
+ * svd or lstsq (NumPy's SVDs raise LinAlgError for NaN, and for inf give NaN
+ * or fail by the matrix's shape). Elsewhere NaN and inf go to LAPACK as they
  * are, as NumPy's do: the same library gives the same outcome.
  *
  * Every call is one bounded work (the work limit and the interrupt, about

@@ -156,10 +156,16 @@ def ord_text(o):
 
 def norm_of(x, o, axis, keep):
     """np.linalg.norm, but complex matrices' SVD norms refused (dl.linalg has no
-    complex SVD: dl.norm says DTYPE)."""
+    complex SVD: dl.norm says DTYPE), and SVD norms of NaN or inf refused
+    (LINALG): NumPy raises LinAlgError for NaN, and for inf returns NaN or
+    raises ValueError by the path LAPACK takes (the matrix's layout), where
+    dl.norm refuses both alike."""
     matrix = isinstance(axis, tuple) or (axis is None and x.ndim == 2 and o is not None)
-    if x.dtype.kind == "c" and matrix and (o in (2, -2) or o == "nuc"):
-        raise TypeError("complex SVD")
+    if matrix and (o in (2, -2) or o == "nuc"):
+        if x.dtype.kind == "c":
+            raise TypeError("complex SVD")
+        if x.dtype != np.float16 and not np.isfinite(x).all():  # float16: NumPy's TypeError
+            raise np.linalg.LinAlgError("NaN or inf in an SVD")
     return np.linalg.norm(x, o, axis, keep)
 
 
