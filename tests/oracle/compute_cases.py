@@ -1259,6 +1259,25 @@ def reduce_result_dtype(op, dt, dtype_opt):
                                           "complex128": "float64"}.get(dt, dt)
 
 
+def order_decides_prod(conv, src, axes, keepdims):
+    """Where a product's partial products, in some order of multiplication,
+    leave the normal range of the type it is accumulated in (float32 for
+    float16, bfloat16 and complex64; float64 else): there the order decides
+    between the exact product and inf, 0 or NaN (inf times a later 0), and
+    dlbridge's order is not the long-double reference's (any result passes).
+    Every partial product's magnitude lies between 2^lo and 2^hi, the sums of
+    the negative and the positive log2 of the finite nonzero magnitudes."""
+    acc = np.float32 if src in ("float16", "bfloat16", "float32", "complex64") else np.float64
+    m = np.abs(np.asarray(conv).astype(np.complex128 if kind(src) == "c" else np.float64))
+    usable = np.isfinite(m) & (m != 0)
+    with np.errstate(all="ignore"):
+        lg = np.where(usable, np.log2(np.where(usable, m, 1.0)), 0.0)
+    hi = np.sum(np.maximum(lg, 0.0), axis=axes, keepdims=keepdims)
+    lo = np.sum(np.minimum(lg, 0.0), axis=axes, keepdims=keepdims)
+    info = np.finfo(acc)
+    return (hi >= np.log2(info.max) - 1) | (lo <= np.log2(info.tiny) + 1)
+
+
 def reduce_reference(op, x, dt, axes, keepdims, dtype_opt, ddof, exact_sum):
     """(result dtype, values, cmp or bounds) of op over axes (a tuple) of the
     carrier array x of dtype dt; raises Fail."""
@@ -1317,7 +1336,9 @@ def reduce_reference(op, x, dt, axes, keepdims, dtype_opt, ddof, exact_sum):
     if op == "prod":
         out = np.prod(xl, axis=axes, keepdims=keepdims)
         err = 2 * (n + 2) * acc_eps * np.abs(out).astype(np.float64)
-        return r, cast(out, r), bound_for(r, cast(out, r), err, n)
+        bound = bound_for(r, cast(out, r), err, n)
+        return r, cast(out, r), np.where(order_decides_prod(conv, src, axes, keepdims), np.inf,
+                                          bound)
     if op == "mean":
         with np.errstate(all="ignore"):  # empty: 0/0, NaN (complex: both parts)
             out = np.sum(xl, axis=axes, keepdims=keepdims) / wide(n)
