@@ -73,14 +73,13 @@ end)
 
 describe("a path that names no regular file", function()
   it("raises IO for a FIFO at once, without waiting for a writer", function()
+    -- (an open that waited would wait for good: the test's timeout would fail it)
     local path = fifo()
-    local started = os.time()
     for name, call in pairs(calls(path)) do
       local err = expect_code("IO", call)
       assert.equal(EINVAL, err.status, name)
       assert.truthy(err.message:find("not a regular file", 1, true), name)
     end
-    assert.is_true(os.time() - started <= 1, "the calls waited")
   end)
 
   it("raises IO for a directory (EISDIR) and a device (EINVAL)", function()
