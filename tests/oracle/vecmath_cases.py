@@ -12,7 +12,7 @@ NumPy's result as .npy files into <dir> and prints one line per case:
 layouts is one per operand, separated by ',' ("-", "T", "rev1", "step1");
 params are key=value pairs separated by ';' ("-": none); outcome is "ok"
 (the result is <dir>/<id>_out.npy) or the dlbridge error code NumPy's
-refusal stands for (SHAPE, VALUE, DTYPE, or LINALG: an SVD of NaN).
+refusal stands for (SHAPE, VALUE, DTYPE, or LINALG: an SVD of NaN or inf).
 
 Operands: float64, float32, float16, int32, int64, uint8, int8, bool and
 complex128 (norm, einsum), with NaN and +-inf sprinkled into float ones,
