@@ -107,9 +107,10 @@ void dlb_scalar_load(dlb_dtype dtype, const void *src, dlb_scalar *out);
  * Put it on the definition only, and define the function before any use of
  * it in its own file. GCC only: clang 14 leaves an external multiversioned
  * function (dlb_float_round_odd_run) undefined for the other files that
- * call it. */
+ * call it. Not under ThreadSanitizer: the clones' resolvers run while the
+ * library is relocated, before TSan's runtime is up, and crash there. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) &&    \
-    defined(__linux__)
+    defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define DLB_KERNEL_CLONES                                                                          \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
