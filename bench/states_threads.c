@@ -52,6 +52,7 @@ typedef struct worker {
   pthread_t thread;
   int index;
   lua_State *L;
+  int loop[NCASES];       /* each case's loop, a registry reference */
   double seconds[NCASES]; /* the last run's CPU time per call */
 } worker;
 
@@ -66,8 +67,9 @@ static double thread_seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Registry slots 1..NCASES: each case's loop as a function of n. */
-static int make_loops(lua_State *L) {
+/* Each case's loop as a function of n, referenced from w->loop. */
+static int make_loops(worker *w) {
+  lua_State *L = w->L;
   luaL_openlibs(L);
   for (size_t c = 0; c < NCASES; c++) {
     char chunk[512];
@@ -78,7 +80,7 @@ static int make_loops(lua_State *L) {
              "return function(n) for i = 1, n do %s end end",
              cases[c].body);
     if (luaL_loadstring(L, chunk) != 0 || lua_pcall(L, 0, 1, 0) != 0) return 0;
-    lua_rawseti(L, LUA_REGISTRYINDEX, 1000 + (int)c);
+    w->loop[c] = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   return 1;
 }
@@ -86,7 +88,7 @@ static int make_loops(lua_State *L) {
 static void *run_worker(void *arg) {
   worker *w = arg;
   w->L = luaL_newstate();
-  if (!w->L || !make_loops(w->L)) {
+  if (!w->L || !make_loops(w)) {
     fprintf(stderr, "thread %d: %s\n", w->index, w->L ? lua_tostring(w->L, -1) : "no state");
     exit(1);
   }
@@ -97,7 +99,7 @@ static void *run_worker(void *arg) {
     if (c < 0) break;
     if (together || w->index == 0) {
       double t0;
-      lua_rawgeti(w->L, LUA_REGISTRYINDEX, 1000 + c);
+      lua_rawgeti(w->L, LUA_REGISTRYINDEX, w->loop[c]);
       lua_pushinteger(w->L, calls);
       t0 = thread_seconds();
       if (lua_pcall(w->L, 1, 0, 0) != 0) {
