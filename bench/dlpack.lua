@@ -34,16 +34,17 @@ end)
 local table_pair = median_ns(function()
   for i = 1, N do local _ = { i, i } end
 end)
--- The floor: a round trip makes two finalizable userdata (capsule, array).
+-- The floor: a round trip makes two finalizable userdata (capsule, array:
+-- 96 and 16 bytes).
 local finalizable = require("bench_floor").finalizable
 local floor = median_ns(function()
-  for _ = 1, N do finalizable(96); finalizable(576) end
+  for _ = 1, N do finalizable(96); finalizable(16) end
 end)
 -- The same two made in protected mode, as dlbridge does so that Lua running
 -- out of memory raises OUT_OF_MEMORY, not a plain string (issue 7).
 local finalizable_protected = require("bench_floor").finalizable_protected
 local floor_protected = median_ns(function()
-  for _ = 1, N do finalizable_protected(96); finalizable_protected(576) end
+  for _ = 1, N do finalizable_protected(96); finalizable_protected(16) end
 end)
 
 -- The least a round trip through a:to_dlpack() must do: the two objects plus

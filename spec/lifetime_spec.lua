@@ -156,6 +156,27 @@ describe("the garbage collector", function()
     collectgarbage("collect")
     assert.equal(3, dl.zeros(3).size)
   end)
+
+  it("leaves an array that another finalizer keeps reading as deleted", function()
+    -- Both become garbage together; the collector finalizes the array,
+    -- and the other object's finalizer stores it in `kept`.
+    local kept
+    do
+      local a = dl.arange(4)
+      local keeper = support.finalized_by(function() kept = a end)
+      assert.is_not_nil(keeper)
+    end
+    collectgarbage("collect")
+    collectgarbage("collect")
+    assert.is_not_nil(kept)
+    assert.equal("DELETED", code_of(function() return kept:copy() end))
+    assert.equal("dlbridge.Array (deleted)", tostring(kept))
+    kept:delete() -- still idempotent
+    -- The arrays made after it are whole.
+    local b = dl.arange(4)
+    assert.same({0, 1, 2, 3}, b:totable())
+    assert.equal("DELETED", code_of(function() return kept:copy() end))
+  end)
 end)
 
 describe("views", function()
