@@ -23,8 +23,8 @@
  * an Array that Lua code keeps alive after its finalizer (resurrected by
  * another object's finalizer) reads as deleted. lua_close ends the pool
  * (dlbL_records_close); a record given back after that is freed at once. */
-#include <assert.h>
 #include <stddef.h>
+#include "../core/invariant.h"
 #include "internal.h"
 
 /* Free records a state keeps for its next Arrays (140 KiB); none under
@@ -66,7 +66,7 @@ dlb_array *dlbL_record_take(lua_State *L, dlb_lua_state *state) {
     if (!(r = alloc(ud, NULL, 0, sizeof *r))) return NULL;
     r->owner = state;
   }
-  assert(r->owner == state);
+  DLB_ASSERT(r->owner == state);
   state->records_out++;
   clear(&r->array);
   return &r->array;
@@ -76,7 +76,7 @@ dlb_array *dlbL_record_give(lua_State *L, dlb_array *a) {
   dlbL_record *r = (dlbL_record *)a;
   dlb_lua_state *state = r->owner;
   if (!state) return a; /* a dead record: nothing to give */
-  assert(state->records_out > 0);
+  DLB_ASSERT(state->records_out > 0);
   state->records_out--;
   if (state->records_closed || state->free_count == POOL_MAX) {
     free_record(L, r);
