@@ -240,8 +240,8 @@ void dlbL_records_init(dlb_lua_state *state);
 /* lua_close: frees the pool; records given back later are freed at once. */
 void dlbL_records_close(lua_State *L, dlb_lua_state *state);
 /* --- the collector paced by dlbridge's memory (pacing.c) --- */
-/* Slack of the full-collection threshold: twice the bytes in use after a
- * collection, plus this. */
+/* Slack of the full-collection threshold: one and a half times the bytes
+ * in use after a collection, plus this. */
 #define DLB_GC_SLACK ((size_t)32 << 20)
 /* Looks at the bytes the state's budget holds and drives the collector by
  * their growth: a step in proportion, a full collection at the threshold.

@@ -83,9 +83,8 @@ static void resurrect(lua_State *L) {
 /* __gc of the State userdata, which runs in lua_close (the registry holds
  * it): releases the objects made by finalizers (which Lua may never
  * finalize) and the pool of Array records (records.c), then drops its
- * reference to the host state (buffers still
- * exported keep their backends alive). From here on dlbridge makes no new
- * objects here. */
+ * reference to the host state (buffers still exported keep their backends
+ * alive). From here on dlbridge makes no new objects here. */
 static int state_gc(lua_State *L) {
   dlb_lua_state *state = dlbL_to_state(L, 1);
   if (!state || !state->host) return 0;

@@ -9,9 +9,11 @@
  * (AdjustAmountOfExternalAllocatedMemory):
  *
  * - Every new Array or Capsule first looks at the state's budget (every
- *   buffer of every backend, imports included). Growth since the last look
- *   is given to the collector as debt (LUA_GCSTEP), so an incremental
- *   collector works in proportion to the bytes dlbridge allocates.
+ *   buffer of every backend, imports included) and at the records its
+ *   Arrays hold (records.c: Lua's allocator, but not Lua's count, has
+ *   them). Growth since the last look is given to the collector as debt
+ *   (LUA_GCSTEP), so an incremental collector works in proportion to the
+ *   bytes dlbridge allocates.
  * - When the bytes in use reach a threshold, dlbridge runs one full
  *   collection, whatever the mode or the host's setpause/setstepmul, and
  *   sets the next threshold to one and a half times what is in use after
