@@ -5,25 +5,21 @@
 #include "../core/format.h"
 #include "internal.h"
 
-/* The userdata of an Array: its tag and its record (records.c), which holds
- * the core array. An Array is recognised by its userdata size and tag, which
- * Lua code cannot forge; this costs two API calls where a metatable
- * comparison costs about six, and it runs on every call (a[i] above all). */
+/* The userdata of an Array: the core array, then a tag. An Array is
+ * recognised by its userdata size and tag, which Lua code cannot forge; this
+ * costs two API calls where a metatable comparison costs about six, and it
+ * runs on every call (a[i] above all). */
 typedef struct lua_array {
-  dlb_array *array; /* never NULL: a record, or a state's dead record */
+  dlb_array array;
   uint64_t tag;
 } lua_array;
 
 #define ARRAY_TAG UINT64_C(0x646c627269646765) /* "dlbridge" */
 
-static lua_array *to_lua_array(lua_State *L, int idx) {
-  lua_array *u = lua_touserdata(L, idx);
-  return u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG ? u : NULL;
-}
-
 dlb_array *dlbL_to_array(lua_State *L, int idx) {
-  lua_array *u = to_lua_array(L, idx);
-  return u ? u->array : NULL;
+  lua_array *u = lua_touserdata(L, idx);
+  if (u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG) return &u->array;
+  return NULL;
 }
 
 /* Raises ARGUMENT for the non-array at idx: a method called with a dot
@@ -56,28 +52,18 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   return a;
 }
 
-/* No record for a new Array, even after a full collection: raised as
- * OUT_OF_MEMORY directly, or by dlbL_call_maker in protected mode. */
-static __attribute__((noreturn, cold)) void no_record(lua_State *L) {
-  dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dlbridge.Array", "Lua has no memory for a new array object");
-}
-
 /* Pushes a released Array with the metatable at mt (an index that stays
  * valid: absolute or an upvalue), tracked. A Lua memory error leaves
- * nothing behind but the empty Array (the dead record), for the collector. */
+ * nothing behind. */
 static lua_array *make_array_object(lua_State *L, int mt, dlb_lua_state *state) {
   lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
-  dlb_array *record;
   u->tag = ARRAY_TAG;
-  u->array = dlbL_records_dead(state);
+  u->array.buffer = NULL;
+  u->array.ndim = 0;
+  u->array.numel = 0;
   lua_pushvalue(L, mt);
   lua_setmetatable(L, -2);
   dlbL_track_new(L, state);
-  if (!(record = dlbL_record_take(L, state))) {
-    dlbL_collect_garbage(L, state); /* finalized Arrays give theirs back */
-    if (!(record = dlbL_record_take(L, state))) no_record(L);
-  }
-  u->array = record;
   return u;
 }
 
@@ -95,13 +81,13 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   dlbL_pace_collector(L, state);
   /* The usual case inline: no maker call (about 10 ns of a small operation). */
   if (in_module && !dlbL_alloc_may_fail(L))
-    return make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
+    return &make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
   extra = dlbL_push_callee(L, new_array_object); /* no allocation */
   if (in_module) lua_pushvalue(L, DLB_UV_ARRAY_MT);
   else luaL_getmetatable(L, DLB_ARRAY_MT);
   dlbL_push_address(L, state);
   dlbL_call_maker(L, 1 + DLBL_ADDRESS_SLOTS + extra, op, "a new array object");
-  return ((lua_array *)lua_touserdata(L, -1))->array;
+  return &((lua_array *)lua_touserdata(L, -1))->array;
 }
 
 dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
@@ -455,23 +441,10 @@ static int array_tostring(lua_State *L) {
   return 1;
 }
 
-/* __close: the idempotent release; never raises. */
-static int array_close(lua_State *L) {
+/* __gc and __close: the idempotent release; never raises. */
+static int array_gc(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
   if (a) dlb_array_release(a);
-  return 0;
-}
-
-void dlbL_finalize_array(lua_State *L, int idx) {
-  lua_array *u = to_lua_array(L, idx);
-  if (!u) return;
-  dlb_array_release(u->array);
-  u->array = dlbL_record_give(L, u->array);
-}
-
-/* __gc: the release, and the record goes back; never raises. */
-static int array_gc(lua_State *L) {
-  dlbL_finalize_array(L, 1);
   return 0;
 }
 
@@ -488,7 +461,7 @@ static const luaL_Reg array_metamethods[] = {{"__index", array_index},
                                              {"__len", array_len},
                                              {"__tostring", array_tostring},
                                              {"__gc", array_gc},
-                                             {"__close", array_close},
+                                             {"__close", array_gc},
                                              {"__pairs", array_pairs},
                                              {"__ipairs", array_pairs}, /* (5.2's ipairs) */
                                              {NULL, NULL}};

@@ -39,13 +39,6 @@
  * reachable, so its memory is valid whenever it is released. */
 typedef struct dlb_host_state dlb_host_state;
 
-/* An Array's geometry, kept outside its userdata (records.c). */
-typedef struct dlbL_record {
-  dlb_array array;               /* first: a record's address is its array's */
-  struct dlb_lua_state *owner;   /* the pool it goes back to; NULL: a dead record */
-  struct dlbL_record *next_free; /* in the pool */
-} dlbL_record;
-
 typedef struct dlb_lua_state {
   dlb_host_state *host; /* what outlives a reload: host_state.c (registry, cpu, budget: its) */
   dlb_registry *registry;
@@ -56,11 +49,6 @@ typedef struct dlb_lua_state {
   size_t pinned;       /* entries in it */
   size_t gc_seen;      /* the budget's in_use at the collector's last look (pacing.c) */
   size_t gc_threshold; /* in_use at which the next look runs a full collection */
-  dlbL_record *free_records; /* records.c: the pool, */
-  size_t free_count;         /* its length, */
-  size_t records_out;        /* the records Arrays hold (live or garbage), */
-  int records_closed;        /* set by lua_close: records given back are freed */
-  dlbL_record dead;          /* what a finalized Array points at */
   uint64_t tag;
 } dlb_lua_state;
 
@@ -216,29 +204,12 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op);
  * allocation and collection (finalizers may have deleted it). */
 dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
                             const char *op);
-/* Releases the Array at idx (no Array: nothing) and gives its record back:
- * it reads as deleted from now on (its __gc; lua_close's pins). */
-void dlbL_finalize_array(lua_State *L, int idx);
 /* Pushes a new view sharing a's buffer (released if a was deleted meanwhile). */
 dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op);
 /* Checks the array at idx is live and pushes a private view of it: Lua code
  * that runs later in the call (finalizers, metamethods) can delete the
  * array, but cannot reach the view, which holds the buffer. */
 dlb_array *dlbL_pin(lua_State *L, int idx, const char *op);
-/* --- Arrays' records (records.c) --- */
-/* A cleared record (no buffer, 0-d) for a new Array, from the state's pool
- * or its Lua allocator; NULL when that allocator refuses. */
-dlb_array *dlbL_record_take(lua_State *L, dlb_lua_state *state);
-/* Gives the record of a finalized Array back (a dead record: nothing) and
- * returns what the Array points at from now: its state's dead record. */
-dlb_array *dlbL_record_give(lua_State *L, dlb_array *a);
-/* The state's dead record: what an Array points at before it has a record. */
-dlb_array *dlbL_records_dead(dlb_lua_state *state);
-/* Bytes of the records Arrays hold, live or garbage (the pacing counts them). */
-size_t dlbL_records_bytes(const dlb_lua_state *state);
-void dlbL_records_init(dlb_lua_state *state);
-/* lua_close: frees the pool; records given back later are freed at once. */
-void dlbL_records_close(lua_State *L, dlb_lua_state *state);
 /* --- the collector paced by dlbridge's memory (pacing.c) --- */
 /* Slack of the full-collection threshold: one and a half times the bytes
  * in use after a collection, plus this. */
@@ -248,10 +219,6 @@ void dlbL_records_close(lua_State *L, dlb_lua_state *state);
  * Called before a new Array or Capsule exists (see pacing.c). May run
  * finalizers. */
 void dlbL_pace_collector(lua_State *L, dlb_lua_state *state);
-/* One full collection where Lua allows one (even when stopped; never in a
- * finalizer), the pacing's marks set after it: what dlbridge does before it
- * refuses memory. May run finalizers. */
-void dlbL_collect_garbage(lua_State *L, dlb_lua_state *state);
 /* Pacing's starting point for a new state. */
 void dlbL_pacing_init(dlb_lua_state *state);
 /* "cpu:0" for a's device. */
