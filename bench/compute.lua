@@ -137,15 +137,16 @@ per_call("small_astype", "a:astype('float64')" .. SMALL_OPS, function()
 end)
 
 -- The floor of any call that returns a new array: a C function that makes one
--- finalizable userdata of an Array's size (576 bytes); in protected mode, as
--- dlbridge makes them under a capped allocator (to raise OUT_OF_MEMORY rather
--- than Lua's plain string), and plainly, as under lauxlib's default one (this
--- lua5.4's, so the figures above).
+-- finalizable userdata of an Array's size (16 bytes: its tag and a pointer to
+-- its pooled record, src/lua/records.c); in protected mode, as dlbridge makes
+-- them under a capped allocator (to raise OUT_OF_MEMORY rather than Lua's
+-- plain string), and plainly, as under lauxlib's default one (this lua5.4's,
+-- so the figures above).
 do
   for _, r in ipairs{{"C call + finalizable userdata", floor.finalizable},
                      {"  the same, made in protected mode", floor.finalizable_protected}} do
     local make = r[2]
-    local t = support.median_time_warm(function() for _ = 1, CALLS do local _ = make(576) end end,
+    local t = support.median_time_warm(function() for _ = 1, CALLS do local _ = make(16) end end,
                                        ROUNDS) / CALLS
     print(string.format("  %-38s %8.3f ns   (the floor of a call that returns an array)",
                         r[1], t * 1e9))

@@ -12,11 +12,11 @@ local support = require "support"
 local N = tonumber(os.getenv("BENCH_N")) or support.size(200000, 20000)
 local ROUNDS = support.rounds(7)
 -- Per-call figures in steady state (support.median_time_warm): with a full
--- collection before each round, two finalizable userdata read 180-1000 ns a
--- pair by their sizes and the order of the rounds (16 and 64 bytes worst):
--- Lua 5.4 runs a few finalizers a step, so small finalizable objects that
--- nothing paces pile up behind them (the heap grew to 2 MiB in 5 rounds).
--- dlbridge's own objects do not: its pacing steps the collector.
+-- collection before each round, two 16-byte finalizable userdata (the floor
+-- below) read 180-250 ns a pair and their protected form 560-930, by the
+-- order of the rounds: Lua 5.4 runs a few finalizers a step, so tiny
+-- finalizable objects pile up behind them (the heap grew to 2 MiB in 5
+-- rounds). dlbridge's own objects do not: its pacing steps the collector.
 local function median_ns(f) return support.median_time_warm(f, ROUNDS) / N * 1e9 end
 
 local a = dl.zeros(16)
@@ -40,16 +40,17 @@ end)
 local table_pair = median_ns(function()
   for i = 1, N do local _ = { i, i } end
 end)
--- The floor: a round trip makes two finalizable userdata (capsule, array).
+-- The floor: a round trip makes two finalizable userdata (capsule, array:
+-- 96 and 16 bytes).
 local finalizable = require("bench_floor").finalizable
 local floor = median_ns(function()
-  for _ = 1, N do finalizable(96); finalizable(576) end
+  for _ = 1, N do finalizable(96); finalizable(16) end
 end)
 -- The same two made in protected mode, as dlbridge does so that Lua running
 -- out of memory raises OUT_OF_MEMORY, not a plain string (issue 7).
 local finalizable_protected = require("bench_floor").finalizable_protected
 local floor_protected = median_ns(function()
-  for _ = 1, N do finalizable_protected(96); finalizable_protected(576) end
+  for _ = 1, N do finalizable_protected(96); finalizable_protected(16) end
 end)
 
 -- The least a round trip through a:to_dlpack() must do: the two objects plus

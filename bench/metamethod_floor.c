@@ -11,7 +11,7 @@
  *   the least a safe element access must: recognise the userdata (size), check
  *   the key and value are numbers, convert them; then read or write a double.
  *   What an array access adds on top of this is dlbridge's own cost.
- * - require("bench_floor").copier() is a userdata of an Array's size (576
+ * - require("bench_floor").copier() is a userdata of an Array's size (16
  *   bytes) owning a malloc'd block of 40 bytes (10 float32) that its __gc
  *   frees; u:copy() makes another with a copy of the bytes: the least a
  *   method-call copy of a small array does, with no memory account, no
@@ -117,7 +117,7 @@ static int floor_checked(lua_State *L) {
 }
 
 /* The copy floor's userdata (COPY_FLOOR_SIZE bytes, its block first). */
-#define COPY_FLOOR_SIZE 576
+#define COPY_FLOOR_SIZE 16
 #define COPY_FLOOR_BYTES 40
 
 typedef struct copy_floor {

@@ -5,21 +5,27 @@
 #include "../core/format.h"
 #include "internal.h"
 
-/* The userdata of an Array: the core array, then a tag. An Array is
- * recognised by its userdata size and tag, which Lua code cannot forge; this
- * costs two API calls where a metatable comparison costs about six, and it
- * runs on every call (a[i] above all). */
+/* The userdata of an Array: its tag and its record (records.c), which holds
+ * the core array. An Array is recognised by its userdata size and tag, which
+ * Lua code cannot forge; this costs two API calls where a metatable
+ * comparison costs about six, and it runs on every call (a[i] above all). */
 typedef struct lua_array {
-  dlb_array array;
+  dlb_array *array; /* never NULL: a record, or a state's dead record */
   uint64_t tag;
 } lua_array;
 
 #define ARRAY_TAG UINT64_C(0x646c627269646765) /* "dlbridge" */
 
-dlb_array *dlbL_to_array(lua_State *L, int idx) {
+static lua_array *to_lua_array(lua_State *L, int idx) {
   lua_array *u = lua_touserdata(L, idx);
-  if (u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG) return &u->array;
-  return NULL;
+  return u && lua_rawlen(L, idx) == sizeof *u && u->tag == ARRAY_TAG ? u : NULL;
+}
+
+dlb_array *dlbL_to_array(lua_State *L, int idx) {
+  lua_array *u = to_lua_array(L, idx);
+  if (!u) return NULL;
+  if (DLB_MOVES_RECORDS) dlbL_record_watch(L, u->array);
+  return u->array;
 }
 
 /* Raises ARGUMENT for the non-array at idx: a method called with a dot
@@ -52,18 +58,29 @@ dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op) {
   return a;
 }
 
+/* No record for a new Array, even after a full collection: raised as
+ * OUT_OF_MEMORY directly, or by dlbL_call_maker in protected mode. */
+static __attribute__((noreturn, cold)) void no_record(lua_State *L) {
+  dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dlbridge.Array", "Lua has no memory for a new array object");
+}
+
 /* Pushes a released Array with the metatable at mt (an index that stays
  * valid: absolute or an upvalue), tracked. A Lua memory error leaves
- * nothing behind. */
+ * nothing behind but the empty Array (the dead record), for the collector. */
 static lua_array *make_array_object(lua_State *L, int mt, dlb_lua_state *state) {
   lua_array *u = lua_newuserdatauv(L, sizeof(lua_array), 0);
+  dlb_array *record;
   u->tag = ARRAY_TAG;
-  u->array.buffer = NULL;
-  u->array.ndim = 0;
-  u->array.numel = 0;
+  u->array = dlbL_records_dead(state);
   lua_pushvalue(L, mt);
   lua_setmetatable(L, -2);
   dlbL_track_new(L, state);
+  if (!(record = dlbL_record_take(L, state))) {
+    dlbL_collect_garbage(L, state); /* finalized Arrays give theirs back */
+    if (!(record = dlbL_record_take(L, state))) no_record(L);
+  }
+  u->array = record;
+  ((dlbL_record *)record)->home = &u->array;
   return u;
 }
 
@@ -73,21 +90,33 @@ static int new_array_object(lua_State *L) {
   return 1;
 }
 
-dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
-  /* Called from the module (the usual case), the upvalues hold both. */
+/* The state dlbL_push_empty makes an Array for; in_module: called from
+ * the module (the usual case), whose upvalues hold it and the metatable. */
+static dlb_lua_state *state_for_new(lua_State *L, int *in_module) {
   dlb_lua_state *state = dlbL_upvalue_state(L);
-  int in_module = state != NULL, extra;
-  if (!state || !state->registry) state = dlbL_state(L);
+  *in_module = state != NULL;
+  return state && state->registry ? state : dlbL_state(L);
+}
+
+static dlb_array *push_empty_in(lua_State *L, dlb_lua_state *state, int in_module,
+                                const char *op) {
+  int extra;
   dlbL_pace_collector(L, state);
   /* The usual case inline: no maker call (about 10 ns of a small operation). */
   if (in_module && !dlbL_alloc_may_fail(L))
-    return &make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
+    return make_array_object(L, DLB_UV_ARRAY_MT, state)->array;
   extra = dlbL_push_callee(L, new_array_object); /* no allocation */
   if (in_module) lua_pushvalue(L, DLB_UV_ARRAY_MT);
   else luaL_getmetatable(L, DLB_ARRAY_MT);
   dlbL_push_address(L, state);
   dlbL_call_maker(L, 1 + DLBL_ADDRESS_SLOTS + extra, op, "a new array object");
-  return &((lua_array *)lua_touserdata(L, -1))->array;
+  return ((lua_array *)lua_touserdata(L, -1))->array;
+}
+
+dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
+  int in_module;
+  dlb_lua_state *state = state_for_new(L, &in_module);
+  return push_empty_in(L, state, in_module, op);
 }
 
 dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
@@ -100,14 +129,30 @@ dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **
   return dlbL_check_live(L, idx, op);
 }
 
-dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op) {
-  dlb_array *v = dlbL_push_empty(L, op);
+/* A view of the Array at idx (live when live is set) pushed: the source is
+ * fetched again after the allocation only when a record was given back or
+ * moved meanwhile (records.c). */
+static dlb_array *push_view(lua_State *L, int idx, int live, const char *op) {
+  int in_module;
+  dlb_lua_state *state;
+  dlb_array *a, *v;
+  size_t epoch;
+  idx = lua_absindex(L, idx);
+  a = live ? dlbL_check_live(L, idx, op) : dlbL_check_array(L, idx, op);
+  state = state_for_new(L, &in_module);
+  epoch = dlbL_records_epoch(state);
+  v = push_empty_in(L, state, in_module, op);
+  if (dlbL_records_epoch(state) != epoch) a = dlbL_to_array(L, idx);
   dlb_array_share(v, a);
   return v;
 }
 
+dlb_array *dlbL_push_view(lua_State *L, int idx, const char *op) {
+  return push_view(L, idx, 0, op);
+}
+
 dlb_array *dlbL_pin(lua_State *L, int idx, const char *op) {
-  dlb_array *v = dlbL_push_view(L, dlbL_check_live(L, idx, op), op);
+  dlb_array *v = push_view(L, idx, 1, op);
   if (!v->buffer) /* a finalizer run by the allocation deleted the array */
     dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   return v;
@@ -156,7 +201,7 @@ static void push_item(lua_State *L, dlb_array *a, int64_t i) {
     dlbL_push_scalar(L, &v);
   } else {
     dlb_error err;
-    dlb_array *row = dlbL_push_view(L, a, "Array:__index");
+    dlb_array *row = dlbL_pin(L, 1, "Array:__index"); /* a is the Array at 1 */
     if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__index");
   }
 }
@@ -347,13 +392,13 @@ static int array_newindex(lua_State *L) {
     dlb_error err;
     if (a->ndim == 1) {
       dlb_scalar v;
-      dlbL_to_scalar(L, 3, &v, "Array:__newindex");
-      if (!a->buffer) dlbL_raise(L, DLB_E_DELETED, "Array:__newindex", "the array was deleted");
+      dlbL_to_scalar(L, 3, &v, "Array:__newindex"); /* may push strings: fetched again */
+      a = dlbL_check_live(L, 1, "Array:__newindex");
       if (dlb_array_set(a, &i, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__newindex");
     } else {
       dlb_array *row = dlbL_pin(L, 1, "Array:__newindex");
       if (dlb_view_select(row, 0, i, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:__newindex");
-      dlbL_assign(L, row, 3, "Array:__newindex");
+      dlbL_assign(L, -1, 3, "Array:__newindex");
     }
   }
   return 0;
@@ -441,10 +486,23 @@ static int array_tostring(lua_State *L) {
   return 1;
 }
 
-/* __gc and __close: the idempotent release; never raises. */
-static int array_gc(lua_State *L) {
+/* __close: the idempotent release; never raises. */
+static int array_close(lua_State *L) {
   dlb_array *a = dlbL_to_array(L, 1);
   if (a) dlb_array_release(a);
+  return 0;
+}
+
+void dlbL_finalize_array(lua_State *L, int idx) {
+  lua_array *u = to_lua_array(L, idx);
+  if (!u) return;
+  dlb_array_release(u->array);
+  u->array = dlbL_record_give(L, u->array);
+}
+
+/* __gc: the release, and the record goes back; never raises. */
+static int array_gc(lua_State *L) {
+  dlbL_finalize_array(L, 1);
   return 0;
 }
 
@@ -461,7 +519,7 @@ static const luaL_Reg array_metamethods[] = {{"__index", array_index},
                                              {"__len", array_len},
                                              {"__tostring", array_tostring},
                                              {"__gc", array_gc},
-                                             {"__close", array_gc},
+                                             {"__close", array_close},
                                              {"__pairs", array_pairs},
                                              {"__ipairs", array_pairs}, /* (5.2's ipairs) */
                                              {NULL, NULL}};

@@ -135,21 +135,19 @@ static int open_for_tensor(lua_State *L, dlb_exported t, const char *op) {
 /* The import of the host's own memory (dlb_push_external): held in the
  * budget for the collector's pacing and dl.memory(), never refused by the
  * limit, which bounds what scripts make. */
-static dlb_status import_host_owned(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *err) {
+static dlb_status import_host_owned(lua_State *L, dlb_exported t, dlb_error *err) {
   dlb_lua_state *state = dlbL_find_state(L);
-  return dlb_dlpack_import_as(t, state->cpu, state->registry, 1, a, err);
+  return dlb_dlpack_import_as(t, state->cpu, state->registry, 1, dlbL_to_array(L, -1), err);
 }
 
 static dlb_status push_tensor(lua_State *L, void *tensor, int versioned, int host_owned,
                               const char *op) {
   dlb_exported t = {versioned, tensor};
-  dlb_array *a;
   dlb_status st;
   dlb_error err;
   if (!open_for_tensor(L, t, op)) return last_code;
   if (dlbL_push_protected(L, push_empty_array) != DLB_OK) return take_ownership_failed(L, t, op);
-  a = dlbL_to_array(L, -1);
-  st = host_owned ? import_host_owned(L, a, t, &err) : dlbL_import(L, a, t, &err);
+  st = host_owned ? import_host_owned(L, t, &err) : dlbL_import(L, -1, t, &err);
   if (st != DLB_OK) {
     lua_pop(L, 1);
     return failed(L, &err, op);

@@ -36,6 +36,17 @@ static void check_operand(lua_State *L, int idx, dlb_operand *o, const char *op)
   }
 }
 
+/* Fetches the array operands at 1..nin again when a record was given back
+ * or moved since *epoch: an allocation (converting an operand, making the
+ * result) may have run a finalizer (records.c). */
+static void refetch(lua_State *L, const dlb_lua_state *state, size_t *epoch, dlb_operand *in,
+                    int nin) {
+  if (dlbL_records_epoch(state) == *epoch) return;
+  *epoch = dlbL_records_epoch(state);
+  for (int k = 0; k < nin; k++)
+    if (in[k].array) in[k].array = dlbL_to_array(L, k + 1);
+}
+
 /* Makes room for a result of nbytes: collects garbage when the memory limit
  * would refuse it, and paces the collector by the result's size (the step
  * is taken by dlbL_push_empty, before the result exists). Finalizers may
@@ -54,7 +65,9 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
   int nin = info->nin, top = lua_gettop(L);
   dlb_operand in[3];
   dlb_array *out = NULL, *result;
-  dlb_backend *cpu = dlbL_state(L)->cpu;
+  dlb_lua_state *state = dlbL_state(L);
+  dlb_backend *cpu = state->cpu;
+  size_t epoch = dlbL_records_epoch(state);
   dlb_elementwise_plan plan;
   dlb_status st;
   dlb_error err;
@@ -67,18 +80,23 @@ static int elementwise(lua_State *L, dlb_op op, const char *name, int has_option
     out = dlbL_opt_array(L, nin + 1, "out", name); /* pushed at nin + 2 */
   for (int k = 0; k < nin; k++) check_operand(L, k + 1, &in[k], name);
   if (out) { /* checked again: converting an operand may have run a finalizer */
+    out = dlbL_to_array(L, nin + 2);
+    refetch(L, state, &epoch, in, nin);
     if (!out->buffer) dlbL_raise(L, DLB_E_DELETED, name, "the out array was deleted");
     if (dlb_elementwise(op, in, out, cpu, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
     lua_settop(L, nin + 2);
     return 1;
   }
+  refetch(L, state, &epoch, in, nin);
   if (dlb_elementwise_prepare(op, in, cpu, &plan, &err) != DLB_OK) dlbL_raise_error(L, &err, name);
   plan.keep_order = 1; /* NumPy's results: M:T() + 1 is laid out as M:T() */
   reserve_result(L, &plan);
   result = dlbL_push_empty(L, name);
+  refetch(L, state, &epoch, plan.in, nin);
   st = dlb_elementwise_run(&plan, result, cpu, &err);
   if (st == DLB_E_OUT_OF_MEMORY) { /* small results skip reserve_result: collect, try again */
     dlbL_reserve(L, plan.numel, dlb_dtype_get(plan.types.result)->itemsize);
+    refetch(L, state, &epoch, plan.in, nin);
     st = dlb_elementwise_run(&plan, result, cpu, &err);
   }
   if (st != DLB_OK) dlbL_raise_error(L, &err, name);

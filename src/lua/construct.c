@@ -422,6 +422,7 @@ static int construct_tile(lua_State *L) {
                             "reps is an integer or a list of integers >= 0 such as {2, 3}: "
                             "dl.tile(a, {2, 3})",
                             op);
+  a = dlbL_check_live(L, 1, op); /* reading a list of reps may allocate */
   nd = a->ndim > nreps ? a->ndim : nreps;
   for (int i = 0; i < nd; i++) { /* for the reservation: errors are the core's */
     int ia = i - (nd - a->ndim), ir = i - (nd - nreps);
@@ -514,16 +515,18 @@ static int construct_roll(lua_State *L) {
                               "dims is a dim or a list of dims such as {1, 2}, the third "
                               "argument itself (no options table): dl.roll(a, -6, -1)",
                               op);
+    int andim = dlbL_check_live(L, 1, op)->ndim; /* after the lists' allocations */
     for (int k = 0; k < ndims; k++) {
       dlbL_push_int64(L, per_dim[k]);
-      dims[k] = dlbL_check_dim(L, -1, a->ndim, op);
+      dims[k] = dlbL_check_dim(L, -1, andim, op);
       lua_pop(L, 1);
     }
     memset(per_dim, 0, sizeof per_dim);
   } else {
-    dims[0] = dlbL_check_dim(L, 3, a->ndim, op);
+    dims[0] = dlbL_check_dim(L, 3, dlbL_check_live(L, 1, op)->ndim, op);
     ndims = 1;
   }
+  a = dlbL_check_live(L, 1, op); /* reading the lists may have allocated */
   if (nshift != ndims && nshift != 1 && ndims != 1)
     dlbL_raise_hint(L, DLB_E_SHAPE, op, "give one shift per dim, or one shift or one dim for all",
                     "%lld shifts for %d dims", (long long)nshift, ndims);
@@ -712,12 +715,13 @@ static dlb_array *push_isclose(lua_State *L, const char *op) {
   equal_nan = dlbL_opt_boolean(L, 3, "equal_nan", 0, op);
   operand_arg(L, 1, &x, op);
   operand_arg(L, 2, &y, op);
+  if (x.array) x.array = dlbL_check_live(L, 1, op); /* reading y may have allocated */
   if (x.array) numel = x.array->numel;
   if (y.array && y.array->numel > numel) numel = y.array->numel;
   /* the bool result and, at most, three float64 temporaries live at a time */
   r = push_result(L, numel, 1 + 3 * sizeof(double), op);
-  operand_arg(L, 1, &x, op); /* checked live again */
-  operand_arg(L, 2, &y, op);
+  if (x.array) x.array = dlbL_check_live(L, 1, op); /* fetched again */
+  if (y.array) y.array = dlbL_check_live(L, 2, op);
   check(L, dlb_isclose(&x, &y, rtol, atol, equal_nan, r, dlbL_state(L)->cpu, &err), &err, op);
   return r;
 }

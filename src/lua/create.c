@@ -26,8 +26,9 @@ static void move_to_target(lua_State *L, const dlbL_options *opts, const char *o
   dlb_error err;
   if (src->buffer->backend == opts->backend && src->buffer->device_id == opts->device_id) return;
   dst = dlbL_push_empty(L, op);
-  dlbL_reserve(L, src->numel,
-               dlb_array_itemsize(src)); /* src is private: no finalizer reaches it */
+  src = dlbL_to_array(L, -2); /* fetched again after an allocation (records.c) */
+  dlbL_reserve(L, src->numel, dlb_array_itemsize(src));
+  src = dlbL_to_array(L, -2);
   if (dlb_array_clone_to(dst, src, opts->backend, opts->device_id, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   dlb_array_release(src);
@@ -107,10 +108,13 @@ static int array_unprotected(lua_State *L) {
   dlbL_check_options(L, 2, &opts, "dl.array");
   src = dlbL_to_array(L, 1);
   if (src) {
+    int64_t shape[DLB_MAX_NDIM];
+    int ndim = src->ndim;
     dlb_array *c;
     if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");
-    c = push_new(L, &opts, opts.has_dtype ? opts.dtype : src->dtype, src->ndim, src->shape, 0,
-                 "dl.array");
+    memcpy(shape, src->shape, (size_t)ndim * sizeof *shape);
+    c = push_new(L, &opts, opts.has_dtype ? opts.dtype : src->dtype, ndim, shape, 0, "dl.array");
+    src = dlbL_to_array(L, 1);
     if (!src->buffer) /* a finalizer run by the allocation deleted it */
       dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");
     if (dlb_array_copy_into(c, src, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.array");

@@ -43,26 +43,30 @@ static int data_fill(lua_State *L) {
   return 1;
 }
 
-void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
-  dlb_array *src, *b;
+void dlbL_assign(lua_State *L, int didx, int vidx, const char *op) {
+  dlb_array *dst, *b;
   dlb_error err;
+  didx = lua_absindex(L, didx);
   vidx = lua_absindex(L, vidx);
-  src = dlbL_to_array(L, vidx);
   /* Lua code can run below (allocations run finalizers): dst and src are
-   * checked for deletion right before the core uses them, and the source is
-   * held through a private view. */
-  if (!src && lua_type(L, vidx) != LUA_TTABLE) {
+   * fetched from their slots and checked for deletion right before the
+   * core uses them (records.c), and the source is held through a private
+   * view. */
+  if (!dlbL_to_array(L, vidx) && lua_type(L, vidx) != LUA_TTABLE) {
     dlb_scalar v;
     dlbL_to_scalar(L, vidx, &v, op);
-    if (!dst->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
+    dst = dlbL_check_live(L, didx, op);
     if (dlb_array_fill(dst, &v, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
     return;
   }
-  if (!src) src = dlbL_array_from_lua(L, vidx, 1, dst->dtype, op);
+  if (!dlbL_to_array(L, vidx)) {
+    dlbL_array_from_lua(L, vidx, 1, dlbL_check_live(L, didx, op)->dtype, op);
+    vidx = lua_gettop(L);
+  }
   /* Broadcast the source to dst's shape (a view, nothing is copied yet). */
-  b = dlbL_push_view(L, src, op);
+  b = dlbL_push_view(L, vidx, op);
   if (!b->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the source array was deleted");
-  if (!dst->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
+  dst = dlbL_check_live(L, didx, op);
   if (dlb_view_expand(b, dst->ndim, dst->shape, &err) != DLB_OK) {
     if (err.code == DLB_E_SHAPE)
       dlb_error_hint(&err, "the source must broadcast to the destination: the same trailing "
@@ -76,14 +80,14 @@ void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op) {
 /* a:copy_from(src): src (an array, nested tables or a scalar) broadcast to
  * a's shape and cast to a's dtype; returns a. */
 static int data_copy_from(lua_State *L) {
-  dlb_array *a = dlbL_check_live(L, 1, "Array:copy_from");
+  dlbL_check_live(L, 1, "Array:copy_from");
   dlbL_check_nargs(L, 2, "Array:copy_from");
   if (lua_isnone(L, 2))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:copy_from",
                     "the source is an array, nested tables or a number, broadcast to a's shape: "
                     "a:copy_from(b), a:copy_from{1, 2, 3}, a:copy_from(0)",
                     "a:copy_from(src) needs a source");
-  dlbL_assign(L, a, 2, "Array:copy_from");
+  dlbL_assign(L, 1, 2, "Array:copy_from");
   lua_settop(L, 1);
   return 1;
 }
@@ -112,14 +116,11 @@ static int tobytes_unprotected(lua_State *L) {
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes", "%lld elements do not fit in memory",
                (long long)a->numel);
   dlbL_reserve_lua(L, nbytes, "Array:tobytes", "a string");
-  if (!a->buffer) /* a finalizer run by a collection deleted it */
-    dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
   out = dlbL_string_room(L, &b, nbytes);
   if (!out) /* (LuaJIT: 2 GiB at most) */
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "Array:tobytes",
                "%zu bytes are more than a Lua string holds", (size_t)(nbytes));
-  if (!a->buffer) /* a finalizer run by that allocation deleted it */
-    dlbL_raise(L, DLB_E_DELETED, "Array:tobytes", "the array was deleted");
+  a = dlbL_check_live(L, 1, "Array:tobytes"); /* after an allocation: fetched again (records.c) */
   if (dlb_array_read_into(a, out, a->dtype, &err) != DLB_OK)
     dlbL_raise_error(L, &err, "Array:tobytes");
   dlbL_pushresultsize(L, &b, nbytes);

@@ -198,9 +198,11 @@ dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error
 
 dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_exported *out,
                        dlb_error *err) {
-  dlb_array *a = dlbL_to_array(L, idx);
+  dlb_array *a;
   dlb_export_request req;
   int may_copy;
+  idx = lua_absindex(L, idx);
+  a = dlbL_to_array(L, idx);
   if (!a) {
     dlb_fail(err, DLB_E_ARGUMENT, "a dlbridge.Array expected, got %s", luaL_typename(L, idx));
     dlb_error_hint(err, "pass the stack index of an array (dl.array{...} makes one)");
@@ -213,6 +215,7 @@ dlb_status dlbL_export(lua_State *L, int idx, const dlb_export_options *o, dlb_e
   if (may_copy) {
     /* A copy may be made: room for it first (finalizers may run, and delete a). */
     dlbL_reserve(L, a->numel, dlb_array_itemsize(a));
+    a = dlbL_to_array(L, idx); /* fetched again after the collection (records.c) */
     if (!a->buffer) return dlb_fail(err, DLB_E_DELETED, "the array was deleted");
   }
   req.versioned = o->max_version_major != 0;
@@ -322,8 +325,9 @@ const luaL_Reg dlbL_dlpack_methods[] = {{"to_dlpack", dlpack_to_dlpack},
 
 /* ---- import ---------------------------------------------------------------- */
 
-dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *err) {
+dlb_status dlbL_import(lua_State *L, int idx, dlb_exported t, dlb_error *err) {
   dlb_lua_state *state = dlbL_find_state(L);
+  idx = lua_absindex(L, idx);
   if (!state || !state->registry) {
     dlb_dlpack_delete(t);
     dlb_fail(err, DLB_E_ARGUMENT, "dlbridge is not open in this lua_State");
@@ -332,7 +336,9 @@ dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *er
   }
   if (atomic_load_explicit(&state->budget->limit, memory_order_relaxed))
     dlbL_reserve(L, (int64_t)dlb_dlpack_import_size(t), 1);
-  if (dlb_dlpack_import(t, state->cpu, state->registry, a, err) != DLB_OK) return err->code;
+  /* the array fetched after the collection (records.c) */
+  if (dlb_dlpack_import(t, state->cpu, state->registry, dlbL_to_array(L, idx), err) != DLB_OK)
+    return err->code;
   /* Foreign memory held by an array counts for the GC like allocated memory. */
   return DLB_OK;
 }
@@ -588,7 +594,6 @@ static int dlpack_from_dlpack(lua_State *L) {
   int x = 1, has_device = 0, copied = 0;
   protocol_request req = {-1, 0, {kDLCPU, 0}, 0, 0, 0, 0, 0, NULL, 0};
   dlbL_options opts;
-  dlb_array *a;
   dlbL_check_nargs(L, 2, "dl.from_dlpack");
   dlbL_check_options(L, 0, &opts, "dl.from_dlpack"); /* defaults: cpu */
   if (dlbL_check_option_table(L, 2, keys, "dl.from_dlpack")) {
@@ -603,8 +608,8 @@ static int dlpack_from_dlpack(lua_State *L) {
     req.dl_device.device_id = opts.device_id;
   }
   lua_settop(L, 1);
-  /* The array first: once a tensor is taken, nothing may fail before it is owned. */
-  a = dlbL_push_empty(L, "dl.from_dlpack");
+  /* The array first (at 2): once a tensor is taken, nothing may fail before it is owned. */
+  dlbL_push_empty(L, "dl.from_dlpack");
   if (dlbL_to_array(L, x)) {
     /* An Array producer: what its __dlpack would do (a versioned export, no
      * copy unless asked), without the capsule and the protocol's tables. */
@@ -635,9 +640,9 @@ static int dlpack_from_dlpack(lua_State *L) {
   } else if (dlbL_capsule_take(L, x, &t, &err) != DLB_OK) {
     dlbL_raise_error(L, &err, "dl.from_dlpack");
   }
-  if (dlbL_import(L, a, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
+  if (dlbL_import(L, 2, t, &err) != DLB_OK) dlbL_raise_error(L, &err, "dl.from_dlpack");
   {
-    dlb_array *src = a, *c;
+    dlb_array *src = dlbL_to_array(L, 2), *c; /* a, fetched after the import's allocations */
     int elsewhere = has_device && (opts.backend != src->buffer->backend ||
                                    opts.device_id != src->buffer->device_id);
     /* copy = true: a producer's writable copy is the array's own memory */
@@ -657,7 +662,9 @@ static int dlpack_from_dlpack(lua_State *L) {
     }
     /* A copy onto the requested device; the producer gets its tensor back now. */
     c = dlbL_push_empty(L, "dl.from_dlpack");
-    dlbL_reserve(L, src->numel, dlb_array_itemsize(src)); /* src is private */
+    src = dlbL_to_array(L, 2);
+    dlbL_reserve(L, src->numel, dlb_array_itemsize(src));
+    src = dlbL_to_array(L, 2); /* after an allocation and a collection: fetched again */
     if (dlb_array_clone_to(c, src, opts.backend, opts.device_id, &err) != DLB_OK) {
       dlb_array_release(src);
       dlbL_raise_error(L, &err, "dl.from_dlpack");

@@ -39,6 +39,20 @@
  * reachable, so its memory is valid whenever it is released. */
 typedef struct dlb_host_state dlb_host_state;
 
+/* An Array's geometry, kept outside its userdata (records.c). */
+typedef struct dlbL_record {
+  dlb_array array;               /* first: a record's address is its array's */
+  struct dlb_lua_state *owner;   /* the pool it goes back to; NULL: a dead record */
+  struct dlbL_record *next_free; /* in the pool */
+  dlb_array **home;              /* where records move (records.c): the Array's pointer to it, */
+  struct dlbL_record *block;     /* and the block from the Lua allocator it started in */
+} dlbL_record;
+
+/* Under AddressSanitizer, records move (records.c): a record the binding
+ * fetched moves to a new address at each allocation, so that a pointer a
+ * call keeps across one is a use after free AddressSanitizer reports. */
+#define DLB_MOVES_RECORDS (!DLB_KEEPS_BLOCKS)
+
 typedef struct dlb_lua_state {
   dlb_host_state *host; /* what outlives a reload: host_state.c (registry, cpu, budget: its) */
   dlb_registry *registry;
@@ -49,6 +63,13 @@ typedef struct dlb_lua_state {
   size_t pinned;       /* entries in it */
   size_t gc_seen;      /* the budget's in_use at the collector's last look (pacing.c) */
   size_t gc_threshold; /* in_use at which the next look runs a full collection */
+  dlbL_record *free_records; /* records.c: the pool, */
+  size_t free_count;         /* its length, */
+  size_t records_out;        /* the records Arrays hold (live or garbage), */
+  int records_closed;        /* set by lua_close: records given back are freed */
+  size_t records_epoch;      /* records given back or moved so far: dlbL_records_epoch */
+  dlbL_record dead;          /* what a finalized Array points at */
+  void *mover;               /* records.c, where records move: what moves them */
   uint64_t tag;
 } dlb_lua_state;
 
@@ -204,12 +225,41 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op);
  * allocation and collection (finalizers may have deleted it). */
 dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
                             const char *op);
-/* Pushes a new view sharing a's buffer (released if a was deleted meanwhile). */
-dlb_array *dlbL_push_view(lua_State *L, const dlb_array *a, const char *op);
+/* Releases the Array at idx (no Array: nothing) and gives its record back:
+ * it reads as deleted from now on (its __gc; lua_close's pins). */
+void dlbL_finalize_array(lua_State *L, int idx);
+/* Pushes a new view sharing the buffer of the Array at idx (released if
+ * it was deleted meanwhile). */
+dlb_array *dlbL_push_view(lua_State *L, int idx, const char *op);
 /* Checks the array at idx is live and pushes a private view of it: Lua code
  * that runs later in the call (finalizers, metamethods) can delete the
  * array, but cannot reach the view, which holds the buffer. */
 dlb_array *dlbL_pin(lua_State *L, int idx, const char *op);
+/* --- Arrays' records (records.c) --- */
+/* A cleared record (no buffer, 0-d) for a new Array, from the state's pool
+ * or its Lua allocator; NULL when that allocator refuses. */
+dlb_array *dlbL_record_take(lua_State *L, dlb_lua_state *state);
+/* Gives the record of a finalized Array back (a dead record: nothing) and
+ * returns what the Array points at from now: its state's dead record. */
+dlb_array *dlbL_record_give(lua_State *L, dlb_array *a);
+/* The state's dead record: what an Array points at before it has a record. */
+dlb_array *dlbL_records_dead(dlb_lua_state *state);
+/* Bytes of the records Arrays hold, live or garbage (the pacing counts them). */
+size_t dlbL_records_bytes(const dlb_lua_state *state);
+void dlbL_records_init(lua_State *L, dlb_lua_state *state);
+/* Where records move (DLB_MOVES_RECORDS): the Array's record at idx is
+ * watched, and moves at the next allocation (dlbL_to_array calls it). */
+void dlbL_record_watch(lua_State *L, dlb_array *a);
+/* Where records move: moves the watched ones now (before a collection). */
+void dlbL_records_move(lua_State *L);
+/* Counts the records given back (and moved) in the state: a dlb_array
+ * pointer fetched from an Array is still good while this count is what it
+ * was at the fetch, so a hot path fetches again only when it changed. */
+static inline size_t dlbL_records_epoch(const dlb_lua_state *state) {
+  return state->records_epoch;
+}
+/* lua_close: frees the pool; records given back later are freed at once. */
+void dlbL_records_close(lua_State *L, dlb_lua_state *state);
 /* --- the collector paced by dlbridge's memory (pacing.c) --- */
 /* Slack of the full-collection threshold: one and a half times the bytes
  * in use after a collection, plus this. */
@@ -219,6 +269,10 @@ dlb_array *dlbL_pin(lua_State *L, int idx, const char *op);
  * Called before a new Array or Capsule exists (see pacing.c). May run
  * finalizers. */
 void dlbL_pace_collector(lua_State *L, dlb_lua_state *state);
+/* One full collection where Lua allows one (even when stopped; never in a
+ * finalizer), the pacing's marks set after it: what dlbridge does before it
+ * refuses memory. May run finalizers. */
+void dlbL_collect_garbage(lua_State *L, dlb_lua_state *state);
 /* Pacing's starting point for a new state. */
 void dlbL_pacing_init(dlb_lua_state *state);
 /* "cpu:0" for a's device. */
@@ -264,7 +318,9 @@ int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op);
 /* Pushes a new cpu array built from nested tables / scalars at idx. */
 dlb_array *dlbL_array_from_lua(lua_State *L, int idx, int has_dtype, dlb_dtype dtype,
                                const char *op);
-/* Pushes a's elements as nested tables (a scalar for 0-d). */
+/* Pushes a's elements as nested tables (a scalar for 0-d). It allocates
+ * while it reads a: a must be an array the caller pushed (dlbL_pin), whose
+ * pointer no finalizer can take (records.c). */
 void dlbL_push_table(lua_State *L, const dlb_array *a, const char *op);
 
 /* A placement: a dtype (when has_dtype) on a device. */
@@ -282,9 +338,10 @@ void dlbL_check_options_after_shape(lua_State *L, int idx, dlbL_options *opts, c
  * for no string, UNKNOWN_DEVICE for a device no backend has. */
 void dlbL_check_device(lua_State *L, int idx, dlbL_options *opts, const char *op);
 
-/* Writes the Lua value at vidx into every element of dst: a scalar fills;
- * an array, or nested tables, is broadcast to dst's shape and copied. */
-void dlbL_assign(lua_State *L, dlb_array *dst, int vidx, const char *op);
+/* Writes the Lua value at vidx into every element of the Array at didx: a
+ * scalar fills; an array, or nested tables, is broadcast to its shape and
+ * copied. */
+void dlbL_assign(lua_State *L, int didx, int vidx, const char *op);
 
 /* --- DLPack (dlpack.c) --- */
 /* Exports the array at idx (no Lua error: a status in err). */
@@ -300,9 +357,9 @@ int dlbL_capsule_release(lua_State *L, int idx);
 void dlbL_capsule_fill(dlb_capsule *c, dlb_exported t);
 /* Takes the tensor of the capsule at idx, marking it consumed first. */
 dlb_status dlbL_capsule_take(lua_State *L, int idx, dlb_exported *out, dlb_error *err);
-/* Imports t (owning it) into the empty array a (already on the stack); on
- * failure the deleter has run and a stays empty. */
-dlb_status dlbL_import(lua_State *L, dlb_array *a, dlb_exported t, dlb_error *err);
+/* Imports t (owning it) into the empty Array at idx; on failure the
+ * deleter has run and the Array stays empty. */
+dlb_status dlbL_import(lua_State *L, int idx, dlb_exported t, dlb_error *err);
 /* Runs f (no arguments) in protected mode to push one object; a Lua memory
  * error comes back as DLB_E_OUT_OF_MEMORY with nothing pushed. */
 dlb_status dlbL_push_protected(lua_State *L, lua_CFunction f);

@@ -82,9 +82,9 @@ static void resurrect(lua_State *L) {
 
 /* __gc of the State userdata, which runs in lua_close (the registry holds
  * it): releases the objects made by finalizers (which Lua may never
- * finalize), then drops its reference to the host state (buffers still
- * exported keep their backends alive). From here on dlbridge makes no new
- * objects here. */
+ * finalize) and the pool of Array records (records.c), then drops its
+ * reference to the host state (buffers still exported keep their backends
+ * alive). From here on dlbridge makes no new objects here. */
 static int state_gc(lua_State *L) {
   dlb_lua_state *state = dlbL_to_state(L, 1);
   if (!state || !state->host) return 0;
@@ -96,14 +96,14 @@ static int state_gc(lua_State *L) {
     if (lua_rawgeti(L, LUA_REGISTRYINDEX, state->pins) == LUA_TTABLE) {
       lua_pushnil(L);
       while (lua_next(L, -2)) { /* keys: the pinned objects; nothing here allocates */
-        dlb_array *a = dlbL_to_array(L, -2);
         lua_pop(L, 1);
-        if (a) dlb_array_release(a);
+        if (dlbL_to_array(L, -1)) dlbL_finalize_array(L, -1);
         else dlbL_capsule_release(L, -1);
       }
     }
     lua_pop(L, 1);
   }
+  dlbL_records_close(L, state);
   dlbL_host_release(state);
   return 0;
 }
@@ -120,6 +120,7 @@ static void push_state(lua_State *L) {
   state->pins = LUA_NOREF;
   state->pinned = 0;
   dlbL_pacing_init(state);
+  dlbL_records_init(L, state);
   state->capsule_mt = LUA_NOREF;
   state->tag = DLB_STATE_TAG;
   if (luaL_newmetatable(L, DLB_STATE_MT)) {

@@ -102,8 +102,7 @@ static int tonpy_unprotected(lua_State *L) {
   if (!out) /* (LuaJIT: 2 GiB at most) */
     dlbL_raise(L, DLB_E_OUT_OF_MEMORY, "dl.tonpy", "%zu bytes are more than a Lua string holds",
                (size_t)(hlen + nbytes));
-  if (!a->buffer) /* a finalizer run by that allocation deleted it */
-    dlbL_raise(L, DLB_E_DELETED, "dl.tonpy", "the array was deleted");
+  a = dlbL_check_live(L, 1, "dl.tonpy"); /* after an allocation: fetched again (records.c) */
   if (fortran) dlb_npy_fortran_view(a, &column_major); /* the buffer as it is now */
   memcpy(out, header, hlen);
   if (dlb_array_read_into(fortran ? &column_major : a, out + hlen, a->dtype, &err) != DLB_OK)

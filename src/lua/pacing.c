@@ -9,9 +9,11 @@
  * (AdjustAmountOfExternalAllocatedMemory):
  *
  * - Every new Array or Capsule first looks at the state's budget (every
- *   buffer of every backend, imports included). Growth since the last look
- *   is given to the collector as debt (LUA_GCSTEP), so an incremental
- *   collector works in proportion to the bytes dlbridge allocates.
+ *   buffer of every backend, imports included) and at the records its
+ *   Arrays hold (records.c: Lua's allocator, but not Lua's count, has
+ *   them). Growth since the last look is given to the collector as debt
+ *   (LUA_GCSTEP), so an incremental collector works in proportion to the
+ *   bytes dlbridge allocates.
  * - When the bytes in use reach a threshold, dlbridge runs one full
  *   collection, whatever the mode or the host's setpause/setstepmul, and
  *   sets the next threshold to one and a half times what is in use after
@@ -58,7 +60,9 @@ static int gc_unprotected(lua_State *L) {
 }
 
 static void collect(lua_State *L, int what, int units) {
-  int extra = dlbL_push_callee(L, gc_unprotected);
+  int extra;
+  if (DLB_MOVES_RECORDS) dlbL_records_move(L); /* finalizers may run: records.c */
+  extra = dlbL_push_callee(L, gc_unprotected);
   lua_pushinteger(L, what);
   lua_pushinteger(L, units);
   if (lua_pcall(L, 2 + extra, 0, 0) != LUA_OK) lua_pop(L, 1);
@@ -69,7 +73,8 @@ static void collect(lua_State *L, int what, int units) {
  * just the same. */
 static size_t in_use(const dlb_lua_state *state) {
   return atomic_load_explicit(&state->budget->in_use, memory_order_relaxed) +
-         atomic_load_explicit(&state->budget->held, memory_order_relaxed);
+         atomic_load_explicit(&state->budget->held, memory_order_relaxed) +
+         dlbL_records_bytes(state);
 }
 
 /* One and a half times used, plus the slack, saturating. */
@@ -121,28 +126,27 @@ void dlbL_pacing_init(dlb_lua_state *state) {
   state->gc_threshold = DLB_GC_SLACK;
 }
 
+void dlbL_collect_garbage(lua_State *L, dlb_lua_state *state) {
+  if (!collector_usable(L)) return;
+  collect(L, LUA_GCCOLLECT, 0);
+  state->gc_seen = in_use(state);
+  state->gc_threshold = threshold_after(state->gc_seen);
+}
+
 void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
   dlb_lua_state *state = dlbL_find_state(L);
   size_t nbytes;
   if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
-  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes) &&
-      collector_usable(L)) {
-    collect(L, LUA_GCCOLLECT, 0);
-    state->gc_seen = in_use(state);
-    state->gc_threshold = threshold_after(state->gc_seen);
-  }
+  if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes))
+    dlbL_collect_garbage(L, state);
 }
 
 void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *what) {
   dlb_lua_state *state = dlbL_state(L);
   size_t limit = atomic_load_explicit(&state->budget->limit, memory_order_relaxed);
   if (!limit || !dlb_budget_would_exceed(state->budget, nbytes)) return;
-  if (collector_usable(L)) {
-    collect(L, LUA_GCCOLLECT, 0);
-    state->gc_seen = in_use(state);
-    state->gc_threshold = threshold_after(state->gc_seen);
-    if (!dlb_budget_would_exceed(state->budget, nbytes)) return;
-  }
+  dlbL_collect_garbage(L, state);
+  if (!dlb_budget_would_exceed(state->budget, nbytes)) return;
   dlbL_raise_hint(L, DLB_E_OUT_OF_MEMORY, op,
                   "the host limits this state's memory (dlb_set_memory_limit): work on smaller "
                   "arrays, or in parts",

@@ -38,14 +38,14 @@ static void check_options(lua_State *L, int idx, int ndim, dlb_quantile_options 
  * reduce.c's reserve_result); errors are left to dlb_quantile. */
 static void reserve(lua_State *L, const dlb_array *a, const dlb_array *q,
                     const dlb_quantile_options *o) {
-  int64_t shape[DLB_MAX_NDIM], numel;
+  int64_t shape[DLB_MAX_NDIM], numel, scratch = a->numel;
   int ndim;
   dlb_dtype dtype;
   if (dlb_quantile_result(a, q, o, &dtype, &ndim, shape, NULL) != DLB_OK ||
       dlb_shape_numel(ndim, shape, &numel, NULL) != DLB_OK)
     return;
-  dlbL_reserve(L, numel, dlb_dtype_get(dtype)->itemsize);
-  dlbL_reserve(L, a->numel, 8);
+  dlbL_reserve(L, numel, dlb_dtype_get(dtype)->itemsize); /* a and q are stale after it */
+  dlbL_reserve(L, scratch, 8);
 }
 
 /* The order statistic o over the array at 1, q at 2 (has_q), options
@@ -62,8 +62,12 @@ static int order_statistic(lua_State *L, dlb_quantile_options *o, int has_q, con
       dlbL_raise(L, DLB_E_ARGUMENT, op, "q is missing: a number, or a list or array of them");
     q = dlbL_check_array_like(L, 2, 1, DLB_FLOAT64, op);
   }
-  check_options(L, at, a->ndim, o, op);
-  reserve(L, a, q, o); /* may run finalizers: the arrays are checked again below */
+  /* Each step below may allocate (run finalizers): the arrays are fetched
+   * again after each (records.c). */
+  check_options(L, at, dlbL_check_live(L, 1, op)->ndim, o, op);
+  a = dlbL_check_live(L, 1, op);
+  if (has_q) q = dlbL_check_live(L, 2, op);
+  reserve(L, a, q, o);
   result = dlbL_push_empty(L, op);
   a = dlbL_check_live(L, 1, op);
   if (has_q) q = dlbL_check_live(L, 2, op);

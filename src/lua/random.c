@@ -965,8 +965,9 @@ static int random_permutation(lua_State *L) {
       dlbL_raise_hint(L, DLB_E_SHAPE, op, "permutation reorders along dim 1: a 0-d array has none",
                       "cannot permute a 0-d array");
     a = dlbL_push_empty(L, op);
+    src = dlbL_check_live(L, 2, op); /* each allocation may run finalizers: fetched again */
     dlbL_reserve(L, src->numel, dlb_array_itemsize(src));
-    src = dlbL_check_live(L, 2, op); /* finalizers may have run */
+    src = dlbL_check_live(L, 2, op);
     if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, src->dtype, src->ndim, src->shape, 0, &err) !=
             DLB_OK ||
         dlb_array_copy_into(a, src, &err) != DLB_OK)

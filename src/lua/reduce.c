@@ -62,10 +62,12 @@ static int reduce(lua_State *L, dlb_reduce_op op, const char *name) {
   dlb_reduce_options o;
   dlb_error err;
   int64_t shape[DLB_MAX_NDIM];
-  int ndim;
+  int ndim, has_out;
   dlbL_check_nargs(L, 2, name);
   lua_settop(L, 2);
-  if (check_options(L, 2, info, a->ndim, &o, name)) {
+  has_out = check_options(L, 2, info, a->ndim, &o, name);
+  a = dlbL_check_live(L, 1, name); /* reading a list of dims may allocate */
+  if (has_out) {
     dlb_array *out = dlbL_to_array(L, 3); /* live: the options' reader checked it */
     if (dlb_reduce(op, a, &o, out, dlbL_state(L)->cpu, &err) != DLB_OK)
       dlbL_raise_error(L, &err, name);

@@ -87,11 +87,14 @@ static dlb_status build_tables(lua_State *L, load_job *job, dlb_error *err) {
                     job->header.ntensors);
   int extra = dlbL_push_callee(L, build_unprotected); /* no allocation */
   dlbL_push_address(L, job);
-  if (lua_pcall(L, DLBL_ADDRESS_SLOTS + extra, 2, 0) != LUA_OK) st = build_raised(L, err);
-  else if ((st = job->status) != DLB_OK) *err = job->err;
+  int raised = lua_pcall(L, DLBL_ADDRESS_SLOTS + extra, 2, 0) != LUA_OK;
+  st = raised ? DLB_E_OUT_OF_MEMORY : job->status; /* (raised: build_raised says) */
   if (st != DLB_OK) {
-    /* The arrays made so far are garbage now: let go of the memory at once. */
+    /* The arrays made so far are garbage now: let go of the memory at once,
+     * before anything (build_raised) can run a finalizer (records.c). */
     for (size_t i = 0; i < job->nmade; i++) dlb_array_release(job->made[i]);
+    if (raised) st = build_raised(L, err);
+    else *err = job->err;
     lua_settop(L, top);
   }
   free(job->made);

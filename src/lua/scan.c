@@ -31,7 +31,8 @@ static int cumulative(lua_State *L, int op, const char *name) {
     lua_replace(L, 1);
     o.dim = 0;
   }
-  result = out ? out : dlbL_push_empty(L, name);
+  /* out is on top again (fetched again: the flattening allocated) */
+  result = out ? dlbL_to_array(L, -1) : dlbL_push_empty(L, name);
   a = dlbL_check_live(L, 1, name);
   if (!result->buffer && out) dlbL_raise(L, DLB_E_DELETED, name, "the out array was deleted");
   if (dlb_scan(op, a, &o, result, dlbL_state(L)->cpu, &err) != DLB_OK)

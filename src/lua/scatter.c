@@ -13,7 +13,7 @@ static int scatter(lua_State *L, int op, const char *name) {
   dlbL_check_nargs(L, 4, name);
   lua_settop(L, 4);
   dlbL_check_array_like(L, 2, 1, DLB_INT64, name);
-  dlbL_check_array_like(L, 3, 1, a->dtype, name);
+  dlbL_check_array_like(L, 3, 1, dlbL_check_live(L, 1, name)->dtype, name);
   if (dlbL_check_option_table(L, 4, keys, name)) {
     a = dlbL_check_live(L, 1, name);
     dim = dlbL_opt_dim(L, 4, "dim", a->ndim > 0 ? a->ndim : 1, 0, name);

@@ -52,7 +52,8 @@ static int take_along_first(lua_State *L, int dim, dlb_array *out, const char *o
     lua_replace(L, 1);
     dim = 0;
   }
-  result = out ? out : dlbL_push_empty(L, op);
+  /* out is on top again (fetched again: push_flat allocates) */
+  result = out ? dlbL_to_array(L, -1) : dlbL_push_empty(L, op);
   a = dlbL_check_live(L, 1, op);
   index = dlbL_check_live(L, 2, op);
   if (a->ndim == 0)
@@ -99,8 +100,8 @@ int dlbL_assign_by_array(lua_State *L) {
   {
     /* a[idx] = v: idx flattened, spread along a's other dims (put_along_dim). */
     int64_t shape[DLB_MAX_NDIM];
+    int n = a->ndim; /* before push_flat allocates */
     dlb_array *flat = push_flat(L, 2, op);
-    int n = a->ndim;
     shape[0] = flat->numel;
     for (int d = 1; d < n; d++) shape[d] = 1;
     if (dlb_view_reshape(flat, n, shape, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
@@ -116,15 +117,15 @@ int dlbL_assign_by_array(lua_State *L) {
 static int select_take(lua_State *L) {
   static const char *const keys[] = {"dim", "out", NULL};
   const char *op = "dl.take";
-  dlb_array *a = dlbL_check_live(L, 1, op), *out = NULL;
+  dlb_array *out = NULL;
   int dim = -1;
   dlbL_check_nargs(L, 3, op);
   lua_settop(L, 3);
   dlbL_check_array_like(L, 2, 1, DLB_INT64, op);
   switch (dlbL_check_dim_or_options(L, 3, keys, op)) {
-    case 2: dim = dlbL_check_dim(L, 3, a->ndim, op); break;
+    case 2: dim = dlbL_check_dim(L, 3, dlbL_check_live(L, 1, op)->ndim, op); break;
     case 1:
-      dim = dlbL_opt_dim(L, 3, "dim", a->ndim, -1, op);
+      dim = dlbL_opt_dim(L, 3, "dim", dlbL_check_live(L, 1, op)->ndim, -1, op);
       out = dlbL_opt_array(L, 3, "out", op); /* pushed: take_along_first returns it */
       break;
   }
@@ -134,11 +135,12 @@ static int select_take(lua_State *L) {
 /* dl.take_along_dim(a, idx, dim): dim nil takes from the flattened a by 1-D idx. */
 static int select_take_along_dim(lua_State *L) {
   const char *op = "dl.take_along_dim";
-  dlb_array *a = dlbL_check_live(L, 1, op), *index, *result;
+  dlb_array *a, *index, *result;
   dlb_error err;
   int dim;
   dlbL_check_nargs(L, 3, op);
   lua_settop(L, 3);
+  dlbL_check_live(L, 1, op);
   index = dlbL_check_array_like(L, 2, 1, DLB_INT64, op);
   if (lua_isnil(L, 3)) {
     if (index->ndim != 1)
@@ -148,7 +150,7 @@ static int select_take_along_dim(lua_State *L) {
     lua_replace(L, 1);
     dim = 0;
   } else {
-    dim = dlbL_check_dim(L, 3, a->ndim, op);
+    dim = dlbL_check_dim(L, 3, dlbL_check_live(L, 1, op)->ndim, op);
   }
   result = dlbL_push_empty(L, op);
   a = dlbL_check_live(L, 1, op);
@@ -161,17 +163,19 @@ static int select_take_along_dim(lua_State *L) {
 /* dl.put_along_dim(a, idx, values, dim) -> a, written in place. */
 static int select_put_along_dim(lua_State *L) {
   const char *op = "dl.put_along_dim";
-  dlb_array *a = dlbL_check_live(L, 1, op), *index, *values;
+  dlb_array *a, *index, *values;
   dlb_error err;
   int dim;
   dlbL_check_nargs(L, 4, op);
   lua_settop(L, 4);
-  index = dlbL_check_array_like(L, 2, 1, DLB_INT64, op);
-  values = dlbL_check_array_like(L, 3, 1, a->dtype, op);
+  dlbL_check_live(L, 1, op);
+  dlbL_check_array_like(L, 2, 1, DLB_INT64, op);
+  /* converting an argument allocates: a is fetched again after each (records.c) */
+  dlbL_check_array_like(L, 3, 1, dlbL_check_live(L, 1, op)->dtype, op);
   if (lua_isnil(L, 4))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "dl.put_along_dim(a, idx, values, dim)",
                     "the dim is required");
-  dim = dlbL_check_dim(L, 4, a->ndim, op);
+  dim = dlbL_check_dim(L, 4, dlbL_check_live(L, 1, op)->ndim, op);
   a = dlbL_check_live(L, 1, op);
   index = dlbL_check_live(L, 2, op);
   values = dlbL_check_live(L, 3, op);
@@ -208,7 +212,7 @@ static int select_nonzero(lua_State *L) {
   lua_settop(L, 1);
   if (dlbL_check_live(L, 1, op)->ndim == 0) {
     int64_t one = 1;
-    dlb_array *v = dlbL_push_view(L, dlbL_check_live(L, 1, op), op);
+    dlb_array *v = dlbL_pin(L, 1, op);
     if (dlb_view_reshape(v, 1, &one, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
     lua_replace(L, 1);
   }
@@ -217,7 +221,7 @@ static int select_nonzero(lua_State *L) {
   n = all->ndim > 1 ? (int)all->shape[1] : 0;
   luaL_checkstack(L, n + 2, op);
   for (int d = 0; d < n; d++) {
-    col = dlbL_push_view(L, dlbL_check_live(L, where, op), op);
+    col = dlbL_pin(L, where, op);
     if (dlb_view_select(col, 1, d, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
   }
   return n;

@@ -3,9 +3,11 @@
 #include "internal.h"
 
 /* Pushes a share of the array at 1 (checked live) for op to reshape, above
- * the at most nargs arguments (self included) that op takes. */
-static dlb_array *start_view(lua_State *L, dlb_array **self, int nargs, const char *op) {
-  *self = dlbL_check_live(L, 1, op);
+ * the at most nargs arguments (self included) that op takes. The share has
+ * the array's geometry until op changes it: op reads the source's there
+ * (a pointer fetched from the array would not outlive the allocation). */
+static dlb_array *start_view(lua_State *L, int nargs, const char *op) {
+  dlbL_check_live(L, 1, op);
   dlbL_check_nargs(L, nargs, op);
   lua_settop(L, nargs);
   return dlbL_pin(L, 1, op);
@@ -82,18 +84,18 @@ static int views_reshape(lua_State *L) {
 
 /* a:transpose() reverses the dims; a:transpose(d1, d2) swaps two. */
 static int views_transpose(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 3, "Array:transpose");
+  dlb_array *v = start_view(L, 3, "Array:transpose");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
-  for (int d = 0; d < a->ndim; d++) perm[d] = a->ndim - 1 - d;
+  for (int d = 0; d < v->ndim; d++) perm[d] = v->ndim - 1 - d;
   if (lua_isnoneornil(L, 2) != lua_isnoneornil(L, 3))
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:transpose",
                     "a:transpose() reverses the dimensions; a:transpose(1, 2) swaps two",
                     "a:transpose takes no dimension or two, got one");
   if (!lua_isnoneornil(L, 2)) {
-    int d1 = dlbL_check_dim(L, 2, a->ndim, "Array:transpose");
-    int d2 = dlbL_check_dim(L, 3, a->ndim, "Array:transpose");
-    for (int d = 0; d < a->ndim; d++) perm[d] = d;
+    int d1 = dlbL_check_dim(L, 2, v->ndim, "Array:transpose");
+    int d2 = dlbL_check_dim(L, 3, v->ndim, "Array:transpose");
+    for (int d = 0; d < v->ndim; d++) perm[d] = d;
     perm[d1] = d2;
     perm[d2] = d1;
   }
@@ -106,18 +108,18 @@ static int views_transpose(lua_State *L) {
 
 /* a:permute{3, 1, 2}: dim k of the result is dim perm[k] of a. */
 static int views_permute(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 2, "Array:permute");
+  dlb_array *v = start_view(L, 2, "Array:permute");
   int perm[DLB_MAX_NDIM];
   dlb_error err;
   if (lua_type(L, 2) != LUA_TTABLE)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:permute", PERMUTE_HINT,
                     "a:permute{...} takes a table of dimensions, got %s", luaL_typename(L, 2));
-  if (dlbL_check_list(L, 2, "the permutation", PERMUTE_HINT, "Array:permute") != a->ndim)
+  if (dlbL_check_list(L, 2, "the permutation", PERMUTE_HINT, "Array:permute") != v->ndim)
     dlbL_raise(L, DLB_E_INDEX, "Array:permute", "a permutation of %d dimensions needs %d entries",
-               a->ndim, a->ndim);
-  for (int d = 0; d < a->ndim; d++) {
+               v->ndim, v->ndim);
+  for (int d = 0; d < v->ndim; d++) {
     lua_rawgeti(L, 2, d + 1);
-    perm[d] = dlbL_check_dim(L, -1, a->ndim, "Array:permute");
+    perm[d] = dlbL_check_dim(L, -1, v->ndim, "Array:permute");
     lua_pop(L, 1);
   }
   check_status(L, dlb_view_permute(v, perm, &err), &err, "Array:permute");
@@ -139,10 +141,10 @@ static int64_t check_count(lua_State *L, int idx, const char *what, const char *
 
 /* a:narrow(dim, start, len): len elements of dim from start (1-based). */
 static int views_narrow(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 4, "Array:narrow");
+  dlb_array *v = start_view(L, 4, "Array:narrow");
   dlb_error err;
-  int dim = dlbL_check_dim(L, 2, a->ndim, "Array:narrow");
-  int64_t len = check_count(L, 4, "length", "Array:narrow"), start, extent = a->shape[dim];
+  int dim = dlbL_check_dim(L, 2, v->ndim, "Array:narrow");
+  int64_t len = check_count(L, 4, "length", "Array:narrow"), start, extent = v->shape[dim];
   /* start may be one past the end when len is 0 (an empty narrow at the end). */
   if (len == 0 && dlbL_isinteger(L, 3) && dlbL_tointeger(L, 3) > 0 &&
       dlbL_tointeger(L, 3) - 1 == extent)
@@ -157,10 +159,10 @@ static int views_narrow(lua_State *L) {
 
 /* a:select(dim, i): the slice at index i, without dim. */
 static int views_select(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 3, "Array:select");
+  dlb_array *v = start_view(L, 3, "Array:select");
   dlb_error err;
-  int dim = dlbL_check_dim(L, 2, a->ndim, "Array:select");
-  int64_t i = dlbL_check_index(L, 3, a->shape[dim], "Array:select");
+  int dim = dlbL_check_dim(L, 2, v->ndim, "Array:select");
+  int64_t i = dlbL_check_index(L, 3, v->shape[dim], "Array:select");
   check_status(L, dlb_view_select(v, dim, i, &err), &err, "Array:select");
   return 1;
 }
@@ -190,10 +192,10 @@ static int64_t slice_bound(lua_State *L, int idx, int64_t n, int64_t def, const 
  * negative bounds count from the end; bounds beyond the ends are clamped as
  * in NumPy; a negative step walks backwards). */
 static int views_slice(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 5, "Array:slice");
+  dlb_array *v = start_view(L, 5, "Array:slice");
   dlb_error err;
-  int dim = dlbL_check_dim(L, 2, a->ndim, "Array:slice");
-  int64_t n = a->shape[dim], step = 1, first, last, count = 0;
+  int dim = dlbL_check_dim(L, 2, v->ndim, "Array:slice");
+  int64_t n = v->shape[dim], step = 1, first, last, count = 0;
   if (!lua_isnoneornil(L, 5)) {
     int isint;
     if (lua_type(L, 5) != LUA_TNUMBER)
@@ -225,18 +227,18 @@ static int views_slice(lua_State *L) {
 
 /* a:squeeze() drops every extent-1 dim; a:squeeze(dim) drops that one. */
 static int views_squeeze(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 2, "Array:squeeze");
+  dlb_array *v = start_view(L, 2, "Array:squeeze");
   dlb_error err;
-  int dim = lua_isnoneornil(L, 2) ? -1 : dlbL_check_dim(L, 2, a->ndim, "Array:squeeze");
+  int dim = lua_isnoneornil(L, 2) ? -1 : dlbL_check_dim(L, 2, v->ndim, "Array:squeeze");
   check_status(L, dlb_view_squeeze(v, dim, &err), &err, "Array:squeeze");
   return 1;
 }
 
 /* a:unsqueeze(dim): a new extent-1 dim at position dim (1..ndim+1, -1 = last). */
 static int views_unsqueeze(lua_State *L) {
-  dlb_array *a, *v = start_view(L, &a, 2, "Array:unsqueeze");
+  dlb_array *v = start_view(L, 2, "Array:unsqueeze");
   dlb_error err;
-  int dim = dlbL_check_dim(L, 2, a->ndim + 1, "Array:unsqueeze");
+  int dim = dlbL_check_dim(L, 2, v->ndim + 1, "Array:unsqueeze");
   check_status(L, dlb_view_unsqueeze(v, dim, &err), &err, "Array:unsqueeze");
   return 1;
 }
