@@ -28,6 +28,11 @@ dlb_array *dlbL_to_array(lua_State *L, int idx) {
   return u->array;
 }
 
+dlb_array *dlbL_to_pinned(lua_State *L, int idx) {
+  lua_array *u = to_lua_array(L, idx);
+  return u ? u->array : NULL;
+}
+
 /* Raises ARGUMENT for the non-array at idx: a method called with a dot
  * (a.copy()) gets the colon form as its hint. */
 static __attribute__((noreturn, cold)) void not_an_array(lua_State *L, int idx, const char *op) {

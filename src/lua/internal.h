@@ -214,6 +214,11 @@ dlb_array *dlbL_check_array(lua_State *L, int idx, const char *op);
 dlb_array *dlbL_check_live(lua_State *L, int idx, const char *op);
 /* The array at idx or NULL (no error). */
 dlb_array *dlbL_to_array(lua_State *L, int idx);
+/* The same for an array the running call pushed itself (dlbL_pin,
+ * dlbL_push_empty) and keeps reachable: no finalizer can take its record,
+ * so the pointer stays good across allocations (and where records move,
+ * records.c, it is not watched). Never for an argument. */
+dlb_array *dlbL_to_pinned(lua_State *L, int idx);
 /* Pushes a new, released (safe empty) array userdata and returns it. Lua
  * running out of memory raises OUT_OF_MEMORY (a dlbridge.Error naming op);
  * a closed state raises UNSUPPORTED. Finalizers may run, and may delete

@@ -828,11 +828,12 @@ static void push_first(lua_State *L, const dlb_array *a, const char *op) {
 static dlb_array *choice_take(lua_State *L, int a_pin, const dlb_array *idx, const char *op) {
   const dlb_array *a = dlbL_to_array(L, a_pin);
   int64_t rows = a->shape[0], row = rows ? a->numel / rows : 0, n;
-  dlb_array *out = dlbL_push_empty(L, op);
+  size_t itemsize = dlb_array_itemsize(a);
+  dlb_array *out = dlbL_push_empty(L, op); /* a is fetched again after it (records.c) */
   dlb_error err;
   n = row && idx->numel > INT64_MAX / row ? INT64_MAX : idx->numel * row;
-  dlbL_reserve(L, n, dlb_array_itemsize(a));
-  a = dlbL_to_array(L, a_pin); /* a private view: no finalizer reaches it */
+  dlbL_reserve(L, n, itemsize);
+  a = dlbL_to_array(L, a_pin);
   if (dlb_take(a, idx, 0, 0, out, dlbL_state(L)->cpu, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   return out;

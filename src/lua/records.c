@@ -26,16 +26,18 @@
  *
  * The rule this makes: a dlb_array pointer the binding fetched from an
  * Array (dlbL_to_array and the checks built on it) is good until the next
- * allocation or collection, which can run the finalizer of an Array that
+ * call that can step the collector (an allocation, a string pushed, a
+ * collection, a Lua call), which can run the finalizer of an Array that
  * Lua code resurrected and gave back to the call; after one, the call
  * fetches the Array from its stack slot again (it then reads as deleted).
  * Under AddressSanitizer records move to check that rule: each record
  * fetched (the last WATCHED of them) moves to a new address at every
  * allocation of the state's Lua allocator (wrapped) and before every
- * collection dlbridge asks for, and the old address is freed, so a
- * pointer kept across one is a use after free AddressSanitizer reports,
- * in the specs and the fuzzers, without a finalizer having to run at that
- * moment. (LuaJIT keeps its own allocator: there records stay put.) */
+ * collection dlbridge asks for, and the old address is freed (or, the
+ * block from the Lua allocator, poisoned), so a pointer kept across one is
+ * a use after free AddressSanitizer reports, in the specs, the C tests and
+ * the fuzzers, without a finalizer having to run at that moment. Arrays
+ * the call pushed itself are fetched with dlbL_to_pinned: not watched. */
 #include <stddef.h>
 #include <string.h>
 #include "../core/invariant.h"
@@ -97,14 +99,6 @@ dlb_array *dlbL_record_take(lua_State *L, dlb_lua_state *state) {
 #if DLB_MOVES_RECORDS
 #include <sanitizer/asan_interface.h>
 #include <stdlib.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#define malloc(n) NULL
-#define free(p) ((void)(p))
-#endif
 
 #define WATCHED 32
 
@@ -121,7 +115,7 @@ static void *moving_alloc(void *ud, void *p, size_t osize, size_t nsize);
 /* The state's mover, or NULL where records stay put. */
 static mover *mover_of(lua_State *L) {
   void *ud;
-  if (!DLB_MOVES_RECORDS || lua_getallocf(L, &ud) != moving_alloc) return NULL;
+  if (lua_getallocf(L, &ud) != moving_alloc) return NULL;
   return ud;
 }
 
@@ -131,7 +125,7 @@ static dlbL_record *move(dlbL_record *r) {
   if (!moved) return r;
   memcpy(moved, r, sizeof *r);
   *moved->home = &moved->array;
-  if (r == r->block) POISON(r, sizeof *r);
+  if (r == r->block) ASAN_POISON_MEMORY_REGION(r, sizeof *r);
   else free(r);
   return moved;
 }
@@ -140,7 +134,7 @@ static dlbL_record *move(dlbL_record *r) {
 static dlbL_record *move_home(dlbL_record *r) {
   dlbL_record *block = r->block;
   if (r == block) return r;
-  UNPOISON(block, sizeof *block);
+  ASAN_UNPOISON_MEMORY_REGION(block, sizeof *block);
   memcpy(block, r, sizeof *r);
   free(r);
   return block;
@@ -194,7 +188,7 @@ static void start_moving(lua_State *L, dlb_lua_state *state) {
   m->ud = ud;
   m->epoch = &state->records_epoch;
   lua_setallocf(L, moving_alloc, m);
-  if (lua_getallocf(L, &ud) != moving_alloc) { /* LuaJIT: not wrapped */
+  if (lua_getallocf(L, &ud) != moving_alloc) { /* a Lua that ignores lua_setallocf */
     free(m);
     return;
   }
@@ -212,15 +206,20 @@ static void stop_moving(lua_State *L, dlb_lua_state *state) {
   free(m);
 }
 
-#undef malloc
-#undef free
+#else /* records stay put */
+void dlbL_record_watch(lua_State *L, dlb_array *a) { (void)L, (void)a; }
+void dlbL_records_move(lua_State *L) { (void)L; }
+static dlbL_record *unwatch(lua_State *L, dlbL_record *r) { return (void)L, r; }
+static void start_moving(lua_State *L, dlb_lua_state *state) { (void)L, (void)state; }
+static void stop_moving(lua_State *L, dlb_lua_state *state) { (void)L, (void)state; }
+#endif
 
 dlb_array *dlbL_record_give(lua_State *L, dlb_array *a) {
   dlbL_record *r = (dlbL_record *)a;
   dlb_lua_state *state = r->owner;
   if (!state) return a; /* a dead record: nothing to give */
   state->records_epoch++;
-  if (DLB_MOVES_RECORDS) r = unwatch(L, r);
+  r = unwatch(L, r);
   DLB_ASSERT(state->records_out > 0);
   state->records_out--;
   if (state->records_closed || state->free_count == POOL_MAX) {
@@ -240,7 +239,7 @@ size_t dlbL_records_bytes(const dlb_lua_state *state) {
 void dlbL_records_init(lua_State *L, dlb_lua_state *state) {
   state->mover = NULL;
   state->records_epoch = 0;
-  if (DLB_MOVES_RECORDS) start_moving(L, state);
+  start_moving(L, state);
   state->free_records = NULL;
   state->free_count = 0;
   state->records_out = 0;

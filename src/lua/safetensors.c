@@ -332,7 +332,7 @@ static save_plan *plan_save(lua_State *L, int tensors_idx, const char *op) {
     lua_rawgeti(L, holds, (lua_Integer)(2 * i + 1));
     t->name = lua_tolstring(L, -1, &t->name_len);
     lua_rawgeti(L, holds, (lua_Integer)(2 * i + 2));
-    a = plan->arrays[i] = dlbL_to_array(L, -1);
+    a = plan->arrays[i] = dlbL_to_pinned(L, -1); /* a view in holds: kept across allocations */
     lua_pop(L, 2);
     t->index = i;
     t->dtype = a->dtype;
