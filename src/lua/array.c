@@ -24,7 +24,7 @@ static lua_array *to_lua_array(lua_State *L, int idx) {
 dlb_array *dlbL_to_array(lua_State *L, int idx) {
   lua_array *u = to_lua_array(L, idx);
   if (!u) return NULL;
-  if (DLB_MOVES_RECORDS) dlbL_record_watch(L, u->array);
+  dlbL_record_watch(L, u->array);
   return u->array;
 }
 

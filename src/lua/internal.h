@@ -252,11 +252,16 @@ dlb_array *dlbL_records_dead(dlb_lua_state *state);
 /* Bytes of the records Arrays hold, live or garbage (the pacing counts them). */
 size_t dlbL_records_bytes(const dlb_lua_state *state);
 void dlbL_records_init(lua_State *L, dlb_lua_state *state);
-/* Where records move (DLB_MOVES_RECORDS): the Array's record at idx is
- * watched, and moves at the next allocation (dlbL_to_array calls it). */
+#if DLB_MOVES_RECORDS
+/* Where records move: the Array's record a is watched, and moves at the
+ * next allocation (dlbL_to_array calls it). */
 void dlbL_record_watch(lua_State *L, dlb_array *a);
 /* Where records move: moves the watched ones now (before a collection). */
 void dlbL_records_move(lua_State *L);
+#else /* records stay put: nothing on the hot path */
+static inline void dlbL_record_watch(lua_State *L, dlb_array *a) { (void)L, (void)a; }
+static inline void dlbL_records_move(lua_State *L) { (void)L; }
+#endif
 /* Counts the records given back (and moved) in the state: a dlb_array
  * pointer fetched from an Array is still good while this count is what it
  * was at the fetch, so a hot path fetches again only when it changed. */

@@ -61,7 +61,7 @@ static int gc_unprotected(lua_State *L) {
 
 static void collect(lua_State *L, int what, int units) {
   int extra;
-  if (DLB_MOVES_RECORDS) dlbL_records_move(L); /* finalizers may run: records.c */
+  dlbL_records_move(L); /* finalizers may run: records.c */
   extra = dlbL_push_callee(L, gc_unprotected);
   lua_pushinteger(L, what);
   lua_pushinteger(L, units);

@@ -206,9 +206,7 @@ static void stop_moving(lua_State *L, dlb_lua_state *state) {
   free(m);
 }
 
-#else /* records stay put */
-void dlbL_record_watch(lua_State *L, dlb_array *a) { (void)L, (void)a; }
-void dlbL_records_move(lua_State *L) { (void)L; }
+#else /* records stay put (internal.h has the other two) */
 static dlbL_record *unwatch(lua_State *L, dlbL_record *r) { return (void)L, r; }
 static void start_moving(lua_State *L, dlb_lua_state *state) { (void)L, (void)state; }
 static void stop_moving(lua_State *L, dlb_lua_state *state) { (void)L, (void)state; }
