@@ -307,7 +307,7 @@ int dlbL_check_dim(lua_State *L, int idx, int ndim, const char *op) {
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
                     "a dimension is an integer, 1 the first and -1 the last: a:sum(-1)",
                     "a dimension is an integer, got %s", luaL_typename(L, idx));
-  d = integer_at(L, idx, &ok);
+  d = dlbL_tointegerx(L, idx, &ok); /* a number (checked above) */
   if (!ok) dlbL_raise(L, DLB_E_INDEX, op, "a dimension must be an integer");
   if (d < 0) d += ndim + 1;
   if (d < 1 || d > ndim)
@@ -323,7 +323,7 @@ int64_t dlbL_check_index(lua_State *L, int idx, int64_t extent, const char *op) 
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
                     "an index is an integer, 1 the first and -1 the last: a[1], a:get(-1, 2)",
                     "an index is an integer, got %s", luaL_typename(L, idx));
-  given = i = integer_at(L, idx, &ok);
+  given = i = dlbL_tointegerx(L, idx, &ok); /* a number (checked above) */
   if (!ok) dlbL_raise(L, DLB_E_INDEX, op, "an index must be an integer");
   /* -1 is the last element; written so that nothing overflows for any extent. */
   if (i < 0 && i >= -extent) i = extent + i + 1;

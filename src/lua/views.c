@@ -170,10 +170,10 @@ static int views_select(lua_State *L) {
 /* A slice bound: nil gives def; 0 is an error; negative counts from the end.
  * Returns a 0-based position that may lie outside [0, n) (clamped later). */
 static int64_t slice_bound(lua_State *L, int idx, int64_t n, int64_t def, const char *op) {
-  int isint;
+  int isint, type = lua_type(L, idx);
   int64_t p;
-  if (lua_isnoneornil(L, idx)) return def;
-  if (lua_type(L, idx) != LUA_TNUMBER)
+  if (type == LUA_TNONE || type == LUA_TNIL) return def;
+  if (type != LUA_TNUMBER)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op,
                     "a:slice(dim, first, last, step): a bound is an integer (1 the first, -1 the "
                     "last) or nil (that end)",
@@ -196,9 +196,10 @@ static int views_slice(lua_State *L) {
   dlb_error err;
   int dim = dlbL_check_dim(L, 2, v->ndim, "Array:slice");
   int64_t n = v->shape[dim], step = 1, first, last, count = 0;
-  if (!lua_isnoneornil(L, 5)) {
+  int step_type = lua_type(L, 5);
+  if (step_type != LUA_TNONE && step_type != LUA_TNIL) {
     int isint;
-    if (lua_type(L, 5) != LUA_TNUMBER)
+    if (step_type != LUA_TNUMBER)
       dlbL_raise_hint(L, DLB_E_ARGUMENT, "Array:slice", SLICE_STEP_HINT,
                       "the step is an integer, got %s", luaL_typename(L, 5));
     step = (int64_t)dlbL_tointegerx(L, 5, &isint);

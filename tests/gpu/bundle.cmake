@@ -42,7 +42,9 @@ foreach(t IN ITEMS dlb_gpu_dlbridge dlb_gpu_module dlb_gpu_cuda_stand_in)
   if(NOT rp)
     set_target_properties(${t} PROPERTIES INSTALL_RPATH "\$ORIGIN")
   endif()
-  target_link_options(${t} PRIVATE "LINKER:--disable-new-dtags")
+  # The ordinary code of the fat objects (CMakeLists.txt: LTO): the check
+  # needs the same behaviour, not a second minute-long LTO link of each.
+  target_link_options(${t} PRIVATE "LINKER:--disable-new-dtags" ${DLB_NO_LTO_LINK})
 endforeach()
 
 # What pack copies: these, the two small libraries that need no RPATH (the
