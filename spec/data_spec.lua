@@ -36,6 +36,17 @@ describe("a:copy()", function()
     assert.same({{1, 4}, {2, 5}, {3, 6}}, c:totable())
   end)
 
+  it("copies a view that starts inside its array, short or long", function()
+    local a = dl.arange(10)
+    local c = a:slice(1, 4, 7):copy()
+    a[4] = 99
+    assert.same({3, 4, 5, 6}, c:totable())
+    local long = dl.arange(200000, {dtype = "int32"})
+    local tail = long:slice(1, 3):copy()
+    assert.same({199998}, tail.shape)
+    assert.is_true(dl.array_equal(long:slice(1, 3), tail))
+  end)
+
   it("turns a read-only expanded view into a writable array", function()
     local e = dl.array{1, 2, 3}:expand{2, 3}
     assert.is_true(e.readonly)

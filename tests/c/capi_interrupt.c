@@ -151,6 +151,8 @@ static void test_interrupt_is_sticky(lua_State *L) {
                       "'INTERRUPTED'"),
                1);
   CHECK_EQ_INT(RUN(L, "return select(2, pcall(dl.add, dl.zeros(10), 1)).code == 'INTERRUPTED'"), 1);
+  CHECK_EQ_INT(RUN(L, "x = dl.zeros(10); return select(2, pcall(x.copy, x)).code == 'INTERRUPTED'"),
+               1); /* a short copy too (one memcpy: copy.c) */
   CHECK_EQ_INT(RUN(L, "local a = dl.zeros(3); a[1] = 5; return a[1] == 5"), 1); /* element access */
   dlb_interrupt_clear(target);
   CHECK_EQ_INT(RUN(L, "return dl.zeros(10):sum() == 0"), 1);
@@ -191,6 +193,10 @@ static void test_work_limit(lua_State *L) {
                1);
   CHECK_EQ_INT(RUN(L, "return dl.ones{100, 100}:matmul(dl.ones{100, 100})[1][1] == 100"), 1);
   CHECK_EQ_INT(RUN(L, "return dl.arange(1000000):sum() == 499999500000"), 1); /* at the limit */
+  CHECK_EQ_INT(RUN(L, "x = dl.arange(1000); return true"), 1);
+  CHECK_EQ_INT(dlb_set_work_limit(L, 100), DLB_OK); /* a short copy counts too */
+  CHECK_EQ_INT(RUN(L, "return select(2, pcall(x.copy, x)).code == 'INTERRUPTED'"), 1);
+  CHECK_EQ_INT(RUN(L, "return x:slice(1, 1, 100):copy()[100] == 99"), 1);
   CHECK_EQ_INT(dlb_set_work_limit(L, 0), DLB_OK);
   CHECK_EQ_INT(RUN(L, "return dl.arange(2000000):sum() > 0"), 1);
 }
