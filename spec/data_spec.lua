@@ -186,6 +186,18 @@ describe("a:copy_from(src)", function()
     assert.same({1, 2, 3, 4, 5, 5}, left:totable())
   end)
 
+  it("writes only the part of a larger array that a views, short or long", function()
+    local a = dl.zeros(10, {dtype = "int32"})
+    a:slice(1, 4, 7):copy_from(dl.array({1, 2, 3, 4}, {dtype = "int32"}))
+    assert.same({0, 0, 0, 1, 2, 3, 4, 0, 0, 0}, a:totable())
+    local long = dl.zeros(200000, {dtype = "int32"})
+    local src = dl.arange(199996, {dtype = "int32"})
+    long:slice(1, 3, 199998):copy_from(src)
+    assert.is_true(dl.array_equal(long:slice(1, 3, 199998), src))
+    assert.same({0, 0}, long:slice(1, 1, 2):totable())
+    assert.same({0, 0}, long:slice(1, 199999):totable())
+  end)
+
   it("raises SHAPE when the source does not broadcast to a's shape", function()
     local a = dl.zeros{2, 3}
     assert.equal("SHAPE", code_of(a.copy_from, a, dl.zeros{3, 2}))

@@ -1,7 +1,7 @@
 /* copy.c -- copies, casts and fills of arrays on any backend. Planned here,
  * run by the backends: the host's kernels for memory the host can address,
  * a device's own kernels and copy hooks for its memory, and otherwise the
- * staging fallback (boxes through host memory). A short new copy of host
+ * staging fallback (boxes through host memory). A short copy within host
  * memory is one memcpy here (one_memcpy). */
 #include <stdlib.h>
 #include <string.h>
@@ -205,10 +205,26 @@ static dlb_status device_host(dlb_array *dev, char *host, int writing, dlb_error
   return st;
 }
 
+/* Whether dst = src is one memcpy: the same dtype (a cast to it copies
+ * bytes), both in host memory with nothing queued on either, both
+ * contiguous, and fewer elements than pass between two looks at the
+ * interrupt (a kernel would not look on the way either). The kernel site
+ * costs more than such a copy (a:copy() of 10 elements). */
+static int one_memcpy(const dlb_array *dst, const dlb_array *src) {
+  return dst->dtype == src->dtype && dst->buffer->host && src->buffer->host &&
+         !dst->buffer->pending && !src->buffer->pending && dst->numel < DLB_WORK_CHECK_EVERY &&
+         dlb_array_is_contiguous(dst) && dlb_array_is_contiguous(src);
+}
+
 /* dst = cast(src): shapes match, dst writable, no overlap, not empty. */
 static dlb_status move(dlb_array *dst, const dlb_array *src, dlb_error *err) {
   dlb_buffer *db = dst->buffer, *sb = src->buffer;
   dlb_status st;
+  if (one_memcpy(dst, src)) {
+    memcpy(dlb_array_host_data(dst), dlb_array_host_data(src),
+           (size_t)dst->numel * dlb_array_itemsize(dst));
+    return DLB_OK;
+  }
   if (one_kernel(dst, src)) return kernel_cast(dst, src, err);
   if (dst->dtype == src->dtype && db->host && !sb->host && dlb_array_is_contiguous(dst))
     return (st = dlb_buffer_sync_host(db, err)) != DLB_OK
@@ -258,27 +274,12 @@ static dlb_status fill(dlb_array *dst, const dlb_scalar *v, dlb_error *err) {
   return copy_staged(dst, NULL, &e, err);
 }
 
-/* Whether out, just allocated, takes src's elements as one memcpy: the same
- * dtype (a cast to it copies bytes), both in host memory with nothing queued
- * on either, src contiguous, and fewer elements than pass between two looks
- * at the interrupt (a kernel would not look on the way either). The kernel
- * site costs more than such a copy (a:copy() of 10 elements). */
-static int one_memcpy(const dlb_array *out, const dlb_array *src) {
-  return out->dtype == src->dtype && out->buffer->host && src->buffer->host &&
-         !out->buffer->pending && !src->buffer->pending && src->numel < DLB_WORK_CHECK_EVERY &&
-         dlb_array_is_contiguous(src);
-}
-
 /* Allocates out on (backend, device_id) and copies src into it. */
 static dlb_status clone_onto(dlb_array *out, const dlb_array *src, dlb_backend *backend,
                              int device_id, dlb_dtype dtype, dlb_error *err) {
   dlb_status st = dlb_array_allocate(out, backend, device_id, dtype, src->ndim, src->shape, 0, err);
   if (st != DLB_OK) return st;
-  if (!one_memcpy(out, src)) st = dlb_array_copy_into(out, src, err);
-  else if ((st = dlb_work_admit(dlb_array_budget(out), out->numel, "copy", err)) == DLB_OK)
-    memcpy(dlb_array_host_data(out), dlb_array_host_data(src),
-           (size_t)out->numel * dlb_array_itemsize(out));
-  if (st != DLB_OK) dlb_array_release(out);
+  if ((st = dlb_array_copy_into(out, src, err)) != DLB_OK) dlb_array_release(out);
   return st;
 }
 
