@@ -126,12 +126,24 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
 
 dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
                             const char *op) {
+  int in_module;
+  dlb_lua_state *state;
   dlb_array *src;
+  int64_t numel;
+  size_t epoch;
   idx = lua_absindex(L, idx);
-  *result = dlbL_push_empty(L, op);
   src = dlbL_check_live(L, idx, op);
-  dlbL_reserve(L, src->numel, itemsize ? itemsize : dlb_array_itemsize(src));
-  return dlbL_check_live(L, idx, op);
+  numel = src->numel;
+  if (!itemsize) itemsize = dlb_array_itemsize(src);
+  state = state_for_new(L, &in_module);
+  epoch = dlbL_records_epoch(state);
+  *result = push_empty_in(L, state, in_module, op);
+  dlbL_reserve_in(L, state, numel, itemsize);
+  /* Finalizers may have run in both: fetch src again when a record went
+   * back (records.c); one may also have deleted it. */
+  if (dlbL_records_epoch(state) != epoch) src = dlbL_to_array(L, idx);
+  if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
+  return src;
 }
 
 /* A view of the Array at idx (live when live is set) pushed: the source is

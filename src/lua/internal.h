@@ -137,6 +137,8 @@ int dlbL_alloc_may_fail(lua_State *L);
  * holding the budget). Finalizers may run: call it where the caller
  * re-checks its arguments afterwards, as after dlbL_push_empty. */
 void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize);
+/* The same for a state the caller has (NULL: nothing to do). */
+void dlbL_reserve_in(lua_State *L, dlb_lua_state *state, int64_t numel, size_t itemsize);
 
 /* Memory a call makes for the script outside array buffers (a string, a
  * table): refused with OUT_OF_MEMORY before it is allocated when nbytes

@@ -133,12 +133,15 @@ void dlbL_collect_garbage(lua_State *L, dlb_lua_state *state) {
   state->gc_threshold = threshold_after(state->gc_seen);
 }
 
-void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
-  dlb_lua_state *state = dlbL_find_state(L);
+void dlbL_reserve_in(lua_State *L, dlb_lua_state *state, int64_t numel, size_t itemsize) {
   size_t nbytes;
   if (numel < 0 || __builtin_mul_overflow((uint64_t)numel, itemsize, &nbytes)) nbytes = SIZE_MAX;
   if (state && state->budget && dlb_budget_would_exceed(state->budget, nbytes))
     dlbL_collect_garbage(L, state);
+}
+
+void dlbL_reserve(lua_State *L, int64_t numel, size_t itemsize) {
+  dlbL_reserve_in(L, dlbL_find_state(L), numel, itemsize);
 }
 
 void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *what) {
