@@ -913,7 +913,7 @@ dlb_status dlb_array_equal(const dlb_array *a, const dlb_array *b, int equal_nan
   *equal = 0;
   if (!a->buffer || !b->buffer)
     return dlb_fail(err, DLB_E_DELETED, "array_equal: argument %d was deleted", a->buffer ? 2 : 1);
-  if (a->ndim != b->ndim || memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) != 0) {
+  if (!dlb_shape_equal(a->ndim, a->shape, b->ndim, b->shape)) {
     dlb_operand in[2] = {x, y};
     dlb_placement where; /* the devices are checked all the same */
     return dlb_check_operands_for(2, in, cpu, offsetof(dlb_kernels, elementwise), &where,

@@ -172,7 +172,7 @@ static dlb_status check_out_array(const dlb_array *out, dlb_dtype result, int nd
   if (!out->buffer) return dlb_fail(err, DLB_E_DELETED, "%s: the out array was deleted", op);
   if (out->readonly || out->buffer->readonly)
     return dlb_fail(err, DLB_E_READ_ONLY, "%s: the out array is read-only", op);
-  if (out->ndim != ndim || memcmp(out->shape, shape, (size_t)ndim * sizeof *shape) != 0) {
+  if (!dlb_shape_equal(out->ndim, out->shape, ndim, shape)) {
     char so[160], sr[160];
     dlb_shape_text(out->ndim, out->shape, so, sizeof so);
     dlb_shape_text(ndim, shape, sr, sizeof sr);

@@ -13,8 +13,8 @@
  * each later key read in the order of the keys before it: NumPy's own way,
  * with linear-time radix sorts on the host. */
 #include <stddef.h>
-#include <string.h>
 #include "../core/copy.h"
+#include "../core/shape.h"
 #include "../core/work.h"
 #include "elementwise.h"
 #include "select.h"
@@ -277,7 +277,7 @@ static dlb_status check_keys(const key_source *src, int64_t *numel, dlb_backend 
     const dlb_array *arrays[1] = {&key};
     dlb_placement where;
     if ((st = key_at(src, i, &key, err)) != DLB_OK) break;
-    if (key.ndim != first.ndim || memcmp(key.shape, first.shape, sizeof(int64_t) * key.ndim)) {
+    if (!dlb_shape_equal(key.ndim, key.shape, first.ndim, first.shape)) {
       st = dlb_fail(err, DLB_E_SHAPE, "lexsort: key %d's shape differs from key 1's", i + 1);
       dlb_error_hint(err, "every key has the same shape (one value per row for each key)");
     } else {

@@ -205,39 +205,38 @@ static dlb_status device_host(dlb_array *dev, char *host, int writing, dlb_error
   return st;
 }
 
-/* Whether dst = src is one memcpy: the same dtype (a cast to it copies
- * bytes), both in host memory with nothing queued on either, both
- * contiguous, and fewer elements than pass between two looks at the
+/* Whether dst = src, of the same dtype and both contiguous, is one memcpy
+ * (a cast to the same dtype copies bytes): both in host memory with nothing
+ * queued on either, and fewer elements than pass between two looks at the
  * interrupt (a kernel would not look on the way either). The kernel site
  * costs more than such a copy (a:copy() of 10 elements). */
-static int one_memcpy(const dlb_array *dst, const dlb_array *src) {
-  return dst->dtype == src->dtype && dst->buffer->host && src->buffer->host &&
-         !dst->buffer->pending && !src->buffer->pending && dst->numel < DLB_WORK_CHECK_EVERY &&
-         dlb_array_is_contiguous(dst) && dlb_array_is_contiguous(src);
+static int one_memcpy(const dlb_buffer *db, const dlb_buffer *sb, int64_t numel) {
+  return db->host && sb->host && !db->pending && !sb->pending && numel < DLB_WORK_CHECK_EVERY;
 }
 
 /* dst = cast(src): shapes match, dst writable, no overlap, not empty. */
 static dlb_status move(dlb_array *dst, const dlb_array *src, dlb_error *err) {
   dlb_buffer *db = dst->buffer, *sb = src->buffer;
+  int same = dst->dtype == src->dtype;
+  int dst_whole = dlb_array_is_contiguous(dst), src_whole = dlb_array_is_contiguous(src);
   dlb_status st;
-  if (one_memcpy(dst, src)) {
+  if (same && dst_whole && src_whole && one_memcpy(db, sb, dst->numel)) {
     memcpy(dlb_array_host_data(dst), dlb_array_host_data(src),
            (size_t)dst->numel * dlb_array_itemsize(dst));
     return DLB_OK;
   }
   if (one_kernel(dst, src)) return kernel_cast(dst, src, err);
-  if (dst->dtype == src->dtype && db->host && !sb->host && dlb_array_is_contiguous(dst))
+  if (same && db->host && !sb->host && dst_whole)
     return (st = dlb_buffer_sync_host(db, err)) != DLB_OK
                ? st
                : device_host((dlb_array *)src, dlb_array_host_data(dst), 0, err);
-  if (dst->dtype == src->dtype && sb->host && !db->host && dlb_array_is_contiguous(src))
+  if (same && sb->host && !db->host && src_whole)
     return (st = dlb_buffer_sync_host(sb, err)) != DLB_OK
                ? st
                : device_host(dst, dlb_array_host_data(src), 1, err);
-  if (dst->dtype == src->dtype && db->backend == sb->backend && !db->host && !sb->host) {
+  if (same && db->backend == sb->backend && !db->host && !sb->host) {
     if (db->backend->ops.copy_strided) return hook_within(dst, src, err);
-    if (db->backend->ops.copy_within && dlb_array_is_contiguous(dst) &&
-        dlb_array_is_contiguous(src))
+    if (db->backend->ops.copy_within && dst_whole && src_whole)
       return contiguous_within(dst, src, err);
   }
   return copy_staged(dst, src, NULL, err);
@@ -247,9 +246,7 @@ static dlb_status move(dlb_array *dst, const dlb_array *src, dlb_error *err) {
 
 static dlb_status copy_into(dlb_array *dst, const dlb_array *src, dlb_error *err) {
   dlb_status st;
-  if (dst->ndim != src->ndim ||
-      (dst->ndim > 0 &&
-       memcmp(dst->shape, src->shape, (size_t)dst->ndim * sizeof dst->shape[0]) != 0))
+  if (!dlb_shape_equal(dst->ndim, dst->shape, src->ndim, src->shape))
     return dlb_fail(err, DLB_E_SHAPE, "copy between different shapes");
   if ((st = require_writable(dst, err)) != DLB_OK) return st;
   if (dst->numel == 0) return DLB_OK;

@@ -89,6 +89,13 @@ void dlb_shape_keep_order_strides(int ndim, const int64_t *shape, int nop,
   }
 }
 
+int dlb_shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b) {
+  if (ndim_a != ndim_b) return 0;
+  for (int d = 0; d < ndim_a; d++) /* a loop: dims are few, a memcmp call costs more */
+    if (a[d] != b[d]) return 0;
+  return 1;
+}
+
 int dlb_shape_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides) {
   int64_t expected = 1;
   for (int d = 0; d < ndim; d++)

@@ -26,6 +26,9 @@ void dlb_shape_contiguous_strides(int ndim, const int64_t *shape, int64_t *strid
 void dlb_shape_keep_order_strides(int ndim, const int64_t *shape, int nop,
                                   const int64_t *const *strides, int64_t *out);
 
+/* Whether two shapes are the same: as many dims, the same extents. */
+int dlb_shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b);
+
 /* Row-major contiguity. Strides of extent-1 dims carry no meaning and are
  * ignored; a size-0 array is contiguous. */
 int dlb_shape_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);

@@ -124,42 +124,39 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   return push_empty_in(L, state, in_module, op);
 }
 
+/* Pushes an empty Array for a call on *src, the Array at idx (absolute),
+ * then makes room for numel elements of itemsize (itemsize 0: none, a
+ * view). Finalizers run by either may have given a record back
+ * (records.c): *src is fetched again then, only then. */
+static dlb_array *push_empty_for(lua_State *L, int idx, dlb_array **src, int64_t numel,
+                                 size_t itemsize, const char *op) {
+  int in_module;
+  dlb_lua_state *state = state_for_new(L, &in_module);
+  size_t epoch = dlbL_records_epoch(state);
+  dlb_array *fresh = push_empty_in(L, state, in_module, op);
+  if (itemsize) dlbL_reserve_in(L, state, numel, itemsize);
+  if (dlbL_records_epoch(state) != epoch) *src = dlbL_to_array(L, idx);
+  return fresh;
+}
+
 dlb_array *dlbL_push_result(lua_State *L, int idx, size_t itemsize, dlb_array **result,
                             const char *op) {
-  int in_module;
-  dlb_lua_state *state;
   dlb_array *src;
-  int64_t numel;
-  size_t epoch;
   idx = lua_absindex(L, idx);
   src = dlbL_check_live(L, idx, op);
-  numel = src->numel;
   if (!itemsize) itemsize = dlb_array_itemsize(src);
-  state = state_for_new(L, &in_module);
-  epoch = dlbL_records_epoch(state);
-  *result = push_empty_in(L, state, in_module, op);
-  dlbL_reserve_in(L, state, numel, itemsize);
-  /* Finalizers may have run in both: fetch src again when a record went
-   * back (records.c); one may also have deleted it. */
-  if (dlbL_records_epoch(state) != epoch) src = dlbL_to_array(L, idx);
+  *result = push_empty_for(L, idx, &src, src->numel, itemsize, op);
+  /* a finalizer may have deleted it */
   if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, op, "the array was deleted");
   return src;
 }
 
-/* A view of the Array at idx (live when live is set) pushed: the source is
- * fetched again after the allocation only when a record was given back or
- * moved meanwhile (records.c). */
+/* A view of the Array at idx (live when live is set) pushed. */
 static dlb_array *push_view(lua_State *L, int idx, int live, const char *op) {
-  int in_module;
-  dlb_lua_state *state;
   dlb_array *a, *v;
-  size_t epoch;
   idx = lua_absindex(L, idx);
   a = live ? dlbL_check_live(L, idx, op) : dlbL_check_array(L, idx, op);
-  state = state_for_new(L, &in_module);
-  epoch = dlbL_records_epoch(state);
-  v = push_empty_in(L, state, in_module, op);
-  if (dlbL_records_epoch(state) != epoch) a = dlbL_to_array(L, idx);
+  v = push_empty_for(L, idx, &a, 0, 0, op);
   dlb_array_share(v, a);
   return v;
 }
