@@ -16,6 +16,10 @@
  *   frees; u:copy() makes another with a copy of the bytes: the least a
  *   method-call copy of a small array does, with no memory account, no
  *   dtype and no geometry.
+ * - require("bench_floor").zeros(n, options) makes the same userdata with a
+ *   zeroed block of 40 bytes (n an integer, options a table, neither read
+ *   further): with the table the script builds for it, the least
+ *   dl.zeros(10, {dtype = "float32"}) does.
  * - require("bench_floor").memcpy(nbytes, reps) -> seconds (CPU time) of reps
  *   memcpy calls between two buffers of nbytes, both touched first and got
  *   as the cpu backend gets its blocks: the floor of a contiguous copy into
@@ -157,6 +161,14 @@ static int floor_copier(lua_State *L) {
   return 1;
 }
 
+/* zeros(n, options) -> a copy floor of zeros (upvalue 1: the metatable). */
+static int floor_zeros(lua_State *L) {
+  luaL_checkinteger(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  memset(copy_floor_new(L, lua_upvalueindex(1))->data, 0, COPY_FLOOR_BYTES);
+  return 1;
+}
+
 /* n bytes the way the cpu backend gets them (src/core/backend_cpu.c): from
  * malloc, 64-byte aligned, and from 4 MiB on advised as transparent huge
  * pages (Linux). Without the advice, a memcpy floor over 4 KiB pages ran
@@ -237,6 +249,9 @@ int luaopen_bench_floor(lua_State *L) {
   lua_pushcclosure(L, copy_floor_copy, 1);
   lua_setfield(L, -2, "copy");
   lua_setfield(L, -2, "__index");
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, floor_zeros, 1);
+  lua_setfield(L, -3, "zeros");
   lua_pushcclosure(L, floor_copier, 1);
   lua_setfield(L, -2, "copier");
   return 1;
