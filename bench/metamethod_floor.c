@@ -161,12 +161,12 @@ static int floor_copier(lua_State *L) {
   return 1;
 }
 
-/* zeros(n, options) -> a copy floor of zeros (upvalue 1: the metatable). */
+/* zeros(n, options) -> what copier() makes, after checking its arguments
+ * (upvalue 1: the metatable, as copier's). */
 static int floor_zeros(lua_State *L) {
   luaL_checkinteger(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
-  memset(copy_floor_new(L, lua_upvalueindex(1))->data, 0, COPY_FLOOR_BYTES);
-  return 1;
+  return floor_copier(L);
 }
 
 /* n bytes the way the cpu backend gets them (src/core/backend_cpu.c): from
