@@ -42,6 +42,10 @@
 #define DLB_LUA_GC_REFUSES_IN_FINALIZERS (LUA_VERSION_NUM >= 504)
 /* lua_gc(LUA_GCSTEP, n): n counts bytes from 5.5, KiB before. */
 #define DLB_LUA_GC_STEP_IN_BYTES (LUA_VERSION_NUM >= 505)
+/* lua_gc(LUA_GCSTEP, n) works off n KiB at once, starting a cycle even in
+ * the pause after one (5.1, LuaJIT); from 5.2 it adds n KiB to a debt that
+ * the pause's credit pays first, as the collector's own allocations do. */
+#define DLB_LUA_GC_STEP_IGNORES_PAUSE (LUA_VERSION_NUM == 501)
 /* The main thread in the registry (LUA_RIDX_MAINTHREAD: 5.2+). */
 #define DLB_LUA_HAS_MAINTHREAD (LUA_VERSION_NUM >= 502)
 /* The version as dl.lua_version says it: "5.1" ... "5.4", "LuaJIT". */

@@ -63,6 +63,7 @@ typedef struct dlb_lua_state {
   size_t pinned;       /* entries in it */
   size_t gc_seen;      /* the budget's in_use at the collector's last look (pacing.c) */
   size_t gc_threshold; /* in_use at which the next look runs a full collection */
+  size_t gc_credit;    /* growth the collector's pause takes without a step (pacing.c) */
   dlbL_record *free_records; /* records.c: the pool, */
   size_t free_count;         /* its length, */
   size_t records_out;        /* the records Arrays hold (live or garbage), */
