@@ -206,6 +206,14 @@ end)
 describe("mean, std and var", function()
   local b = dl.array{2, 4, 4, 4, 5, 5, 7, 9}
 
+  it("convert the elements to a float16 dtype option before they combine them", function()
+    -- 2049 and 2048 are both 2048 in float16 and bfloat16: no spread left
+    local a = dl.array({2049, 2048}, {dtype = "float32"})
+    assert.equal(0, a:var{dtype = "float16"})
+    assert.equal(0, a:std{dtype = "bfloat16"})
+    assert.equal(0.25, a:var())
+  end)
+
   it("divide by n, or by n - ddof", function()
     assert.equal(5, b:mean())
     assert.equal(4, b:var())

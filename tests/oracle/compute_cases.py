@@ -1121,6 +1121,12 @@ def regression_cases():
     case.args = [fixed_array(case, "int32", [2049, 1]), Opt(dtype="float16")]
     case.known = "half_dtype_option"
     emit(case, expect_value("float16", np.float16(2048.0)))
+    # var of float32 with dtype = float16 (computed in float32, its own dtype):
+    # the elements are still rounded to float16 first (2049, 2048 -> 2048, 2048)
+    case = Case("var", "fn")
+    x = fixed_array(case, "float32", [2049.0, 2048.0])
+    case.args = [x, Opt(dtype="float16")]
+    emit(case, expect_value("float16", np.var(x.view.astype(np.float16), dtype=np.float16)))
     # complex_row_sum: six equal rows sum as one row does, as NumPy's do
     row = [complex(float.fromhex(re), float.fromhex(im)) for re, im in [
         ("0x1.19d2d2p+0", "-0x1.6ea37ap+5"), ("0x1.59c9aep+14", "-0x1.022f12p+2"),

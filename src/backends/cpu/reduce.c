@@ -684,10 +684,13 @@ static dlb_status run_var(const plan *p, strided *out, dlb_error *err) {
   dlb_status st = DLB_OK;
   const int skip = dlb_reduce_get(p->op)->skips_nan && may_hold_nan(p->in.dtype);
   const int root = p->op == DLB_REDUCE_STD || p->op == DLB_REDUCE_NANSTD;
-  if (x.dtype != t || p->misaligned) { /* the input converted once: both passes read it */
+  const dlb_dtype via = half_via(p, p->in.dtype);
+  /* The input converted once (both passes read it): to t, or rounded to a
+   * float16/bfloat16 dtype option first even where t is its own dtype
+   * (float32 input, dtype = "float16"). */
+  if (x.dtype != t || p->misaligned || via != DLB_DTYPE_COUNT) {
     strided in = p->in, half;
     dlb_array halves = {0};
-    dlb_dtype via = half_via(p, in.dtype);
     if (via != DLB_DTYPE_COUNT) { /* rounded to the float16 dtype option first */
       st = temporary(p, via, 0, &halves, &half, err);
       if (st == DLB_OK) st = convert(p, &half, &in, 0, err);
