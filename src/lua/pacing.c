@@ -81,10 +81,29 @@ static size_t pause_credit(lua_State *L) {
   if (pause <= 100) return 0;
   return __builtin_mul_overflow(heap / 100, (size_t)(pause - 100), &credit) ? SIZE_MAX : credit;
 }
+
+/* After lua_gc: a cycle that ended begins a pause, with its credit. */
+static void note_cycle(lua_State *L, dlb_lua_state *state, int ended) {
+  if (ended) state->gc_credit = pause_credit(L);
+}
+
+/* The part of grown the pause's credit does not absorb (the rest is spent). */
+static size_t beyond_pause(dlb_lua_state *state, size_t grown) {
+  size_t absorbed = grown < state->gc_credit ? grown : state->gc_credit;
+  state->gc_credit -= absorbed;
+  return grown - absorbed;
+}
+#else /* Lua's own debt goes through the pause */
+static void note_cycle(lua_State *L, dlb_lua_state *state, int ended) {
+  (void)L, (void)state, (void)ended;
+}
+static size_t beyond_pause(dlb_lua_state *state, size_t grown) {
+  (void)state;
+  return grown;
+}
 #endif
 
-/* Runs lua_gc(what, units) and, on a Lua whose step ignores the pause,
- * notes the credit of the pause a finished cycle begins. */
+/* Runs lua_gc(what, units), noting a cycle it ended. */
 static void collect(lua_State *L, dlb_lua_state *state, int what, int units) {
   int extra, ended = 0;
   dlbL_records_move(L); /* finalizers may run: records.c */
@@ -93,12 +112,7 @@ static void collect(lua_State *L, dlb_lua_state *state, int what, int units) {
   lua_pushinteger(L, units);
   if (lua_pcall(L, 2 + extra, 1, 0) == LUA_OK) ended = lua_toboolean(L, -1);
   lua_pop(L, 1);
-#if DLB_LUA_GC_STEP_IGNORES_PAUSE
-  if (ended) state->gc_credit = pause_credit(L);
-#else
-  (void)state;
-  (void)ended;
-#endif
+  note_cycle(L, state, ended);
 }
 
 /* What the collector is paced by: the bytes charged, and the host's own
@@ -137,14 +151,7 @@ static __attribute__((noinline)) void pace_slow(lua_State *L, dlb_lua_state *sta
   } else {
     size_t grown = used - state->gc_seen, units;
     state->gc_seen = used; /* before the step: its finalizers may make objects */
-#if DLB_LUA_GC_STEP_IGNORES_PAUSE
-    if (grown <= state->gc_credit) { /* the pause takes it */
-      state->gc_credit -= grown;
-      return;
-    }
-    grown -= state->gc_credit;
-    state->gc_credit = 0;
-#endif
+    if (!(grown = beyond_pause(state, grown))) return; /* the pause takes it */
     units = GC_STEP_UNITS(grown);
     collect(L, state, LUA_GCSTEP, units > INT32_MAX ? INT32_MAX : (int)units);
     used = in_use(state);
