@@ -1,6 +1,6 @@
 /* records.c -- where an Array keeps its geometry: records outside its userdata.
  *
- * A dlb_array is 560 bytes (32 dimensions of shape and strides); an Array's
+ * A dlb_array is 552 bytes (32 dimensions of shape and strides); an Array's
  * userdata holds only its tag and a pointer to one (16 bytes). The records
  * come from the state's Lua allocator (lua_getallocf, as LPeg allocates its
  * patterns), so a host's capped allocator counts them as it counted the
