@@ -158,6 +158,19 @@ do
                                      ROUNDS) / CALLS
   print(string.format("  %-38s %8.3f ns   (the floor of a:copy() of 10 float32)",
                       "u:copy(): that + a 40-byte block", t * 1e9))
+  -- The same for a type that also has a[i], as an Array does: its __index
+  -- must be a function (a table cannot answer a[i]), so every a:name() is a
+  -- C call before the method's own; and a view method's floor (a:slice(1, 2,
+  -- 5)): that lookup, three integer arguments read, a finalizable userdata.
+  local w = floor.indexed_copier()
+  t = support.median_time_warm(function() for _ = 1, CALLS do local _ = w:copy() end end,
+                               ROUNDS) / CALLS
+  print(string.format("  %-38s %8.3f ns   (the floor of a:copy() for a type with a[i])",
+                      "the same, the method via a C __index", t * 1e9))
+  t = support.median_time_warm(function() for _ = 1, CALLS do local _ = w:view(1, 2, 5) end end,
+                               ROUNDS) / CALLS
+  print(string.format("  %-38s %8.3f ns   (the floor of a:slice(1, 2, 5))",
+                      "u:view(1, 2, 5) via a C __index", t * 1e9))
   -- dl.zeros' floor: the options table the script builds at each call
   -- (Lua's own cost) + a C call making that userdata with a zeroed 40-byte
   -- block.

@@ -16,6 +16,13 @@
  *   frees; u:copy() makes another with a copy of the bytes: the least a
  *   method-call copy of a small array does, with no memory account, no
  *   dtype and no geometry.
+ * - require("bench_floor").indexed_copier() is the copy floor of a type
+ *   that also has a[i], as an Array does: its __index is a C function (a
+ *   string key: a method, looked up in a table; else an element), which
+ *   every u:copy() calls, where a table __index costs no call but cannot
+ *   answer a[i]. Its u:view(i, j, k) reads three integers and makes a
+ *   finalizable userdata of an Array's size, no block: the floor of a view
+ *   method such as a:slice(1, 2, 5).
  * - require("bench_floor").zeros(n, options) makes the same userdata with a
  *   zeroed block of 40 bytes (n an integer, options a table, neither read
  *   further): with the table the script builds for it, the least
@@ -155,6 +162,34 @@ static int copy_floor_gc(lua_State *L) {
   return 0;
 }
 
+/* The __index of a type with both methods and elements (upvalue 1: the
+ * methods): what an Array's does for a:name(). */
+static int indexed_index(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  }
+  lua_pushnumber(L, 0); /* an element would be read here: never taken */
+  return 1;
+}
+
+/* u:view(i, j, k) (upvalue 1: the finalizable metatable): three integer
+ * arguments read, a finalizable userdata of an Array's size made. */
+static int indexed_view(lua_State *L) {
+  lua_Number sum = 0;
+  for (int k = 2; k <= 4; k++) { /* a number of an integer's value, as a slice bound */
+    lua_Number x = lua_tonumber(L, k);
+    if (lua_type(L, k) != LUA_TNUMBER || !(x >= -0x1p53 && x <= 0x1p53) ||
+        x != (lua_Number)(int64_t)x)
+      return luaL_argerror(L, k, "an integer expected");
+    sum += x;
+  }
+  lua_newuserdatauv(L, COPY_FLOOR_SIZE, 0);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_setmetatable(L, -2);
+  return sum == -1 ? 0 : 1; /* (the sum only keeps the reads) */
+}
+
 /* copier() -> a copy floor of zeros (upvalue 1: the metatable). */
 static int floor_copier(lua_State *L) {
   memset(copy_floor_new(L, lua_upvalueindex(1))->data, 0, COPY_FLOOR_BYTES);
@@ -254,5 +289,21 @@ int luaopen_bench_floor(lua_State *L) {
   lua_setfield(L, -3, "zeros");
   lua_pushcclosure(L, floor_copier, 1);
   lua_setfield(L, -2, "copier");
+  lua_createtable(L, 0, 2); /* the indexed copy floor's metatable */
+  lua_pushcfunction(L, copy_floor_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_createtable(L, 0, 2); /* its methods, found by a C __index */
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, copy_floor_copy, 1);
+  lua_setfield(L, -2, "copy");
+  lua_getfield(L, -3, "finalizable"); /* (its upvalue: the finalizable metatable) */
+  lua_getupvalue(L, -1, 1);
+  lua_remove(L, -2);
+  lua_pushcclosure(L, indexed_view, 1);
+  lua_setfield(L, -2, "view");
+  lua_pushcclosure(L, indexed_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcclosure(L, floor_copier, 1);
+  lua_setfield(L, -2, "indexed_copier");
   return 1;
 }
