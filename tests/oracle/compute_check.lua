@@ -210,8 +210,9 @@ local function outside_bounds(dtype, got, want, bounds)
   return nil
 end
 
--- nil when got matches want under cmp ("x", "s" (-0.0 == 0.0), "u<n>", "r<n>"), else the
--- first differing element's index (1-based, C order).
+-- nil when got matches want under cmp ("x", "s" (-0.0 == 0.0), "u<n>", "r<n>", "n<n>":
+-- float32 results in a float64 out, within n ulp as float32s), else the first differing
+-- element's index (1-based, C order).
 local function mismatch(dtype, cmp, got, want)
   if got == want then return nil end
   if #got ~= #want then return 0 end
@@ -222,6 +223,16 @@ local function mismatch(dtype, cmp, got, want)
   local mode, n = cmp:sub(1, 1), tonumber(cmp:sub(2)) or 0
   local complex = dtype:match("^complex") ~= nil
   local item = complex and 2 * width or width
+  if mode == "n" then -- exact: each number was a float32 before the out widened it
+    for pos = 1, #got, 8 do
+      local g = string.pack("<f", (string.unpack("<d", got, pos)))
+      local w = string.pack("<f", (string.unpack("<d", want, pos)))
+      if not close_ulp(g, w, 1, 4, exponent_mask[4], n, false) then
+        return (pos - 1) // item + 1
+      end
+    end
+    return nil
+  end
   for pos = 1, #got, item do
     local ok
     if complex and mode == "r" then
