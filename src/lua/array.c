@@ -124,17 +124,30 @@ dlb_array *dlbL_push_empty(lua_State *L, const char *op) {
   return push_empty_in(L, state, in_module, op);
 }
 
-/* Pushes an empty Array for a call on *src, the Array at idx (absolute),
- * then makes room for numel elements of itemsize (itemsize 0: none, a
- * view). Finalizers run by either may have given a record back
+/* Pushes an empty Array, then makes room for numel elements of itemsize
+ * (itemsize 0: none, a view), with one look for the state. */
+static dlb_array *push_empty_with_room(lua_State *L, dlb_lua_state *state, int in_module,
+                                       int64_t numel, size_t itemsize, const char *op) {
+  dlb_array *fresh = push_empty_in(L, state, in_module, op);
+  if (itemsize) dlbL_reserve_in(L, state, numel, itemsize);
+  return fresh;
+}
+
+dlb_array *dlbL_push_new(lua_State *L, int64_t numel, size_t itemsize, const char *op) {
+  int in_module;
+  dlb_lua_state *state = state_for_new(L, &in_module);
+  return push_empty_with_room(L, state, in_module, numel, itemsize, op);
+}
+
+/* dlbL_push_new for a call on *src, the Array at idx (absolute). Finalizers
+ * run by the allocation or the collection may have given a record back
  * (records.c): *src is fetched again then, only then. */
 static dlb_array *push_empty_for(lua_State *L, int idx, dlb_array **src, int64_t numel,
                                  size_t itemsize, const char *op) {
   int in_module;
   dlb_lua_state *state = state_for_new(L, &in_module);
   size_t epoch = dlbL_records_epoch(state);
-  dlb_array *fresh = push_empty_in(L, state, in_module, op);
-  if (itemsize) dlbL_reserve_in(L, state, numel, itemsize);
+  dlb_array *fresh = push_empty_with_room(L, state, in_module, numel, itemsize, op);
   if (dlbL_records_epoch(state) != epoch) *src = dlbL_to_array(L, idx);
   return fresh;
 }

@@ -52,14 +52,6 @@ static int64_t count_of(int ndim, const int64_t *shape) {
   return n;
 }
 
-/* Pushes the empty result and makes room for numel elements of itemsize;
- * finalizers may run (the caller checks its arrays live again). */
-static dlb_array *push_result(lua_State *L, int64_t numel, size_t itemsize, const char *op) {
-  dlb_array *r = dlbL_push_empty(L, op);
-  dlbL_reserve(L, numel, itemsize);
-  return r;
-}
-
 /* Raises the error of a core call that failed. */
 static void check(lua_State *L, dlb_status st, const dlb_error *err, const char *op) {
   if (st != DLB_OK) dlbL_raise_error(L, err, op);
@@ -104,7 +96,7 @@ static dlb_array *push_flat(lua_State *L, int idx, const char *op) {
 /* Pushes a new array of shape on o's device, zeroed or not. */
 static dlb_array *push_new(lua_State *L, const dlbL_options *o, int ndim, const int64_t *shape,
                            int zeroed, const char *op) {
-  dlb_array *a = push_result(L, count_of(ndim, shape), dlb_dtype_get(o->dtype)->itemsize, op);
+  dlb_array *a = dlbL_push_new(L, count_of(ndim, shape), dlb_dtype_get(o->dtype)->itemsize, op);
   dlb_error err;
   check(L, dlb_array_allocate(a, o->backend, o->device_id, o->dtype, ndim, shape, zeroed, &err),
         &err, op);
@@ -136,8 +128,8 @@ static int make_eye(lua_State *L, int identity, const char *op) {
   lua_settop(L, oi);
   dlbL_check_options(L, 0, &o, op);
   placement_options(L, oi, &o, op);
-  a = push_result(L, count_of(2, (int64_t[]){n < 0 ? 0 : n, m < 0 ? 0 : m}),
-                  dlb_dtype_get(o.dtype)->itemsize, op);
+  a = dlbL_push_new(L, count_of(2, (int64_t[]){n < 0 ? 0 : n, m < 0 ? 0 : m}),
+                    dlb_dtype_get(o.dtype)->itemsize, op);
   check(L, dlb_eye(a, o.backend, o.device_id, o.dtype, n, m, k, &err), &err, op);
   return 1;
 }
@@ -215,10 +207,10 @@ static int construct_logspace(lua_State *L) {
   placement_options(L, n + 1, &o, op);
   /* the result, and the float64 cpu array it is computed in when it is
    * another dtype or elsewhere */
-  r = push_result(L, num,
-                  dlb_dtype_get(o.dtype)->itemsize +
-                      (o.dtype == DLB_FLOAT64 && o.backend == dlbL_state(L)->cpu ? 0 : 8),
-                  op);
+  r = dlbL_push_new(L, num,
+                    dlb_dtype_get(o.dtype)->itemsize +
+                        (o.dtype == DLB_FLOAT64 && o.backend == dlbL_state(L)->cpu ? 0 : 8),
+                    op);
   check(L,
         dlb_logspace(r, o.backend, o.device_id, o.dtype, start, stop, num, endpoint, base,
                      dlbL_state(L)->cpu, &err),
@@ -429,7 +421,7 @@ static int construct_tile(lua_State *L) {
     int64_t rep = ir >= 0 ? (reps[ir] > 0 ? reps[ir] : 0) : 1;
     if (__builtin_mul_overflow(ia >= 0 ? a->shape[ia] : 1, rep, &shape[i])) shape[i] = INT64_MAX;
   }
-  r = push_result(L, count_of(nd, shape), dlb_array_itemsize(a), op);
+  r = dlbL_push_new(L, count_of(nd, shape), dlb_array_itemsize(a), op);
   a = dlbL_check_live(L, 1, op);
   check(L, dlb_tile(a, nreps, reps, r, dlbL_state(L)->cpu, &err), &err, op);
   return 1;
@@ -475,7 +467,7 @@ static int repeat_unprotected(lua_State *L) {
   }
   a = dlbL_check_live(L, 1, op);
   /* for the reservation: errors are the core's */
-  r = push_result(L, dlb_repeat_numel(a, dim, ncounts, counts), dlb_array_itemsize(a), op);
+  r = dlbL_push_new(L, dlb_repeat_numel(a, dim, ncounts, counts), dlb_array_itemsize(a), op);
   a = dlbL_check_live(L, 1, op);
   check(L, dlb_repeat(a, dim, ncounts, counts, r, dlbL_state(L)->cpu, &err), &err, op);
   return 1;
@@ -545,12 +537,12 @@ static int construct_roll(lua_State *L) {
     dlb_array *v;
     memcpy(shape, a->shape, sizeof shape);
     v = push_flat(L, 1, op);
-    r = push_result(L, v->numel, dlb_array_itemsize(v), op);
+    r = dlbL_push_new(L, v->numel, dlb_array_itemsize(v), op);
     check(L, dlb_roll(v, per_dim, r, dlbL_state(L)->cpu, &err), &err, op);
     check(L, dlb_view_reshape(r, ndim, shape, &err), &err, op);
     return 1;
   }
-  r = push_result(L, a->numel, dlb_array_itemsize(a), op);
+  r = dlbL_push_new(L, a->numel, dlb_array_itemsize(a), op);
   a = dlbL_check_live(L, 1, op);
   check(L, dlb_roll(a, per_dim, r, dlbL_state(L)->cpu, &err), &err, op);
   return 1;
@@ -638,7 +630,7 @@ static int construct_pad(lua_State *L) {
     if (__builtin_add_overflow(a->shape[d], widths[d][0] > 0 ? widths[d][0] : 0, &shape[d]) ||
         __builtin_add_overflow(shape[d], widths[d][1] > 0 ? widths[d][1] : 0, &shape[d]))
       shape[d] = INT64_MAX;
-  r = push_result(L, count_of(a->ndim, shape), dlb_array_itemsize(a), op);
+  r = dlbL_push_new(L, count_of(a->ndim, shape), dlb_array_itemsize(a), op);
   a = dlbL_check_live(L, 1, op);
   check(L,
         dlb_pad(a, (const int64_t(*)[2])widths, (dlb_pad_mode)mode, &value, r, dlbL_state(L)->cpu,
@@ -667,8 +659,8 @@ static int construct_convolve(lua_State *L) {
   a = dlbL_check_live(L, 1, op);
   v = dlbL_check_live(L, 2, op);
   n = a->numel > v->numel ? a->numel : v->numel;
-  r = push_result(L, mode == DLB_CONVOLVE_FULL ? a->numel + v->numel : n,
-                  dlb_dtype_get(dlb_promote_types(a->dtype, v->dtype))->itemsize, op);
+  r = dlbL_push_new(L, mode == DLB_CONVOLVE_FULL ? a->numel + v->numel : n,
+                    dlb_dtype_get(dlb_promote_types(a->dtype, v->dtype))->itemsize, op);
   a = dlbL_check_live(L, 1, op);
   v = dlbL_check_live(L, 2, op);
   check(L, dlb_convolve(a, v, (dlb_convolve_mode)mode, r, dlbL_state(L)->cpu, &err), &err, op);
@@ -719,7 +711,7 @@ static dlb_array *push_isclose(lua_State *L, const char *op) {
   if (x.array) numel = x.array->numel;
   if (y.array && y.array->numel > numel) numel = y.array->numel;
   /* the bool result and, at most, three float64 temporaries live at a time */
-  r = push_result(L, numel, 1 + 3 * sizeof(double), op);
+  r = dlbL_push_new(L, numel, 1 + 3 * sizeof(double), op);
   if (x.array) x.array = dlbL_check_live(L, 1, op); /* fetched again */
   if (y.array) y.array = dlbL_check_live(L, 2, op);
   check(L, dlb_isclose(&x, &y, rtol, atol, equal_nan, r, dlbL_state(L)->cpu, &err), &err, op);

@@ -9,10 +9,10 @@
 static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int ndim,
                            const int64_t *shape, int zeroed, const char *op) {
   dlb_error err;
-  dlb_array *a = dlbL_push_empty(L, op);
   int64_t numel;
-  if (dlb_shape_numel(ndim, shape, &numel, NULL) == DLB_OK)
-    dlbL_reserve(L, numel, dlb_dtype_get(dtype)->itemsize);
+  int counted = dlb_shape_numel(ndim, shape, &numel, NULL) == DLB_OK;
+  dlb_array *a =
+      dlbL_push_new(L, counted ? numel : 0, counted ? dlb_dtype_get(dtype)->itemsize : 0, op);
   if (dlb_array_allocate(a, opts->backend, opts->device_id, dtype, ndim, shape, zeroed, &err) !=
       DLB_OK)
     dlbL_raise_error(L, &err, op);
@@ -302,8 +302,7 @@ static int create_frombytes(lua_State *L) {
                     "the dtype is the second argument, dl.frombytes(s, \"int16\", shape); "
                     "opts takes only device",
                     "dl.frombytes takes its dtype as argument #2, not in opts");
-  a = dlbL_push_empty(L, "dl.frombytes");
-  dlbL_reserve(L, numel, item);
+  a = dlbL_push_new(L, numel, item, "dl.frombytes");
   /* s stays on the stack (argument #1) while the bytes are copied; a bool
    * element is the byte 0 or 1, checked by the fill */
   if (dlb_frombytes(a, opts.backend, opts.device_id, dtype, ndim, shape, s, &err) != DLB_OK)

@@ -227,6 +227,9 @@ dlb_array *dlbL_to_pinned(lua_State *L, int idx);
  * a closed state raises UNSUPPORTED. Finalizers may run, and may delete
  * arrays the caller holds. */
 dlb_array *dlbL_push_empty(lua_State *L, const char *op);
+/* dlbL_push_empty, then dlbL_reserve(L, numel, itemsize) (itemsize 0: no
+ * room made), with one look for the state. Finalizers may run. */
+dlb_array *dlbL_push_new(lua_State *L, int64_t numel, size_t itemsize, const char *op);
 /* For an operation making a new array from the live array at idx: pushes the
  * empty result (*result), makes room for as many elements of itemsize (0:
  * the source's own), and returns the source, checked live again after the

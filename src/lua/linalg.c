@@ -58,8 +58,7 @@ static int product(lua_State *L, int is_dot, const char *op) {
     lua_settop(L, OUT_SLOT);
     return 1;
   }
-  result = dlbL_push_empty(L, op);
-  dlbL_reserve(L, shape_numel(ndim, shape), dlb_dtype_get(result_type)->itemsize);
+  result = dlbL_push_new(L, shape_numel(ndim, shape), dlb_dtype_get(result_type)->itemsize, op);
   a = dlbL_check_live(L, 1, op); /* finalizers may have deleted them */
   b = dlbL_check_live(L, 2, op);
   st = is_dot ? dlb_dot(a, b, result, state->cpu, &err)
@@ -159,8 +158,7 @@ static int join(lua_State *L, int stack, const char *op) {
   read_list(L, n, arrays, op); /* the allocation may have run finalizers */
   if (dlb_join_result(stack, n, arrays, dim, &dtype, &ndim, shape, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
-  result = dlbL_push_empty(L, op);
-  dlbL_reserve(L, shape_numel(ndim, shape), dlb_dtype_get(dtype)->itemsize);
+  result = dlbL_push_new(L, shape_numel(ndim, shape), dlb_dtype_get(dtype)->itemsize, op);
   read_list(L, n, arrays, op); /* no Lua code runs from here to the copy */
   st = stack ? dlb_stack(n, arrays, dim, result, state->cpu, &err)
              : dlb_concat(n, arrays, dim, result, state->cpu, &err);

@@ -400,8 +400,7 @@ static int push_draw(lua_State *L, lua_rng *r, dlb_draw *d, int has_shape, int n
     return 1;
   }
   if (dlb_shape_numel(ndim, shape, &numel, &err) != DLB_OK) dlbL_raise_error(L, &err, op);
-  a = dlbL_push_empty(L, op);
-  dlbL_reserve(L, numel, dlb_dtype_get(d->dtype)->itemsize);
+  a = dlbL_push_new(L, numel, dlb_dtype_get(d->dtype)->itemsize, op);
   if (dlb_array_allocate(a, dlbL_state(L)->cpu, 0, d->dtype, ndim, shape, 0, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
   if (dlb_draw_into(gen_of(r), d, a, dlbL_state(L)->budget, op, &err) != DLB_OK)
@@ -762,8 +761,7 @@ static dlb_array *choice_p(lua_State *L, int opts, int64_t pop, const char *op) 
     dlbL_raise_hint(L, DLB_E_DTYPE, op, "p holds real probabilities", "p must be real, not %s",
                     dlb_dtype_get(p->dtype)->name);
   dtype = p->dtype;
-  pf = dlbL_push_empty(L, op);
-  dlbL_reserve(L, pop, sizeof(double));
+  pf = dlbL_push_new(L, pop, sizeof(double), op);
   p = dlbL_check_live(L, pi, op); /* finalizers may have run */
   if (dlb_array_allocate(pf, dlbL_state(L)->cpu, 0, DLB_FLOAT64, 1, &pop, 0, &err) != DLB_OK ||
       dlb_array_read_into(p, dlb_array_host_data(pf), DLB_FLOAT64, &err) != DLB_OK)
@@ -880,8 +878,7 @@ static int random_choice(lua_State *L) {
     a_pin = lua_gettop(L);
   }
   pf = choice_p(L, 4, pop, op);
-  idx = dlbL_push_empty(L, op);
-  dlbL_reserve(L, size, sizeof(int64_t));
+  idx = dlbL_push_new(L, size, sizeof(int64_t), op);
   choice_reserve_scratch(L, pf != NULL, replace, shuffle, pop, size);
   if (dlb_array_allocate(idx, dlbL_state(L)->cpu, 0, DLB_INT64, ndim, shape, 0, &err) != DLB_OK)
     dlbL_raise_error(L, &err, op);
@@ -955,8 +952,7 @@ static int random_permutation(lua_State *L) {
     if (!isint || n < 0)
       dlbL_raise_hint(L, DLB_E_VALUE, op, "rng:permutation(n) shuffles 0 .. n-1: n >= 0",
                       "n must be an integer >= 0");
-    a = dlbL_push_empty(L, op);
-    dlbL_reserve(L, (int64_t)n, sizeof(int64_t));
+    a = dlbL_push_new(L, (int64_t)n, sizeof(int64_t), op);
     if (dlb_arange_int(a, dlbL_state(L)->cpu, 0, DLB_INT64, 0, 1, (int64_t)n, dlbL_state(L)->cpu,
                        &err) != DLB_OK)
       dlbL_raise_error(L, &err, op);
