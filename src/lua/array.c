@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../core/format.h"
+#include "../core/shape.h"
 #include "internal.h"
 
 /* The userdata of an Array: its tag and its record (records.c), which holds
@@ -137,6 +138,19 @@ dlb_array *dlbL_push_new(lua_State *L, int64_t numel, size_t itemsize, const cha
   int in_module;
   dlb_lua_state *state = state_for_new(L, &in_module);
   return push_empty_with_room(L, state, in_module, numel, itemsize, op);
+}
+
+dlb_array *dlbL_push_allocated(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int ndim,
+                               const int64_t *shape, int zeroed, const char *op) {
+  dlb_error err;
+  int64_t numel;
+  int counted = dlb_shape_numel(ndim, shape, &numel, NULL) == DLB_OK;
+  dlb_array *a =
+      dlbL_push_new(L, counted ? numel : 0, counted ? dlb_dtype_get(dtype)->itemsize : 0, op);
+  if (dlb_array_allocate(a, opts->backend, opts->device_id, dtype, ndim, shape, zeroed, &err) !=
+      DLB_OK)
+    dlbL_raise_error(L, &err, op);
+  return a;
 }
 
 /* dlbL_push_new for a call on *src, the Array at idx (absolute). Finalizers

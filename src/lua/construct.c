@@ -93,16 +93,6 @@ static dlb_array *push_flat(lua_State *L, int idx, const char *op) {
 
 /* --- creation ------------------------------------------------------------------ */
 
-/* Pushes a new array of shape on o's device, zeroed or not. */
-static dlb_array *push_new(lua_State *L, const dlbL_options *o, int ndim, const int64_t *shape,
-                           int zeroed, const char *op) {
-  dlb_array *a = dlbL_push_new(L, count_of(ndim, shape), dlb_dtype_get(o->dtype)->itemsize, op);
-  dlb_error err;
-  check(L, dlb_array_allocate(a, o->backend, o->device_id, o->dtype, ndim, shape, zeroed, &err),
-        &err, op);
-  return a;
-}
-
 /* An extent argument: an integer (negative: SHAPE from the core). */
 static int64_t extent_arg(lua_State *L, int idx, const char *op) {
   if (lua_type(L, idx) != LUA_TNUMBER)
@@ -165,7 +155,7 @@ static int make_like(lua_State *L, enum like_fill fill, const char *op) {
   if (dlbL_opt_get(L, oi, "shape") != LUA_TNIL) ndim = dlbL_check_shape(L, -1, shape, 0, op);
   lua_pop(L, 1);
   placement_options(L, oi, &o, op);
-  r = push_new(L, &o, ndim, shape, fill == LIKE_ZEROS, op);
+  r = dlbL_push_allocated(L, &o, o.dtype, ndim, shape, fill == LIKE_ZEROS, op);
   if (fill == LIKE_ONES || fill == LIKE_VALUE) check(L, dlb_array_fill(r, &v, &err), &err, op);
   return 1;
 }

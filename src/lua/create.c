@@ -5,20 +5,6 @@
 #include "../core/shape.h"
 #include "internal.h"
 
-/* Pushes a new array of shape on opts' device (zeroed or uninitialised). */
-static dlb_array *push_new(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int ndim,
-                           const int64_t *shape, int zeroed, const char *op) {
-  dlb_error err;
-  int64_t numel;
-  int counted = dlb_shape_numel(ndim, shape, &numel, NULL) == DLB_OK;
-  dlb_array *a =
-      dlbL_push_new(L, counted ? numel : 0, counted ? dlb_dtype_get(dtype)->itemsize : 0, op);
-  if (dlb_array_allocate(a, opts->backend, opts->device_id, dtype, ndim, shape, zeroed, &err) !=
-      DLB_OK)
-    dlbL_raise_error(L, &err, op);
-  return a;
-}
-
 /* Replaces the cpu array on top of the stack by a copy on opts' device
  * (nothing to do when that is the cpu). */
 static void move_to_target(lua_State *L, const dlbL_options *opts, const char *op) {
@@ -50,7 +36,7 @@ static int make_filled(lua_State *L, int zeroed, int one, const char *op) {
   dlb_array *a;
   dlbL_check_options_after_shape(L, next, &opts, op);
   dlbL_check_nargs(L, next, op);
-  a = push_new(L, &opts, opts.dtype, ndim, shape, zeroed, op);
+  a = dlbL_push_allocated(L, &opts, opts.dtype, ndim, shape, zeroed, op);
   if (one) {
     dlb_scalar v = {.kind = DLB_SCALAR_INT, .v.i = 1};
     fill_or_raise(L, a, &v, op);
@@ -90,8 +76,8 @@ static int create_full(lua_State *L) {
                     "argument #3: an options table expected, got %s", luaL_typename(L, 3));
   dlbL_check_options(L, 3, &opts, "dl.full");
   dlbL_check_nargs(L, 3, "dl.full");
-  a = push_new(L, &opts, opts.has_dtype ? opts.dtype : dtype_of_scalar(&v), ndim, shape, 0,
-               "dl.full");
+  a = dlbL_push_allocated(L, &opts, opts.has_dtype ? opts.dtype : dtype_of_scalar(&v), ndim, shape,
+                          0, "dl.full");
   fill_or_raise(L, a, &v, "dl.full");
   return 1;
 }
@@ -113,7 +99,8 @@ static int array_unprotected(lua_State *L) {
     dlb_array *c;
     if (!src->buffer) dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");
     memcpy(shape, src->shape, (size_t)ndim * sizeof *shape);
-    c = push_new(L, &opts, opts.has_dtype ? opts.dtype : src->dtype, ndim, shape, 0, "dl.array");
+    c = dlbL_push_allocated(L, &opts, opts.has_dtype ? opts.dtype : src->dtype, ndim, shape, 0,
+                            "dl.array");
     src = dlbL_to_array(L, 1);
     if (!src->buffer) /* a finalizer run by the allocation deleted it */
       dlbL_raise(L, DLB_E_DELETED, "dl.array", "the source array was deleted");

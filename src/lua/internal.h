@@ -346,6 +346,11 @@ typedef struct dlbL_options {
   dlb_backend *backend;
   int device_id;
 } dlbL_options;
+/* dlbL_push_new for a new array of shape on opts' device (zeroed or
+ * uninitialised), allocated: a shape whose count overflows reserves
+ * nothing and the allocation raises its error. */
+dlb_array *dlbL_push_allocated(lua_State *L, const dlbL_options *opts, dlb_dtype dtype, int ndim,
+                               const int64_t *shape, int zeroed, const char *op);
 /* dlbL_check_options (options.c) for the argument after a shape: anything
  * but a table or nil there raises ARGUMENT with a hint showing both shape
  * forms. */
