@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
+#include "invariant.h"
 
 /* Records an ARGUMENT failure of a backend's registration with its hint
  * (static text); returns DLB_E_ARGUMENT. */
@@ -177,6 +178,16 @@ void dlb_backend_set_budget(dlb_backend *backend, dlb_budget *budget) {
   backend->budget = budget;
 }
 
+/* The budget's emptied: the charges' reference ends. */
+static void charges_ended(void *backend) { dlb_backend_release(backend); }
+
+void dlb_backend_live_by_budget(dlb_backend *backend) {
+  DLB_ASSERT(backend->budget && !backend->lives_by_budget);
+  dlb_backend_retain(backend);
+  backend->lives_by_budget = 1;
+  dlb_budget_open(backend->budget, charges_ended, backend);
+}
+
 dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *err) {
   if (backend->budget) {
     dlb_status st = dlb_budget_charge(backend->budget, nbytes, err);
@@ -200,7 +211,7 @@ size_t dlb_backend_in_use(const dlb_backend *backend, const dlb_registry *regist
   size_t total, others = 0;
   if (!backend->in_use_derived || !backend->budget)
     return atomic_load_explicit(&backend->in_use, memory_order_relaxed);
-  total = atomic_load_explicit(&backend->budget->in_use, memory_order_relaxed);
+  total = dlb_budget_in_use(backend->budget);
   for (size_t i = 0; registry && i < registry->count; i++) {
     const dlb_backend *b = registry->items[i];
     if (b != backend && b->budget == backend->budget && !b->in_use_derived)

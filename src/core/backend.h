@@ -36,6 +36,9 @@ typedef struct dlb_backend {
    * on every allocation and free) but derived, as the budget's in_use less
    * that of the state's other backends (dlb_backend_in_use). */
   int in_use_derived;
+  /* Set for a state's cpu backend (dlb_backend_live_by_budget): its buffers
+   * with bytes charged hold it by their charge, not by a reference each. */
+  int lives_by_budget;
   /* Buffers up to this many bytes share one block with their header (the
    * handle is then the 64-byte aligned data address, which the backend's
    * hooks take as an allocation of its own at offset 0, and is never
@@ -73,6 +76,11 @@ dlb_status dlb_backend_charge(dlb_backend *backend, size_t nbytes, dlb_error *er
 void dlb_backend_refund(dlb_backend *backend, size_t nbytes);
 /* Makes budget (retained) the one this backend charges; once, before use. */
 void dlb_backend_set_budget(dlb_backend *backend, dlb_budget *budget);
+/* Opens the backend's budget with a reference to the backend that ends
+ * when the budget is closed and its last charge refunded (budget.h); from
+ * then on a buffer with bytes charged holds the backend by its charge. Once,
+ * after dlb_backend_set_budget, before any allocation. */
+void dlb_backend_live_by_budget(dlb_backend *backend);
 
 struct dlb_registry;
 /* Bytes of the backend's live buffers. For a backend with in_use_derived,

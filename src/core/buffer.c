@@ -70,7 +70,8 @@ dlb_status dlb_buffer_allocate(dlb_backend *backend, int device_id, size_t nbyte
       buf->host = backend->ops.host_pointer(backend->ctx, device_id, buf->handle);
   }
   atomic_init(&buf->refs, 1);
-  dlb_backend_retain(backend);
+  buf->by_charge = nbytes > 0 && backend->lives_by_budget;
+  if (!buf->by_charge) dlb_backend_retain(backend);
   buf->backend = backend;
   buf->device_id = device_id;
   buf->nbytes = nbytes;
@@ -85,6 +86,8 @@ void dlb_buffer_retain(dlb_buffer *buffer) {
 
 void dlb_buffer_release(dlb_buffer *buffer) {
   dlb_backend *backend;
+  size_t nbytes;
+  int charged, by_charge;
   if (!buffer) return;
   DLB_ASSERT(atomic_load_explicit(&buffer->refs, memory_order_relaxed) > 0); /* not freed twice */
   /* The only reference (the usual case of a temporary) cannot gain another
@@ -98,12 +101,17 @@ void dlb_buffer_release(dlb_buffer *buffer) {
     buffer->backend->ops.forget(buffer->backend->ctx, buffer->device_id, buffer->handle);
   if (buffer->external_release) buffer->external_release(buffer->owner);
   backend = buffer->backend;
+  nbytes = buffer->nbytes;
+  charged = backend && !buffer->host_owned;
+  by_charge = buffer->by_charge;
   if (backend) {
     if (buffer->handle && !buffer->external_release && !buffer->inline_data)
       backend->ops.deallocate(backend->ctx, buffer->device_id, buffer->handle);
-    if (buffer->host_owned) dlb_budget_unhold(backend->budget, buffer->nbytes);
-    else dlb_backend_refund(backend, buffer->nbytes);
+    if (buffer->host_owned) dlb_budget_unhold(backend->budget, nbytes);
   }
-  free_header(backend, buffer); /* before the backend's last release frees its kept list */
-  dlb_backend_release(backend);
+  /* The header, then the charge, then the hold: the last use of a backend
+   * can be its kept list, and the refund can end a backend held by it. */
+  free_header(backend, buffer);
+  if (charged) dlb_backend_refund(backend, nbytes);
+  if (!by_charge) dlb_backend_release(backend);
 }

@@ -12,7 +12,11 @@
  * memory budget) from its creation until that last release. */
 typedef struct dlb_buffer {
   atomic_size_t refs;
-  dlb_backend *backend; /* retained (wrapped host memory has the state's cpu backend) */
+  /* Held: retained, or by the charge (by_charge), which keeps a backend
+   * living by its budget (dlb_backend_live_by_budget) until it is refunded.
+   * Wrapped host memory has the state's cpu backend. */
+  dlb_backend *backend;
+  int by_charge;
   int device_id;
   void *handle; /* the backend's handle; NULL when nbytes == 0 */
   void *host;   /* host-addressable bytes, or NULL */

@@ -333,7 +333,7 @@ static dlb_status grow_chunk(dlb_file_writer *w, size_t item, size_t total, dlb_
   size_t want = w->chunk_limit < total ? w->chunk_limit : total;
   size_t limit = budget ? atomic_load_explicit(&budget->limit, memory_order_relaxed) : 0;
   if (limit) {
-    size_t used = atomic_load_explicit(&budget->in_use, memory_order_relaxed);
+    size_t used = dlb_budget_in_use(budget);
     size_t room = used < limit ? (limit - used) / 2 : 0;
     if (want > room) want = room;
   }

@@ -37,6 +37,7 @@ static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static dlb_host_state *list_head;
 
 static void host_free(dlb_host_state *h) {
+  dlb_budget_close(h->budget); /* the cpu backend lives on while its charges are out */
   dlb_registry_free(h->registry);
   dlb_backend_release(h->cpu);
   dlb_budget_release(h->budget);
@@ -72,6 +73,7 @@ static dlb_host_state *host_new(const void *main, dlb_error *err) {
   }
   dlb_backend_set_budget(h->cpu, h->budget);
   h->cpu->in_use_derived = 1; /* before any allocation: see backend.h */
+  dlb_backend_live_by_budget(h->cpu);
   if (dlb_registry_add(h->registry, h->cpu, err) != DLB_OK || add_cuda(h, err) != DLB_OK) {
     host_free(h);
     return NULL;

@@ -150,7 +150,7 @@ static int memory_unprotected(lua_State *L) {
   size_t limit = atomic_load(&state->budget->limit);
   const dlb_registry *r = state->registry;
   lua_createtable(L, 0, 4);
-  lua_pushinteger(L, (lua_Integer)atomic_load(&state->budget->in_use));
+  lua_pushinteger(L, (lua_Integer)dlb_budget_in_use(state->budget));
   lua_setfield(L, -2, "in_use");
   lua_pushinteger(L, (lua_Integer)atomic_load(&state->budget->peak));
   lua_setfield(L, -2, "peak");

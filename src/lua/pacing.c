@@ -119,7 +119,7 @@ static void collect(lua_State *L, dlb_lua_state *state, int what, int units) {
  * memory that arrays wrap (held: budget.h), which garbage arrays keep alive
  * just the same. */
 static size_t in_use(const dlb_lua_state *state) {
-  return atomic_load_explicit(&state->budget->in_use, memory_order_relaxed) +
+  return dlb_budget_in_use(state->budget) +
          atomic_load_explicit(&state->budget->held, memory_order_relaxed) +
          dlbL_records_bytes(state);
 }
@@ -205,7 +205,7 @@ void dlbL_reserve_lua(lua_State *L, size_t nbytes, const char *op, const char *w
                   "arrays, or in parts",
                   "%s of %zu bytes would pass the memory limit of %zu bytes (%zu in use)", what,
                   nbytes, limit,
-                  atomic_load_explicit(&state->budget->in_use, memory_order_relaxed));
+                  dlb_budget_in_use(state->budget));
 }
 
 char *dlbL_string_room(lua_State *L, luaL_Buffer *b, size_t size) {

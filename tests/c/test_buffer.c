@@ -16,6 +16,7 @@
 #include "check.h"
 #include "core/array.h"
 #include "core/backend.h"
+#include "core/budget.h"
 #include "core/buffer.h"
 #include "fixtures.h"
 
@@ -686,6 +687,153 @@ static void test_threads(void) {
   CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* A backend living by its budget (a state's cpu backend) */
+
+/* The counting backend over c, charging a new budget of its own (limit
+ * bytes, 0: none), opened: its buffers with bytes hold it by their charge. */
+static dlb_backend *make_budgeted(counting *c, size_t limit) {
+  dlb_backend *b = make_counting(c);
+  dlb_budget *budget = dlb_budget_new();
+  CHECK(budget != NULL);
+  atomic_store(&budget->limit, limit);
+  dlb_backend_set_budget(b, budget);
+  dlb_budget_release(budget); /* the backend holds it */
+  dlb_backend_live_by_budget(b);
+  return b;
+}
+
+/* The flag an open budget carries is never seen as bytes: in use, the peak,
+ * the limit and a refused charge's message count only what was charged. */
+static void test_open_budget_counts(void) {
+  counting c;
+  dlb_backend *b = make_budgeted(&c, 100);
+  dlb_budget *budget = b->budget;
+  dlb_error err;
+  CHECK_EQ_INT(dlb_budget_in_use(budget), 0);
+  CHECK_EQ_INT(dlb_budget_charge(budget, 60, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_budget_in_use(budget), 60);
+  CHECK_EQ_INT(atomic_load(&budget->peak), 60);
+  CHECK(!dlb_budget_would_exceed(budget, 40));
+  CHECK(dlb_budget_would_exceed(budget, 41));
+  CHECK_EQ_INT(dlb_budget_charge(budget, 41, &err), DLB_E_OUT_OF_MEMORY);
+  CHECK(strstr(err.message, "100 bytes is reached: 60 bytes in use, 41 more") != NULL);
+  CHECK_EQ_INT(dlb_budget_in_use(budget), 60);
+  dlb_budget_refund(budget, 60);
+  CHECK_EQ_INT(dlb_budget_in_use(budget), 0);
+  CHECK_EQ_INT(atomic_load(&c.releases), 0); /* open: the refund to 0 ends nothing */
+  atomic_store(&budget->limit, 0);
+  /* without a limit, bytes stop below the flag: a charge reaching it is refused */
+  CHECK_EQ_INT(dlb_budget_charge(budget, DLB_BUDGET_OPEN, &err), DLB_E_OUT_OF_MEMORY);
+  CHECK_EQ_INT(dlb_budget_charge(budget, SIZE_MAX, &err), DLB_E_OUT_OF_MEMORY);
+  CHECK_EQ_INT(dlb_budget_charge(budget, DLB_BUDGET_OPEN - 2, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_budget_charge(budget, 2, &err), DLB_E_OUT_OF_MEMORY);
+  CHECK_EQ_INT(dlb_budget_charge(budget, 1, &err), DLB_OK);
+  CHECK(dlb_budget_in_use(budget) == DLB_BUDGET_OPEN - 1);
+  dlb_budget_refund(budget, DLB_BUDGET_OPEN - 1);
+  CHECK_EQ_INT(dlb_budget_in_use(budget), 0);
+  dlb_budget_refund(budget, 0); /* takes nothing, ends nothing */
+  dlb_budget_close(budget);     /* nothing charged: the charges' reference ends now */
+  CHECK_EQ_INT(atomic_load(&b->refs), 1);
+  CHECK_EQ_INT(atomic_load(&c.releases), 0);
+  dlb_backend_release(b);
+  CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  dlb_budget_close(NULL); /* fine */
+}
+
+/* Buffers with bytes hold the backend by their charge, an empty one by a
+ * reference; the backend ends once, after the budget is closed and the last
+ * buffer is freed, in whatever order. */
+static void test_lives_by_budget(void) {
+  dlb_error err;
+  for (int order = 0; order < 3; order++) {
+    counting c;
+    dlb_backend *b = make_budgeted(&c, 0);
+    dlb_budget *budget = b->budget;
+    dlb_buffer *x = NULL, *y = NULL, *empty = NULL;
+    CHECK_EQ_INT(atomic_load(&b->refs), 2); /* the creator's and the charges' */
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 64, 0, &x, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 1, 32, 1, &y, &err), DLB_OK);
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 0, 0, &empty, &err), DLB_OK);
+    CHECK(x->by_charge && y->by_charge && !empty->by_charge);
+    CHECK_EQ_INT(atomic_load(&b->refs), 3); /* only the empty buffer took one */
+    CHECK_EQ_INT(dlb_budget_in_use(budget), 96);
+    dlb_backend_release(b); /* the creator's */
+    if (order == 1) dlb_buffer_release(x); /* freed before the close */
+    if (order == 2) dlb_buffer_release(empty);
+    dlb_budget_close(budget); /* as at lua_close, buffers still out */
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    if (order != 1) dlb_buffer_release(x);
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    if (order != 2) dlb_buffer_release(empty);
+    CHECK_EQ_INT(atomic_load(&c.releases), 0);
+    dlb_buffer_release(y); /* the last charge: the backend ends after its memory */
+    CHECK_EQ_INT(atomic_load(&c.deallocations), 2);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+    CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
+  }
+  { /* a failed allocation takes no hold and leaves the charge as it was */
+    counting c;
+    dlb_backend *b = make_budgeted(&c, 0);
+    dlb_buffer *x = NULL;
+    c.fail_with = DLB_E_OUT_OF_MEMORY;
+    CHECK_EQ_INT(dlb_buffer_allocate(b, 0, 64, 0, &x, &err), DLB_E_OUT_OF_MEMORY);
+    CHECK_EQ_INT(dlb_budget_in_use(b->budget), 0);
+    CHECK_EQ_INT(atomic_load(&b->refs), 2);
+    dlb_budget_close(b->budget);
+    CHECK_EQ_INT(atomic_load(&b->refs), 1);
+    dlb_backend_release(b);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+  }
+}
+
+typedef struct freer {
+  dlb_buffer **bufs;
+  int n;
+  pthread_barrier_t *start;
+} freer;
+
+static void *free_all(void *arg) {
+  freer *f = arg;
+  pthread_barrier_wait(f->start);
+  for (int k = 0; k < f->n; k++) dlb_buffer_release(f->bufs[k]);
+  return NULL;
+}
+
+/* DLPack deleters on other threads free the buffers while the state
+ * closes: whichever comes last ends the backend, exactly once. */
+static void test_budget_close_races_frees(void) {
+  enum { PER_THREAD = 200 };
+  for (int round = 0; round < 20; round++) {
+    counting c;
+    dlb_backend *b = make_budgeted(&c, 0);
+    dlb_budget *budget = b->budget;
+    static dlb_buffer *bufs[THREADS][PER_THREAD];
+    pthread_t th[THREADS];
+    freer f[THREADS];
+    pthread_barrier_t start;
+    dlb_error err;
+    for (int t = 0; t < THREADS; t++)
+      for (int k = 0; k < PER_THREAD; k++)
+        CHECK_EQ_INT(dlb_buffer_allocate(b, 0, (size_t)(k % 5) * 8, 0, &bufs[t][k], &err), DLB_OK);
+    dlb_backend_release(b); /* the creator's: the buffers and the open budget hold it */
+    pthread_barrier_init(&start, NULL, THREADS + 1);
+    for (int t = 0; t < THREADS; t++) {
+      f[t].bufs = bufs[t];
+      f[t].n = PER_THREAD;
+      f[t].start = &start;
+      CHECK_EQ_INT(pthread_create(&th[t], NULL, free_all, &f[t]), 0);
+    }
+    pthread_barrier_wait(&start);
+    dlb_budget_close(budget); /* budget may be gone from here on */
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&start);
+    CHECK_EQ_INT(atomic_load(&c.allocations), 0);
+    CHECK_EQ_INT(atomic_load(&c.releases), 1);
+    CHECK_EQ_INT(atomic_load(&c.live_at_release), 0);
+  }
+}
+
 /* Small cpu buffers share one block with their header: a block is 64-byte
  * aligned and zeroed when asked for (malloc may hand back the dirty blocks
  * freed here), and blocks freed on several threads at once are freed
@@ -880,6 +1028,9 @@ int main(void) {
   test_registry();
   test_external();
   test_threads();
+  test_open_budget_counts();
+  test_lives_by_budget();
+  test_budget_close_races_frees();
   test_small_blocks();
   test_kept_blocks();
   return check_done("test_buffer");
