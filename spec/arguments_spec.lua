@@ -382,6 +382,27 @@ describe("one argument too many", function()
     assert.matches("unexpected argument #3 %(number%)", err.message)
   end)
 
+  it("reports a bad self before an extra argument", function()
+    local a = dl.arange(4)
+    for _, name in ipairs{"copy", "slice", "transpose", "squeeze"} do
+      local method = a[name]
+      local err = expect_code("ARGUMENT", method, 5, 1, 1, 1, 1, 1)
+      assert.matches("argument #1: dlbridge.Array expected, got number", err.message, name)
+      err = expect_code("ARGUMENT", method)
+      assert.matches("argument #1: dlbridge.Array expected, got no value", err.message, name)
+      err = expect_code("ARGUMENT", method, a, 1, 1, 1, 1, 1)
+      assert.matches("unexpected argument", err.message, name)
+    end
+  end)
+
+  it("a view of a deleted array is DELETED, whatever follows", function()
+    local deleted = dl.arange(4)
+    deleted:delete()
+    expect_code("DELETED", deleted.slice, deleted, 1, 1, 2)
+    expect_code("DELETED", deleted.slice, deleted, 1, 1, 2, 1, 9)
+    expect_code("DELETED", deleted.transpose, deleted, 1, 1, 9)
+  end)
+
   it("the error object's method err:is also refuses a second argument", function()
     local err = expect_code("SHAPE", dl.zeros, -1)
     expect_code("ARGUMENT", err.is, err, "SHAPE", "VALUE")

@@ -9,8 +9,10 @@
 static int data_copy(lua_State *L) {
   dlb_array *c, *a;
   dlb_error err;
-  dlbL_check_array(L, 1, "Array:copy");
-  dlbL_check_nargs(L, 1, "Array:copy");
+  if (lua_gettop(L) > 1) { /* self's error before the extra argument's */
+    dlbL_check_array(L, 1, "Array:copy");
+    dlbL_check_nargs(L, 1, "Array:copy");
+  }
   a = dlbL_push_result(L, 1, 0, &c, "Array:copy");
   if (dlb_array_clone(c, a, a->dtype, &err) != DLB_OK) dlbL_raise_error(L, &err, "Array:copy");
   return 1;

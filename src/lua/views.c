@@ -5,10 +5,16 @@
 /* Pushes a share of the array at 1 (checked live) for op to reshape, above
  * the at most nargs arguments (self included) that op takes. The share has
  * the array's geometry until op changes it: op reads the source's there
- * (a pointer fetched from the array would not outlive the allocation). */
+ * (a pointer fetched from the array would not outlive the allocation).
+ * dlbL_pin checks self; self is checked here only when its error must
+ * come first: before an extra argument's, or before lua_settop turns no
+ * self into nil. */
 static dlb_array *start_view(lua_State *L, int nargs, const char *op) {
-  dlbL_check_live(L, 1, op);
-  dlbL_check_nargs(L, nargs, op);
+  int top = lua_gettop(L);
+  if (top == 0 || top > nargs) {
+    dlbL_check_live(L, 1, op);
+    dlbL_check_nargs(L, nargs, op);
+  }
   lua_settop(L, nargs);
   return dlbL_pin(L, 1, op);
 }
