@@ -40,11 +40,11 @@ void dlb_budget_open(dlb_budget *budget, void (*emptied)(void *arg), void *arg) 
   atomic_store_explicit(&budget->in_use, DLB_BUDGET_OPEN, memory_order_release);
 }
 
-/* The word fell from old by taken: when that emptied it, the last of the
+/* The word fell from old by amount: when that emptied it, the last of the
  * state and its charges has ended, here and only here (the acquire orders
  * emptied after every earlier use). Otherwise the budget may be gone. */
-static void taken(dlb_budget *budget, size_t old, size_t taken) {
-  if (old == taken && budget->emptied) budget->emptied(budget->emptied_arg);
+static void taken(dlb_budget *budget, size_t old, size_t amount) {
+  if (old == amount && budget->emptied) budget->emptied(budget->emptied_arg);
 }
 
 void dlb_budget_close(dlb_budget *budget) {

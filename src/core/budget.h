@@ -12,7 +12,7 @@
  * atomic word, so that the last of the two to end (dlb_budget_close, or the
  * refund that empties a closed budget, on any thread) and only it calls
  * emptied. The state's cpu backend lives by this instead of a reference
- * per buffer: two locked instructions less for every temporary array.
+ * per buffer: two locked instructions fewer for every temporary array.
  */
 #ifndef DLB_CORE_BUDGET_H
 #define DLB_CORE_BUDGET_H
