@@ -22,8 +22,9 @@
 #define DLB_KEEPS_BLOCKS 1
 #endif
 
-/* One registered backend. Buffers hold a reference, so a backend outlives
- * the lua_State that registered it while memory it allocated is still out. */
+/* One registered backend. Buffers hold a reference (or, on a backend living
+ * by its budget, their charge), so a backend outlives the lua_State that
+ * registered it while memory it allocated is still out. */
 typedef struct dlb_backend {
   atomic_size_t refs;
   dlb_backend_ops ops; /* copied at creation; ops.name points into name, ops.kernels to kernels */
