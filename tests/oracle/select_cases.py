@@ -153,6 +153,17 @@ def main():
             w.case("sort", layout, base,
                    {"dim": 1, "descending": str(desc).lower(), "stable": "true"},
                    [np.take(x, order), order + 1])
+    # Lanes past a vqsort piece (2^18 32-bit, 2^17 64-bit keys): the values
+    # are split by their top digits through the scratch first.
+    for dtype in ["int32", "float32", "float64"]:
+        for ties in (False, True):
+            n = int(rng.integers(270000, 300000))
+            base = values(rng, dtype, (n,), ties)
+            desc = bool(rng.random() < 0.5)
+            order = descending_order(base, 0) if desc else np.argsort(base, kind="stable")
+            w.case("sort", "-", base,
+                   {"dim": 1, "descending": str(desc).lower(), "stable": "false"},
+                   [np.take(base, order), order + 1])
     for dtype in DTYPES:
         for rep in range(6):
             ties = rep % 2 == 1
