@@ -61,6 +61,14 @@ static struct {
   } slot[CACHE_SLOTS];
 } block_cache = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {{NULL, 0}}};
 
+/* Removes slot k, keeping the others in the order they were released (locked). */
+static void cache_remove(size_t k) {
+  block_cache.bytes -= block_cache.slot[k].size;
+  block_cache.count--;
+  memmove(&block_cache.slot[k], &block_cache.slot[k + 1],
+          (block_cache.count - k) * sizeof block_cache.slot[0]);
+}
+
 /* A cached block of at least need bytes and not much more, or NULL. */
 static char *cache_take(size_t need) {
   char *raw = NULL;
@@ -70,8 +78,7 @@ static char *cache_take(size_t need) {
     size_t size = block_cache.slot[k].size;
     if (size >= need && size - need <= need / 4) {
       raw = block_cache.slot[k].raw;
-      block_cache.bytes -= size;
-      block_cache.slot[k] = block_cache.slot[--block_cache.count];
+      cache_remove(k);
       break;
     }
   }
@@ -79,21 +86,27 @@ static char *cache_take(size_t need) {
   return raw;
 }
 
-/* Keeps raw for reuse when it fits the cache; 0 when the caller must free it. */
+/* Keeps raw for reuse when it fits the cache, making room by freeing the
+ * blocks released longest ago: the blocks a loop releases now are the ones
+ * it allocates next (a sort's scratch after a gather's outputs filled the
+ * cache was freed and faulted in again every call); 0 when the caller must
+ * free raw. */
 static int cache_put(char *raw) {
-  size_t size = malloc_usable_size(raw);
-  int kept = 0;
+  size_t size = malloc_usable_size(raw), dropped = 0;
+  char *drop[CACHE_SLOTS];
   if (size < CACHE_MIN_BYTES || size > CACHE_LARGEST_BYTES + CPU_ALIGNMENT) return 0;
   pthread_mutex_lock(&block_cache.lock);
-  if (block_cache.count < CACHE_SLOTS && block_cache.bytes + size <= CACHE_MAX_BYTES) {
-    block_cache.slot[block_cache.count].raw = raw;
-    block_cache.slot[block_cache.count].size = size;
-    block_cache.count++;
-    block_cache.bytes += size;
-    kept = 1;
+  while (block_cache.count == CACHE_SLOTS || block_cache.bytes + size > CACHE_MAX_BYTES) {
+    drop[dropped++] = block_cache.slot[0].raw;
+    cache_remove(0);
   }
+  block_cache.slot[block_cache.count].raw = raw;
+  block_cache.slot[block_cache.count].size = size;
+  block_cache.count++;
+  block_cache.bytes += size;
   pthread_mutex_unlock(&block_cache.lock);
-  return kept;
+  while (dropped > 0) free(drop[--dropped]); /* (outside the lock) */
+  return 1;
 }
 /* Frees the kept blocks when the library is unloaded (Lua dlcloses C
  * modules in lua_close; the blocks would be lost with the cache). */
