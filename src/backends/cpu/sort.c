@@ -421,10 +421,10 @@ int dlb_vqsort_keys(void *keys, int64_t n, int bytes); /* vqsort.cc */
  * first split by their top digit through the scratch (sort_quick.h's
  * SPLIT), or without scratch partitioned by our own quicksort steps, each
  * pass counting its keys as work. The split's few passes cost less than
- * the partitions' log2(n / piece): x:sort() of 1e7 keys, medians of 2-3
- * alternated runs, split against partitions: random float32 in [0, 1) 72
- * vs 90 ms, standard normal float32 111 vs 127, int32 62 vs 80, int64 118
- * vs 176, float64 131 vs 182; float32 of 1e5 values 73 vs 80. */
+ * the partitions' log2(n / piece): x:sort() of 1e7 keys, medians of 3
+ * alternated runs, split against partitions: random float32 in [0, 1) 73
+ * vs 89 ms, standard normal float32 109 vs 129, int32 63 vs 81, int64 121
+ * vs 180, float64 137 vs 186; float32 of 1e5 values 73 vs 80. */
 #define VQSORT_PIECE_BYTES ((int64_t)1 << 20)
 /* 16-bit keys (the 1- and 2-byte dtypes) of lanes longer than this sort by
  * counting them (65,536 counts; vqsort's 16-bit sort is slow here). */
@@ -527,8 +527,8 @@ static void make_luts(void) {
 #endif
 
 /* NAME: vqsort of n keys KT in place, in pieces of at most
- * VQSORT_PIECE_BYTES: longer runs with scratch are split by their top
- * 8 differing bits through it (NAME_split: 256 buckets, each sorted the
+ * VQSORT_PIECE_BYTES: longer runs with scratch are split into buckets of
+ * key ranges through it (NAME_split: up to SPLIT_BUCKETS, each sorted the
  * same way), without scratch partitioned around the median of 63 of their
  * keys (PARTITION, or the scalar one without AVX2), the smaller side
  * sorted first and the larger one next (no deeper than log2 n levels on
@@ -594,8 +594,8 @@ void dlb_cpu_sort_in_place64(uint64_t *keys, int64_t n, int levels, dlb_work *w)
  * the first touch of its scratch; a sort of 2^18 keys takes about 1.5 ms).
  * Here (AMD EPYC, AVX-512; the radix sort forced by hand) vqsort wins at
  * every length measured (1e6: 5.2 vs 6.7 ms float32, 4.3 vs 7.2 ms int32;
- * 1e7 with the split: float32 66 vs 78, int32 66 vs 74, int64 114 vs 131,
- * float64 126 vs 161); a CPU whose vector sort is slow picks the radix
+ * 1e7 with the split: float32 73 vs 81, int32 63 vs 80, int64 121 vs 135,
+ * float64 137 vs 170); a CPU whose vector sort is slow picks the radix
  * sort. Both give the same keys: the choice moves only time. */
 #ifdef DLB_HAVE_VQSORT
 #define CHOICE_KEYS 16384
