@@ -7,8 +7,9 @@
  * level, to the last bits), two far-apart values, all equal but one, few
  * distinct, evenly spread values of equal buckets; for int32, uint32,
  * float32, int64 and float64, ascending and descending, against qsort of
- * the same values. A split stopped by the interrupt fails INTERRUPTED and
- * frees what it made. */
+ * the same values. A sort stopped by the interrupt, before it starts or at
+ * any one of its looks (the key pass, each pass of the split, the pieces,
+ * the way back), fails INTERRUPTED and frees what it made. */
 #define _POSIX_C_SOURCE 200809L /* fixtures.h: fork, waitpid */
 #define FIXTURES_CPU
 #include "compute/sort.h"
@@ -114,33 +115,69 @@ static void check_split(dlb_dtype t, shape s, int descending) {
   free(want);
 }
 
-/* Interrupted before it starts, the sort fails INTERRUPTED and leaves no buffer. */
-static void check_stopped(dlb_budget *budget, dlb_dtype t) {
+/* The looks at the interrupt of the sort under way: counted, and the
+ * interrupt raised at look raise_at (0: never). */
+static struct {
+  dlb_budget *budget;
+  int64_t looks, raise_at, after; /* after: looks past raise_at */
+} watch;
+
+static void on_look(dlb_work *w) {
+  (void)w;
+  if (watch.raise_at > 0 && watch.looks >= watch.raise_at) watch.after++;
+  if (++watch.looks == watch.raise_at) atomic_store(&watch.budget->interrupt, 1);
+}
+
+/* Sorts a lane of random keys of dtype t with the interrupt raised at look
+ * raise_at (0: never, -1: before the sort starts); returns the looks made. */
+static int64_t sort_raised_at(dlb_budget *budget, dlb_dtype t, int64_t raise_at) {
   int64_t n = N;
   size_t item = dlb_dtype_get(t)->itemsize;
   size_t buffers;
+  size_t in_use;
   dlb_array a = alloc(t, 1, &n), values = {0};
   dlb_sort_options o = {0, 0, 0, -1, 0};
   char *p = dlb_array_host_data(&a);
   for (int64_t i = 0; i < n; i++) put(t, p + (size_t)i * item, raw_of(RANDOM, i));
   buffers = atomic_load(&cpu->refs);
-  atomic_store(&budget->interrupt, 1);
-  CHECK_EQ_INT(dlb_sort(&a, &o, &values, NULL, cpu, &err), DLB_E_INTERRUPTED);
+  in_use = dlb_budget_in_use(budget);
+  watch.budget = budget, watch.looks = 0, watch.raise_at = raise_at, watch.after = 0;
+  if (raise_at < 0) atomic_store(&budget->interrupt, 1);
+  CHECK_EQ_INT(dlb_sort(&a, &o, &values, NULL, cpu, &err), raise_at ? DLB_E_INTERRUPTED : DLB_OK);
   atomic_store(&budget->interrupt, 0);
-  CHECK_EQ_INT(atomic_load(&cpu->refs), buffers);
+  if (raise_at) {
+    CHECK(values.buffer == NULL);
+    CHECK_EQ_INT(atomic_load(&cpu->refs), buffers);
+    CHECK(dlb_budget_in_use(budget) == in_use);
+    CHECK_EQ_INT(watch.after, 0); /* stopped before the next look */
+  }
+  dlb_array_release(&values);
   dlb_array_release(&a);
+  return watch.looks;
+}
+
+/* Interrupted before it starts, or at each look of its own in turn, the
+ * sort fails INTERRUPTED and leaves no buffer and no bytes behind. */
+static void check_stopped(dlb_budget *budget, dlb_dtype t, int every_look) {
+  int64_t looks = sort_raised_at(budget, t, 0);
+  CHECK(looks >= 8); /* every pass over the lane looks about 9 times */
+  sort_raised_at(budget, t, -1);
+  for (int64_t k = 1; k <= looks; k += every_look ? 1 : looks / 4 + 1) sort_raised_at(budget, t, k);
+  sort_raised_at(budget, t, looks);
 }
 
 int main(void) {
   static const dlb_dtype dtypes[] = {DLB_INT32, DLB_UINT32, DLB_FLOAT32, DLB_INT64, DLB_FLOAT64};
   dlb_budget *budget;
   if (!cpu_open_budgeted(&budget)) return 1;
+  dlb_work_poll_hook = on_look;
   for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
     for (int s = 0; s < SHAPES; s++) check_split(dtypes[d], (shape)s, 0);
     check_split(dtypes[d], RANDOM, 1);
     check_split(dtypes[d], SKEWED, 1);
-    check_stopped(budget, dtypes[d]);
+    check_stopped(budget, dtypes[d], dtypes[d] == DLB_FLOAT32 || dtypes[d] == DLB_INT64);
   }
+  dlb_work_poll_hook = NULL;
   cpu_close_budgeted(budget);
   return check_done("test_sort_split");
 }
