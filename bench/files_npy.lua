@@ -8,14 +8,18 @@
 -- true}) vs np.load (both read the file into new memory). dl.load's default
 -- is a view of a mapping (np.load(path, mmap_mode = "r") does the same):
 -- its time does not grow with the file. Lines without a target are for
--- reference: dl.tonpy's time is Lua's cost of making a 256 MiB string
--- (string.rep of that size costs as much here). A transposed array is
--- written as its bytes lie, in Fortran order, on both sides.
+-- reference. Under dl.tonpy, its floor against the same NumPy case: Lua's
+-- own cost of making a string of that many bytes already at hand
+-- (bench_floor.string: lua_pushlstring, whose allocation and first touch of
+-- 256 MiB dominate), which every Lua string of that size pays. A
+-- transposed array is written as its bytes lie, in Fortran order, on both
+-- sides.
 -- BENCH_ROUNDS sets the rounds (default 5); BENCH_DIR the directory of the
 -- files (default: the system's temporary directory); BENCH_QUICK=1 uses
 -- 32 MiB.
 local dl = require "dlbridge"
 local support = require "support"
+local floor = require "bench_floor"
 
 local ROUNDS = support.rounds(5)
 local N = support.size(32 * 1024 * 1024, 4 * 1024 * 1024) -- float64 elements: 256 MiB
@@ -46,6 +50,11 @@ row("load_view_256MiB", string.format("dl.load %g MiB (a view of the mapping)", 
     function() dl.load(path):delete() end)
 row("tonpy_256MiB", string.format("dl.tonpy %g MiB (a Lua string)", mib),
     function() local _ = dl.tonpy(a) end)
+do
+  local size = #dl.tonpy(a)
+  cmp:print(cmp:measure{name = "tonpy_256MiB", label = "  floor: a Lua string of those bytes",
+                        floor = true, f = function() local _ = floor.string(size) end})
+end
 row("fromnpy_256MiB", string.format("dl.fromnpy %g MiB (a copy)", mib), nil, nil, function()
   local s = dl.tonpy(a)
   return function() dl.fromnpy(s):delete() end

@@ -27,6 +27,11 @@
  *   zeroed block of 40 bytes (n an integer, options a table, neither read
  *   further): with the table the script builds for it, the least
  *   dl.zeros(10, {dtype = "float32"}) does.
+ * - require("bench_floor").string(n) makes a Lua string of n bytes copied
+ *   from a block the module keeps (touched when made, reused after): what
+ *   Lua itself costs to make a string of bytes at hand (lua_pushlstring:
+ *   its allocation, the first touch of that memory, the copy), the floor
+ *   of any call that returns n bytes as a string (dl.tonpy, a:tobytes()).
  * - require("bench_floor").memcpy(nbytes, reps) -> seconds (CPU time) of reps
  *   memcpy calls between two buffers of nbytes, both touched first and got
  *   as the cpu backend gets its blocks: the floor of a contiguous copy into
@@ -222,6 +227,24 @@ static char *backend_like_block(size_t n, char **raw) {
   return p;
 }
 
+static char *string_source;
+static size_t string_source_size;
+
+/* string(n) -> a string of n bytes from the kept block (grown when short). */
+static int floor_string(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n >= 0, 1, "a size");
+  if ((size_t)n > string_source_size) {
+    char *p = malloc((size_t)n);
+    if (!p) return luaL_error(L, "no memory for %d bytes", (int)n);
+    memset(p, 'x', (size_t)n);
+    free(string_source);
+    string_source = p, string_source_size = (size_t)n;
+  }
+  lua_pushlstring(L, string_source, (size_t)n);
+  return 1;
+}
+
 /* memcpy(nbytes, reps) -> seconds of CPU time for reps copies. */
 static int floor_memcpy(lua_State *L) {
   size_t n = (size_t)luaL_checkinteger(L, 1);
@@ -269,6 +292,8 @@ int luaopen_bench_floor(lua_State *L) {
   lua_setfield(L, -2, "finalizable_protected");
   lua_pushcfunction(L, floor_memcpy);
   lua_setfield(L, -2, "memcpy");
+  lua_pushcfunction(L, floor_string);
+  lua_setfield(L, -2, "string");
   lua_createtable(L, 0, 2); /* the checked floor's metatable */
   lua_pushcfunction(L, checked_index);
   lua_setfield(L, -2, "__index");

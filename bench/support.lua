@@ -279,7 +279,9 @@ end
 -- round's time is divided by, default reps: a loop inside f gives its own
 -- count), steady (no full collection before a round), warmups (untimed
 -- calls first, default 1), rounds, unit, target, note (a function of the
--- result giving text for the end of the row).
+-- result giving text for the end of the row), floor (the dlbridge side is a
+-- floor, what Lua itself costs for the same result: printed against NumPy,
+-- kept out of the summary, which compares dlbridge).
 function Comparison:measure(c)
   local r = {case = c, name = c.name, label = c.label or c.name, ours = {}, numpy = {},
              missing = c.f == nil and c.make == nil}
@@ -312,7 +314,7 @@ function Comparison:measure(c)
   if r.ours_median and r.numpy_median and r.numpy_median > 0 then
     r.ratio = r.ours_median / r.numpy_median
   end
-  self.results[#self.results + 1] = r
+  if not c.floor then self.results[#self.results + 1] = r end
   return r
 end
 
