@@ -192,8 +192,9 @@ static inline int dlbL_push_callee(lua_State *L, lua_CFunction f) {
  * the string. 5.4's luaL_Buffer, whose failure to grow is a memory error;
  * before 5.4 that failure is a plain error ("not enough memory for buffer
  * allocation", 5.2/5.3) and 5.1 has no room of a given size: there a
- * userdata holds the bytes (a memory error when it cannot be made), which
- * then exist twice while the string is made. */
+ * userdata holds the bytes (a memory error when it cannot be made). In
+ * every version the bytes exist twice while the string is made (5.4's
+ * luaL_pushresult copies its room into the string too). */
 /* The longest string the Lua in use can make (LuaJIT's objects stay under
  * 2 GiB); dlbL_buffinitsize gives NULL, making nothing, above it. */
 #if DLB_LUA_IS_JIT
