@@ -150,14 +150,19 @@ int dlbL_has_n_keys(lua_State *L, int idx, lua_Integer n) {
   return count == n;
 }
 
+lua_Integer dlbL_list_length(lua_State *L, int idx) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+  /* One quick pass: n keys, and t[1..n] all set. */
+  return dlbL_has_n_keys(L, idx, n) && first_hole(L, idx, n) > n ? n : -1;
+}
+
 lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char *hint,
                             const char *op) {
   lua_Integer n, count = 0;
   char got[96];
   idx = lua_absindex(L, idx);
+  if ((n = dlbL_list_length(L, idx)) >= 0) return n;
   n = (lua_Integer)lua_rawlen(L, idx);
-  /* The common case in one quick pass: n keys, and t[1..n] all set. */
-  if (dlbL_has_n_keys(L, idx, n) && first_hole(L, idx, n) > n) return n;
   luaL_checkstack(L, 3, "list");
   /* Which key is wrong: n is a border (t[n] set, t[n + 1] nil), so the keys
    * are exactly 1..n when every key lies in 1..n and there are n of them. */
@@ -241,8 +246,10 @@ static int64_t shape_entry(lua_State *L, int idx, int dim, int allow_minus_one, 
 /* The shape table at idx. */
 static int shape_table(lua_State *L, int idx, int64_t *shape, int allow_minus_one, const char *op) {
   char hint[320];
-  /* Every key must be one of 1..n: {2, dtype = "int32"} is a misplaced option. */
-  lua_Integer n = dlbL_check_list(L, idx, "a shape table", shape_hint(op, hint, sizeof hint), op);
+  /* Every key must be one of 1..n: {2, dtype = "int32"} is a misplaced option.
+   * The hint is written only for the error. */
+  lua_Integer n = dlbL_list_length(L, idx);
+  if (n < 0) n = dlbL_check_list(L, idx, "a shape table", shape_hint(op, hint, sizeof hint), op);
   if (n > DLB_MAX_NDIM)
     dlbL_raise(L, DLB_E_SHAPE, op, "%lld dimensions (at most %d)", (long long)n, DLB_MAX_NDIM);
   for (int d = 0; d < (int)n; d++) {

@@ -321,6 +321,10 @@ int dlbL_check_shape_args(lua_State *L, int idx, int64_t *shape, int allow_minus
  * {dim = -1} is no empty list of dims, {2, dtype = "int32"} no shape {2}. */
 lua_Integer dlbL_check_list(lua_State *L, int idx, const char *what, const char *hint,
                             const char *op);
+/* The n of dlbL_check_list without raising: -1 when the table at idx is
+ * no list. A caller whose what or hint costs a lookup or a snprintf tries
+ * this first and makes them only for dlbL_check_list's error. */
+lua_Integer dlbL_list_length(lua_State *L, int idx);
 /* dlbL_check_list's quick pass: whether the table at idx has exactly n raw
  * keys (counted, not looked at). With t[1..n] all set that makes it the
  * list 1..n; a caller that reads t[1..n] anyway (dl.array's tables) counts

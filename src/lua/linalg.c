@@ -106,7 +106,8 @@ static lua_Integer check_list(lua_State *L, const char *op) {
                  "takes a list of arrays, got an array: write %s({a, b}, dim)", op);
     dlbL_raise(L, DLB_E_ARGUMENT, op, "takes a list of arrays, got %s", luaL_typename(L, 1));
   }
-  n = dlbL_check_list(L, 1, "the arrays to join", dlbL_usage(op), op);
+  if ((n = dlbL_list_length(L, 1)) < 0) /* the usage line only for the error */
+    n = dlbL_check_list(L, 1, "the arrays to join", dlbL_usage(op), op);
   if (n == 0) dlbL_raise(L, DLB_E_ARGUMENT, op, "the list of arrays is empty");
   if (n > INT_MAX)
     dlbL_raise_hint(L, DLB_E_ARGUMENT, op, "join fewer arrays at once, then join the results",

@@ -214,14 +214,15 @@ int dlbL_opt_dim(lua_State *L, int idx, const char *key, int ndim, int dflt, con
 
 uint64_t dlbL_check_dims(lua_State *L, int idx, int ndim, const char *op) {
   uint64_t mask = 0;
-  size_t n;
+  lua_Integer n;
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) return UINT64_C(1) << dlbL_check_dim(L, idx, ndim, op);
   if (lua_type(L, idx) != LUA_TTABLE)
     dlbL_raise(L, DLB_E_ARGUMENT, op, "option dim must be a dim or a list of dims, got %s",
                luaL_typename(L, idx));
-  n = (size_t)dlbL_check_list(L, idx, "option dim", dlbL_usage(op), op);
-  for (size_t i = 1; i <= n; i++) {
+  if ((n = dlbL_list_length(L, idx)) < 0) /* the usage line only for the error */
+    n = dlbL_check_list(L, idx, "option dim", dlbL_usage(op), op);
+  for (lua_Integer i = 1; i <= n; i++) {
     int d;
     lua_rawgeti(L, idx, (lua_Integer)i);
     d = dlbL_check_dim(L, -1, ndim, op);
@@ -259,12 +260,14 @@ dlb_array *dlbL_opt_array_like(lua_State *L, int idx, const char *key, int has_d
 /* The list opts[key] pushed, and its length; -1 (nothing pushed) when absent. */
 static lua_Integer opt_list(lua_State *L, int idx, const char *key, const char *op) {
   char what[64];
+  lua_Integer n;
   int t = dlbL_opt_get(L, idx, key);
   if (t == LUA_TNIL) {
     lua_pop(L, 1);
     return -1;
   }
   if (t != LUA_TTABLE) wrong_type(L, key, "a list", op);
+  if ((n = dlbL_list_length(L, -1)) >= 0) return n; /* the message only for the error */
   snprintf(what, sizeof what, "option %s", key);
   return dlbL_check_list(L, -1, what, dlbL_usage(op), op);
 }
