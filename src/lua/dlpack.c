@@ -267,22 +267,26 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
   static const char *const layouts[] = {"any", "nonnegative", "contiguous", NULL};
   static const char *const fallbacks[] = {"cpu", NULL};
   int64_t pair[2];
+  int first, top = lua_gettop(L);
   dlb_export_options_init(o);
-  if (!dlbL_check_option_table(L, idx, keys, op)) return;
-  if (int_pair(L, idx, "max_version", pair, op)) {
+  if (!(first = dlbL_opt_collect(L, idx, keys, op))) return; /* one walk of the table */
+#define AT(key) dlbL_opt_slot(keys, first, key)
+  if (int_pair(L, AT("max_version"), "max_version", pair, op)) {
     o->max_version_major = (int32_t)pair[0];
     o->max_version_minor = (int32_t)pair[1];
   }
-  if (int_pair(L, idx, "dl_device", pair, op)) {
+  if (int_pair(L, AT("dl_device"), "dl_device", pair, op)) {
     o->has_dl_device = 1;
     o->dl_device.device_type = (DLDeviceType)pair[0];
     o->dl_device.device_id = (int32_t)pair[1];
   }
-  o->copy = dlbL_opt_boolean(L, idx, "copy", o->copy, op);
-  o->has_stream = has_option(L, idx, "stream");
-  o->stream = dlbL_opt_integer(L, idx, "stream", o->stream, op);
-  o->layout = dlbL_opt_choice(L, idx, "layout", layouts, o->layout, op);
-  o->fallback_cpu = dlbL_opt_choice(L, idx, "fallback", fallbacks, -1, op) == 0;
+  o->copy = dlbL_opt_boolean(L, AT("copy"), "copy", o->copy, op);
+  o->has_stream = has_option(L, AT("stream"), "stream");
+  o->stream = dlbL_opt_integer(L, AT("stream"), "stream", o->stream, op);
+  o->layout = dlbL_opt_choice(L, AT("layout"), "layout", layouts, o->layout, op);
+  o->fallback_cpu = dlbL_opt_choice(L, AT("fallback"), "fallback", fallbacks, -1, op) == 0;
+#undef AT
+  lua_settop(L, top);
 }
 
 /* a:to_dlpack(opts) and a:__dlpack(opts): a capsule owning the tensor.

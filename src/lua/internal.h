@@ -412,6 +412,22 @@ int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, cons
 /* As dlbL_check_option_table, where a dim stands for {dim = n}
  * (a:sum(2)): returns 2 for a number (the caller reads the dim). */
 int dlbL_check_dim_or_options(lua_State *L, int idx, const char *const *keys, const char *op);
+/* One walk for a call that reads several keys (each getter on the table
+ * itself walks it again): checks the options at idx as
+ * dlbL_check_option_table does and pushes the value of each of keys, in
+ * keys' order, nil when absent. Returns the first one's slot, 0 (nothing
+ * pushed) for no options. The getters then read each key with the index
+ * dlbL_opt_slot(keys, first, key), and raise the same errors. */
+int dlbL_opt_collect(lua_State *L, int idx, const char *const *keys, const char *op);
+/* The same after dlbL_check_dim_or_options' answer (returned): *first set
+ * for a table, 0 otherwise. */
+int dlbL_collect_dim_or_options(lua_State *L, int idx, const char *const *keys, int *first,
+                                const char *op);
+/* The getter index of key's collected value (key one of keys): above any
+ * stack index (Lua keeps stacks under 10^6 slots). 0 when first is 0 or
+ * key is none of keys: absent, so the getter's default. */
+#define DLBL_OPT_SLOT (1 << 28)
+int dlbL_opt_slot(const char *const *keys, int first, const char *key);
 /* The raw keys of the table at idx are all strings in keys; else ARGUMENT
  * "unknown <what> 'k' (expected a, b)" (what: "option", "state key"). */
 void dlbL_check_keys(lua_State *L, int idx, const char *const *keys, const char *what,

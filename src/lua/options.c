@@ -105,14 +105,64 @@ int dlbL_check_option_table(lua_State *L, int idx, const char *const *keys, cons
   return 1;
 }
 
-int dlbL_check_dim_or_options(lua_State *L, int idx, const char *const *keys, const char *op) {
+/* What the value at idx is as a dim or options: 2 a number, 1 a table, 0
+ * none or nil; anything else raises ARGUMENT. */
+static int dim_or_options(lua_State *L, int idx, const char *op) {
   if (lua_type(L, idx) == LUA_TNUMBER) return 2;
   if (!lua_isnoneornil(L, idx) && lua_type(L, idx) != LUA_TTABLE)
     dlbL_raise(L, DLB_E_ARGUMENT, op, "options must be a dim or a table, got %s", type_of(L, idx));
-  return dlbL_check_option_table(L, idx, keys, op);
+  return lua_type(L, idx) == LUA_TTABLE;
+}
+
+int dlbL_check_dim_or_options(lua_State *L, int idx, const char *const *keys, const char *op) {
+  int kind = dim_or_options(L, idx, op);
+  if (kind == 1) dlbL_check_keys(L, idx, keys, "option", op);
+  return kind;
+}
+
+/* The one walk of the table at idx: each key checked, the value of keys[k]
+ * left in slot first + k (first: the returned slot; nil when absent). */
+static int collect(lua_State *L, int idx, const char *const *keys, const char *op) {
+  int n = 0, first = lua_gettop(L) + 1;
+  idx = lua_absindex(L, idx);
+  while (keys[n]) n++;
+  luaL_checkstack(L, n + 2, "options"); /* before the walk: a failure leaves nothing pushed */
+  for (int k = 0; k < n; k++) lua_pushnil(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    int k = key_index(L, keys);
+    if (k < 0) unknown_key(L, keys, "option", op);
+    lua_replace(L, first + k); /* the value; the key stays for lua_next */
+  }
+  return first;
+}
+
+int dlbL_opt_collect(lua_State *L, int idx, const char *const *keys, const char *op) {
+  return options_given(L, idx, op) ? collect(L, idx, keys, op) : 0;
+}
+
+int dlbL_collect_dim_or_options(lua_State *L, int idx, const char *const *keys, int *first,
+                                const char *op) {
+  int kind = dim_or_options(L, idx, op);
+  *first = kind == 1 ? collect(L, idx, keys, op) : 0;
+  return kind;
+}
+
+int dlbL_opt_slot(const char *const *keys, int first, const char *key) {
+  for (int k = 0; first && keys[k]; k++)
+    if (strcmp(keys[k], key) == 0) return DLBL_OPT_SLOT + first + k;
+  return 0;
 }
 
 int dlbL_opt_get(lua_State *L, int idx, const char *key) {
+  if (idx >= DLBL_OPT_SLOT) { /* collected: the value itself */
+    lua_pushvalue(L, idx - DLBL_OPT_SLOT);
+    return lua_type(L, -1);
+  }
+  if (idx == 0) { /* collected, no options */
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TTABLE) {
     lua_pushnil(L);

@@ -15,26 +15,32 @@
 
 /* Reads the options at idx (nil, a dim, or a table of the keys the
  * reduction takes: its row's) for an ndim array into *o; returns whether an
- * out array was given (then pushed on the stack). */
+ * out array was given (then pushed on the stack, the only thing left). */
 static int check_options(lua_State *L, int idx, const dlb_reduce_info *info, int ndim,
                          dlb_reduce_options *o, const char *name) {
   static const char *const keys[] = {"dim", "keepdims", "out", NULL};
   static const char *const dtype_keys[] = {"dim", "keepdims", "dtype", "out", NULL};
   static const char *const ddof_keys[] = {"dim", "keepdims", "dtype", "ddof", "out", NULL};
   const char *const *known = info->takes_ddof ? ddof_keys : info->takes_dtype ? dtype_keys : keys;
+  int first, has_out;
   memset(o, 0, sizeof *o);
   o->dims = DLB_REDUCE_ALL_DIMS;
   o->index_base = 1;
-  switch (dlbL_check_dim_or_options(L, idx, known, name)) {
+  /* a table is walked once (a small reduction's options cost a walk each) */
+  switch (dlbL_collect_dim_or_options(L, idx, known, &first, name)) {
     case 0: return 0;
     case 2: o->dims = dlbL_check_dims(L, idx, ndim, name); return 0;
   }
-  if (dlbL_opt_get(L, idx, "dim") != LUA_TNIL) o->dims = dlbL_check_dims(L, -1, ndim, name);
+  if (dlbL_opt_get(L, dlbL_opt_slot(known, first, "dim"), "dim") != LUA_TNIL)
+    o->dims = dlbL_check_dims(L, -1, ndim, name);
   lua_pop(L, 1);
-  o->keepdims = dlbL_opt_boolean(L, idx, "keepdims", 0, name);
-  o->has_dtype = dlbL_opt_dtype(L, idx, "dtype", &o->dtype, name);
-  o->ddof = dlbL_opt_number(L, idx, "ddof", 0.0, name);
-  return dlbL_opt_array(L, idx, "out", name) != NULL;
+  o->keepdims = dlbL_opt_boolean(L, dlbL_opt_slot(known, first, "keepdims"), "keepdims", 0, name);
+  o->has_dtype = dlbL_opt_dtype(L, dlbL_opt_slot(known, first, "dtype"), "dtype", &o->dtype, name);
+  o->ddof = dlbL_opt_number(L, dlbL_opt_slot(known, first, "ddof"), "ddof", 0.0, name);
+  has_out = dlbL_opt_array(L, dlbL_opt_slot(known, first, "out"), "out", name) != NULL;
+  if (has_out) lua_replace(L, first); /* out where the collected values began */
+  lua_settop(L, first - 1 + has_out);
+  return has_out;
 }
 
 /* Makes room for a result of op before it exists (see compute.c's
