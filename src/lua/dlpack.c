@@ -270,22 +270,21 @@ static void check_export_options(lua_State *L, int idx, dlb_export_options *o, c
   int first, top = lua_gettop(L);
   dlb_export_options_init(o);
   if (!(first = dlbL_opt_collect(L, idx, keys, op))) return; /* one walk of the table */
-#define AT(key) dlbL_opt_slot(keys, first, key)
-  if (int_pair(L, AT("max_version"), "max_version", pair, op)) {
+  if (int_pair(L, DLBL_COLLECTED(keys, first, "max_version"), pair, op)) {
     o->max_version_major = (int32_t)pair[0];
     o->max_version_minor = (int32_t)pair[1];
   }
-  if (int_pair(L, AT("dl_device"), "dl_device", pair, op)) {
+  if (int_pair(L, DLBL_COLLECTED(keys, first, "dl_device"), pair, op)) {
     o->has_dl_device = 1;
     o->dl_device.device_type = (DLDeviceType)pair[0];
     o->dl_device.device_id = (int32_t)pair[1];
   }
-  o->copy = dlbL_opt_boolean(L, AT("copy"), "copy", o->copy, op);
-  o->has_stream = has_option(L, AT("stream"), "stream");
-  o->stream = dlbL_opt_integer(L, AT("stream"), "stream", o->stream, op);
-  o->layout = dlbL_opt_choice(L, AT("layout"), "layout", layouts, o->layout, op);
-  o->fallback_cpu = dlbL_opt_choice(L, AT("fallback"), "fallback", fallbacks, -1, op) == 0;
-#undef AT
+  o->copy = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "copy"), o->copy, op);
+  o->has_stream = has_option(L, DLBL_COLLECTED(keys, first, "stream"));
+  o->stream = dlbL_opt_integer(L, DLBL_COLLECTED(keys, first, "stream"), o->stream, op);
+  o->layout = dlbL_opt_choice(L, DLBL_COLLECTED(keys, first, "layout"), layouts, o->layout, op);
+  o->fallback_cpu =
+      dlbL_opt_choice(L, DLBL_COLLECTED(keys, first, "fallback"), fallbacks, -1, op) == 0;
   lua_settop(L, top);
 }
 

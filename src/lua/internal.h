@@ -428,6 +428,9 @@ int dlbL_collect_dim_or_options(lua_State *L, int idx, const char *const *keys, 
  * key is none of keys: absent, so the getter's default. */
 #define DLBL_OPT_SLOT (1 << 28)
 int dlbL_opt_slot(const char *const *keys, int first, const char *key);
+/* A getter's (idx, key) arguments for key as collected at first:
+ * dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "stable"), 0, op). */
+#define DLBL_COLLECTED(keys, first, key) dlbL_opt_slot(keys, first, key), key
 /* The raw keys of the table at idx are all strings in keys; else ARGUMENT
  * "unknown <what> 'k' (expected a, b)" (what: "option", "state key"). */
 void dlbL_check_keys(lua_State *L, int idx, const char *const *keys, const char *what,

@@ -21,17 +21,21 @@ static void check_options(lua_State *L, int idx, int ndim, dlb_quantile_options 
                           const char *op) {
   static const char *const median_keys[] = {"dim", "keepdims", NULL};
   static const char *const quantile_keys[] = {"dim", "keepdims", "method", NULL};
-  int median = o->method == DLB_QUANTILE_MEDIAN;
+  int median = o->method == DLB_QUANTILE_MEDIAN, first, top = lua_gettop(L);
+  const char *const *keys = median ? median_keys : quantile_keys;
   o->dims = DLB_REDUCE_ALL_DIMS;
-  switch (dlbL_check_dim_or_options(L, idx, median ? median_keys : quantile_keys, op)) {
+  switch (dlbL_collect_dim_or_options(L, idx, keys, &first, op)) {
     case 0: return;
     case 2: o->dims = dlbL_check_dims(L, idx, ndim, op); return;
   }
-  if (dlbL_opt_get(L, idx, "dim") != LUA_TNIL) o->dims = dlbL_check_dims(L, -1, ndim, op);
+  if (dlbL_opt_get(L, DLBL_COLLECTED(keys, first, "dim")) != LUA_TNIL)
+    o->dims = dlbL_check_dims(L, -1, ndim, op);
   lua_pop(L, 1);
-  o->keepdims = dlbL_opt_boolean(L, idx, "keepdims", 0, op);
+  o->keepdims = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "keepdims"), 0, op);
   if (!median)
-    o->method = (dlb_quantile_method)dlbL_opt_choice(L, idx, "method", method_names, 0, op);
+    o->method = (dlb_quantile_method)dlbL_opt_choice(L, DLBL_COLLECTED(keys, first, "method"),
+                                                     method_names, 0, op);
+  lua_settop(L, top);
 }
 
 /* Room for the result and the slice's scratch before they exist (see

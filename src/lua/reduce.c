@@ -31,13 +31,13 @@ static int check_options(lua_State *L, int idx, const dlb_reduce_info *info, int
     case 0: return 0;
     case 2: o->dims = dlbL_check_dims(L, idx, ndim, name); return 0;
   }
-  if (dlbL_opt_get(L, dlbL_opt_slot(known, first, "dim"), "dim") != LUA_TNIL)
+  if (dlbL_opt_get(L, DLBL_COLLECTED(known, first, "dim")) != LUA_TNIL)
     o->dims = dlbL_check_dims(L, -1, ndim, name);
   lua_pop(L, 1);
-  o->keepdims = dlbL_opt_boolean(L, dlbL_opt_slot(known, first, "keepdims"), "keepdims", 0, name);
-  o->has_dtype = dlbL_opt_dtype(L, dlbL_opt_slot(known, first, "dtype"), "dtype", &o->dtype, name);
-  o->ddof = dlbL_opt_number(L, dlbL_opt_slot(known, first, "ddof"), "ddof", 0.0, name);
-  has_out = dlbL_opt_array(L, dlbL_opt_slot(known, first, "out"), "out", name) != NULL;
+  o->keepdims = dlbL_opt_boolean(L, DLBL_COLLECTED(known, first, "keepdims"), 0, name);
+  o->has_dtype = dlbL_opt_dtype(L, DLBL_COLLECTED(known, first, "dtype"), &o->dtype, name);
+  o->ddof = dlbL_opt_number(L, DLBL_COLLECTED(known, first, "ddof"), 0.0, name);
+  has_out = dlbL_opt_array(L, DLBL_COLLECTED(known, first, "out"), name) != NULL;
   if (has_out) lua_replace(L, first); /* out where the collected values began */
   lua_settop(L, first - 1 + has_out);
   return has_out;

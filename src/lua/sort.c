@@ -14,16 +14,18 @@ static const char *const sort_keys[] = {"dim", "descending", "stable", NULL};
 /* Reads the sort options at idx (a dim, or a table) for the array a. */
 static void check_sort_options(lua_State *L, int idx, const dlb_array *a, dlb_sort_options *o,
                                const char *op) {
+  int first, top = lua_gettop(L);
   memset(o, 0, sizeof *o);
   o->dim = a->ndim - 1;
   o->k = -1;
   o->index_base = 1;
-  switch (dlbL_check_dim_or_options(L, idx, sort_keys, op)) {
+  switch (dlbL_collect_dim_or_options(L, idx, sort_keys, &first, op)) {
     case 2: o->dim = dlbL_check_dim(L, idx, a->ndim, op); return;
     case 1:
-      o->dim = dlbL_opt_dim(L, idx, "dim", a->ndim, a->ndim - 1, op);
-      o->descending = dlbL_opt_boolean(L, idx, "descending", 0, op);
-      o->stable = dlbL_opt_boolean(L, idx, "stable", 0, op);
+      o->dim = dlbL_opt_dim(L, DLBL_COLLECTED(sort_keys, first, "dim"), a->ndim, a->ndim - 1, op);
+      o->descending = dlbL_opt_boolean(L, DLBL_COLLECTED(sort_keys, first, "descending"), 0, op);
+      o->stable = dlbL_opt_boolean(L, DLBL_COLLECTED(sort_keys, first, "stable"), 0, op);
+      lua_settop(L, top);
       break;
   }
   if (a->ndim == 0)
@@ -57,7 +59,7 @@ static int sort_topk(lua_State *L) {
   dlb_array *a = dlbL_check_live(L, 1, op), *values, *indices;
   dlb_sort_options o;
   dlb_error err;
-  int ok;
+  int ok, first;
   dlbL_check_nargs(L, 3, op);
   lua_settop(L, 3);
   memset(&o, 0, sizeof o);
@@ -74,12 +76,14 @@ static int sort_topk(lua_State *L) {
                     "a 0-d array has no dim to select along");
   o.dim = a->ndim - 1;
   o.descending = 1;
-  switch (dlbL_check_dim_or_options(L, 3, keys, op)) {
+  switch (dlbL_collect_dim_or_options(L, 3, keys, &first, op)) {
     case 2: o.dim = dlbL_check_dim(L, 3, a->ndim, op); break;
     case 1:
-      o.dim = dlbL_opt_dim(L, 3, "dim", a->ndim, a->ndim - 1, op);
-      o.descending = dlbL_opt_boolean(L, 3, "largest", 1, op);
-      (void)dlbL_opt_boolean(L, 3, "sorted", 1, op); /* always sorted (docs/manual/selecting.md) */
+      o.dim = dlbL_opt_dim(L, DLBL_COLLECTED(keys, first, "dim"), a->ndim, a->ndim - 1, op);
+      o.descending = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "largest"), 1, op);
+      (void)dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "sorted"), 1,
+                             op); /* always sorted (docs/manual/selecting.md) */
+      lua_settop(L, 3);
       break;
   }
   values = dlbL_push_empty(L, op);
@@ -99,15 +103,16 @@ static int sort_unique(lua_State *L) {
   dlb_array *a, *values, *index = NULL, *inverse = NULL, *counts = NULL;
   dlb_unique_options o = {1, 1};
   dlb_error err;
-  int want_index, want_inverse, want_counts;
+  int want_index, want_inverse, want_counts, first;
   dlbL_check_nargs(L, 2, op);
   lua_settop(L, 2);
   dlbL_check_array_like(L, 1, 0, DLB_FLOAT64, op);
-  dlbL_check_option_table(L, 2, keys, op);
-  want_index = dlbL_opt_boolean(L, 2, "return_index", 0, op);
-  want_inverse = dlbL_opt_boolean(L, 2, "return_inverse", 0, op);
-  want_counts = dlbL_opt_boolean(L, 2, "return_counts", 0, op);
-  o.equal_nan = dlbL_opt_boolean(L, 2, "equal_nan", 1, op);
+  first = dlbL_opt_collect(L, 2, keys, op);
+  want_index = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "return_index"), 0, op);
+  want_inverse = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "return_inverse"), 0, op);
+  want_counts = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "return_counts"), 0, op);
+  o.equal_nan = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "equal_nan"), 1, op);
+  lua_settop(L, 2);
   values = dlbL_push_empty(L, op);
   if (want_index) index = dlbL_push_empty(L, op);
   if (want_inverse) inverse = dlbL_push_empty(L, op);
