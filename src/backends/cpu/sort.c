@@ -191,7 +191,13 @@ static int copy_counted(void *dst, const void *src, int64_t n, size_t size, dlb_
  * (digits all keys share skipped). NAME sorts by the bits up to the highest
  * one where keys differ: more than RADIX_SPLIT keys are scattered by their
  * top digit first (NAME_msd), each bucket then sorted the same way, so that
- * the passes of each digit run in cache. */
+ * the passes of each digit run in cache. Few keys (a short array, a small
+ * bucket) take an insertion sort instead (NAME_insertion: stable as the
+ * passes are): each pass clears and sums all its RADIX digit counts
+ * whatever n, about 4 instructions a count, where an insertion sort costs
+ * about 8 a move and moves n^2/4 on average, so it is taken while
+ * n^2 <= 2 * passes * RADIX (32-bit keys: n <= 110; 16-bit: n <= 32).
+ * a:sort() of 10 float32 spent 99,000 instructions in the passes. */
 /* Names made of two tokens, in the templates (sort_*.h). */
 #define SORT_CAT_(a, b) a##b
 #define SORT_CAT(a, b) SORT_CAT_(a, b)

@@ -1,19 +1,41 @@
-/* sort_radix.h -- a template: the radix sorts NAME_lsd, NAME_msd and NAME
+/* sort_radix.h -- a template: the sorts NAME_insertion, NAME_lsd, NAME_msd and NAME
  * of KT keys with PT positions, BITS bits a digit (sort.c says how they
  * work, above their instances). sort.c #defines NAME, KT, PT and BITS and
  * includes this file once per instance; it #undefs them at its end. A
  * file, not a macro, so that a debugger and a profiler see its lines. No
  * include guard. */
 
+#define INSERTION SORT_CAT(NAME, _insertion)
 #define LSD SORT_CAT(NAME, _lsd)
 #define MSD SORT_CAT(NAME, _msd)
 
+/* The n keys (and positions) in order by an insertion sort: a key moves
+ * past greater ones only, so equal keys keep their order. Every bit takes
+ * part; where LSD sorts by the low bits, the keys share the others. */
+static void INSERTION(KT *key, PT *pay, int64_t n) {
+  for (int64_t i = 1; i < n; i++) {
+    KT k = key[i];
+    PT p = pay ? pay[i] : 0;
+    int64_t j = i;
+    for (; j > 0 && key[j - 1] > k; j--) {
+      key[j] = key[j - 1];
+      if (pay) pay[j] = pay[j - 1];
+    }
+    key[j] = k;
+    if (pay) pay[j] = p;
+  }
+}
 static void LSD(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int bits, int64_t *count,
                 dlb_work *w) {
   enum { RADIX = 1 << BITS };
   const int passes = (bits + BITS - 1) / BITS;
   KT *src = key, *dst = tk;
   PT *ps = pay, *pd = tp;
+  if (n < 2 || n <= 2 * passes * RADIX / n) { /* n^2 <= 2 passes RADIX, unoverflowed: sort.c */
+    INSERTION(key, pay, n);
+    dlb_work_tick(w, n);
+    return;
+  }
   memset(count, 0, sizeof(int64_t) * RADIX * (size_t)passes);
   for (int64_t i0 = 0, i1; i0 < n; i0 = i1) {
     i1 = stretch_end(i0, n);
@@ -113,6 +135,7 @@ static void NAME(KT *key, PT *pay, KT *tk, PT *tp, int64_t n, int64_t *count, dl
   MSD(key, pay, tk, tp, n, 64 - __builtin_clzll((uint64_t)(all_and ^ all_or)), 0, count, w);
 }
 
+#undef INSERTION
 #undef LSD
 #undef MSD
 #undef NAME
