@@ -381,7 +381,9 @@ void dlbL_check_options(lua_State *L, int idx, dlbL_options *opts, const char *o
   if (idx == 0 || !options_given(L, idx, op)) return;
   /* One walk of the table (a small call's options cost a walk each): the
    * keys checked, the values kept in two slots and read after it, so an
-   * unknown key is still reported before a wrong value. */
+   * unknown key is still reported before a wrong value. dlbL_opt_collect's
+   * walk, written out: on dl.zeros(10, {dtype = ...}) its stack check and
+   * key count cost ~100 of the call's ~4,400 instructions. */
   idx = lua_absindex(L, idx);
   base = lua_gettop(L);
   lua_pushnil(L);

@@ -81,8 +81,8 @@ static int sort_topk(lua_State *L) {
     case 1:
       o.dim = dlbL_opt_dim(L, DLBL_COLLECTED(keys, first, "dim"), a->ndim, a->ndim - 1, op);
       o.descending = dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "largest"), 1, op);
-      (void)dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "sorted"), 1,
-                             op); /* always sorted (docs/manual/selecting.md) */
+      /* always sorted (docs/manual/selecting.md): only checked */
+      (void)dlbL_opt_boolean(L, DLBL_COLLECTED(keys, first, "sorted"), 1, op);
       lua_settop(L, 3);
       break;
   }
