@@ -32,12 +32,16 @@
  *   Lua itself costs to make a string of bytes at hand (lua_pushlstring:
  *   its allocation, the first touch of that memory, the copy), the floor
  *   of any call that returns n bytes as a string (dl.tonpy, a:tobytes()).
+ * - require("bench_floor").replace(path, n) writes n bytes of that kept
+ *   block to a new file beside path (its blocks reserved first, as NumPy's
+ *   saves reserve them) and renames it over path: the least a save that
+ *   replaces a file whole, never leaving half a file, does (dl.save).
  * - require("bench_floor").memcpy(nbytes, reps) -> seconds (CPU time) of reps
  *   memcpy calls between two buffers of nbytes, both touched first and got
  *   as the cpu backend gets its blocks: the floor of a contiguous copy into
  *   an existing array. */
-#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* madvise */
+#if defined(__linux__)
+#define _GNU_SOURCE /* madvise, fallocate */
 #endif
 #include <lauxlib.h>
 #include <lua.h>
@@ -46,6 +50,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -230,19 +237,49 @@ static char *backend_like_block(size_t n, char **raw) {
 static char *string_source;
 static size_t string_source_size;
 
-/* string(n) -> a string of n bytes from the kept block (grown when short). */
-static int floor_string(lua_State *L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  luaL_argcheck(L, n >= 0, 1, "a size");
+/* The kept block of at least the size at index 1, touched; its size. */
+static size_t kept_block(lua_State *L, int index) {
+  lua_Integer n = luaL_checkinteger(L, index);
+  luaL_argcheck(L, n >= 0, index, "a size");
   if ((size_t)n > string_source_size) {
     char *p = malloc((size_t)n);
-    if (!p) return luaL_error(L, "no memory for %d bytes", (int)n);
+    if (!p) return (size_t)luaL_error(L, "no memory for %d bytes", (int)n);
     memset(p, 'x', (size_t)n);
     free(string_source);
     string_source = p, string_source_size = (size_t)n;
   }
-  lua_pushlstring(L, string_source, (size_t)n);
+  return (size_t)n;
+}
+
+/* string(n) -> a string of n bytes from the kept block (grown when short). */
+static int floor_string(lua_State *L) {
+  size_t n = kept_block(L, 1);
+  lua_pushlstring(L, string_source, n);
   return 1;
+}
+
+/* replace(path, n): n bytes of the kept block replace the file at path. */
+static int floor_replace(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  size_t n = kept_block(L, 2), done = 0;
+  char temp[4096];
+  int fd;
+  snprintf(temp, sizeof temp, "%s.floor.tmp", path);
+  if ((fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
+    return luaL_error(L, "cannot create %s", temp);
+#if defined(__linux__)
+  if (n) (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)n);
+#endif
+  while (done < n) {
+    ssize_t w = write(fd, string_source + done, n - done);
+    if (w <= 0) break;
+    done += (size_t)w;
+  }
+  if (close(fd) != 0 || done < n || rename(temp, path) != 0) {
+    unlink(temp);
+    return luaL_error(L, "cannot write %s", path);
+  }
+  return 0;
 }
 
 /* memcpy(nbytes, reps) -> seconds of CPU time for reps copies. */
@@ -294,6 +331,8 @@ int luaopen_bench_floor(lua_State *L) {
   lua_setfield(L, -2, "memcpy");
   lua_pushcfunction(L, floor_string);
   lua_setfield(L, -2, "string");
+  lua_pushcfunction(L, floor_replace);
+  lua_setfield(L, -2, "replace");
   lua_createtable(L, 0, 2); /* the checked floor's metatable */
   lua_pushcfunction(L, checked_index);
   lua_setfield(L, -2, "__index");

@@ -1,8 +1,8 @@
 -- files_saving_spec.lua -- how dl.save and dl.save_safetensors write files.
 --
 -- This file documents what both formats' saves share (one writer):
--- - the bytes go to a new file beside the target; when all are written, the
---   old file is removed and the new one takes its name. Arrays still mapping
+-- - the bytes go to a new file beside the target; when all are written, it
+--   is renamed over the old one. Arrays still mapping
 --   the old file keep its contents, no reader sees half a file, a failure
 --   leaves the old file as it was, and the old file's mode is kept;
 -- - an array is written in its logical (row-major) order (dl.save writes a

@@ -88,6 +88,7 @@ typedef struct dlb_file_writer {
   char *chunk;        /* the buffer arrays are gathered in, or NULL */
   size_t chunk_size;  /* its bytes */
   size_t chunk_limit; /* the most it may hold (it holds one element all the same) */
+  int reserved;       /* the new file's blocks are allocated (dlb_file_writer_reserve) */
 } dlb_file_writer;
 
 /* The chunk limit of dlbridge's saves (np.save's buffer is 16 MiB too). */
@@ -95,6 +96,14 @@ typedef struct dlb_file_writer {
 
 dlb_status dlb_file_writer_open(dlb_file_writer *w, const char *path, size_t chunk_limit,
                                 dlb_error *err);
+/*
+ * Allocates the new file's blocks for size bytes before it is written, where
+ * the file system can (Linux fallocate, the file's size unchanged; NumPy's
+ * saves do the same): a disk without room fails here, before any writing,
+ * and the writes skip delayed allocation. A file system that cannot is not
+ * an error: the save goes on without.
+ */
+dlb_status dlb_file_writer_reserve(dlb_file_writer *w, uint64_t size, dlb_error *err);
 /* Appends size bytes (in calls of up to 1 GiB). */
 dlb_status dlb_file_writer_write(dlb_file_writer *w, const void *data, size_t size, dlb_error *err);
 /*

@@ -593,7 +593,9 @@ dlb_status dlb_npy_save_file_buffered(const dlb_array *a, const char *path, size
   dlb_status st = dlb_npy_format_header(a->dtype, a->ndim, a->shape, fortran, header, &hlen, err);
   if (st != DLB_OK) return st;
   if ((st = dlb_file_writer_open(&f, path, buffer_bytes, err)) != DLB_OK) return st;
-  st = dlb_file_writer_write(&f, header, hlen, err);
+  /* numel x itemsize: the bytes of an array that exists, no overflow */
+  st = dlb_file_writer_reserve(&f, hlen + (uint64_t)a->numel * dlb_array_itemsize(a), err);
+  if (st == DLB_OK) st = dlb_file_writer_write(&f, header, hlen, err);
   if (st == DLB_OK) st = dlb_file_writer_write_array(&f, fortran ? &column_major : a, 0, err);
   return dlb_file_writer_close(&f, st, err);
 }

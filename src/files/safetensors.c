@@ -767,7 +767,8 @@ dlb_status dlb_safetensors_save_file(const char *path, const dlb_safetensors_ten
     free(header);
     return st;
   }
-  st = dlb_file_writer_write(&w, header, (size_t)header_size, err);
+  st = dlb_file_writer_reserve(&w, header_size + (n ? tensors[order[n - 1]].end : 0), err);
+  if (st == DLB_OK) st = dlb_file_writer_write(&w, header, (size_t)header_size, err);
   free(header);
   for (size_t k = 0; k < n && st == DLB_OK; k++)
     st = dlb_file_writer_write_array(&w, arrays[tensors[order[k]].index], HOST_BIG_ENDIAN, err);

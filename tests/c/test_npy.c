@@ -875,6 +875,41 @@ static void test_fifo(void) {
   unlink(path_of("fifo.npy"));
 }
 
+/* A writer reserves the new file's blocks before writing (where the file
+ * system can: ext4, tmpfs, xfs, btrfs): the size stays 0 until the writes;
+ * a reservation the disk cannot hold fails with IO before any writing and
+ * the new file goes away. */
+static void test_reserve(void) {
+  const size_t size = (size_t)1 << 20;
+  dlb_file_writer w;
+  struct stat info;
+  char *bytes = calloc(size, 1);
+  CHECK_EQ_INT(dlb_file_writer_open(&w, path_of("big.npy"), DLB_FILE_CHUNK_BYTES, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_file_writer_reserve(&w, size, &err), DLB_OK);
+  CHECK_EQ_INT(fstat(w.fd, &info), 0);
+  CHECK_EQ_INT((long)info.st_size, 0);
+#if defined(__linux__) /* the scratch directory's file system reserves */
+  CHECK(w.reserved);
+  CHECK((size_t)info.st_blocks * 512 >= size);
+#endif
+  CHECK_EQ_INT(dlb_file_writer_write(&w, bytes, size, &err), DLB_OK);
+  CHECK_EQ_INT(dlb_file_writer_close(&w, DLB_OK, &err), DLB_OK);
+  CHECK_EQ_INT(stat(path_of("big.npy"), &info), 0);
+  CHECK_EQ_INT((long)info.st_size, (long)size);
+  /* 2^62 bytes: no disk holds them (ENOSPC, or EFBIG past the largest file) */
+  CHECK_EQ_INT(dlb_file_writer_open(&w, path_of("big.npy"), DLB_FILE_CHUNK_BYTES, &err), DLB_OK);
+#if defined(__linux__)
+  CHECK_EQ_INT(dlb_file_writer_reserve(&w, (uint64_t)1 << 62, &err), DLB_E_IO);
+  CHECK(err.native_status == ENOSPC || err.native_status == EFBIG);
+#endif
+  CHECK_EQ_INT(dlb_file_writer_close(&w, DLB_E_IO, &err), DLB_E_IO);
+  CHECK_EQ_INT(stat(path_of("big.npy"), &info), 0); /* the old file, untouched */
+  CHECK_EQ_INT((long)info.st_size, (long)size);
+  CHECK(!scratch_has(".tmp"));
+  unlink(path_of("big.npy"));
+  free(bytes);
+}
+
 /* Removes the scratch directory's files, then the directory. */
 static void remove_scratch(void) {
   const char *names[] = {"a.npy",     "t.npy",     "v.npy",   "z.npy",  "e.npy",   "empty.npy",
@@ -902,6 +937,7 @@ int main(void) {
   test_save_opaque();
   test_replace();
   test_fifo();
+  test_reserve();
   remove_scratch();
   cpu_close();
   return check_done("test_npy");
