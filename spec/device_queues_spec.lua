@@ -119,11 +119,23 @@ describe("arithmetic on device arrays", function()
   end)
 end)
 
+-- Holds device 0's queue for the rest of the test (released however the
+-- test ends: a held queue would stall every later test). Garbage is
+-- collected first: memory freed while a queue waits is retired behind that
+-- queue's work, one more operation on it, and only this test's operations
+-- should be pending there.
+local function hold_device_0()
+  finally(function() tb.pause(GPU, 0, false) end)
+  collectgarbage()
+  collectgarbage()
+  tb.pause(GPU, 0, true)
+end
+
 describe("a:to_dlpack{stream = s} from a device", function()
   it("makes the consumer's stream wait for the array's work; the host does not wait", function()
     local a = dl.array({1, 2, 3}, {dtype = "float64", device = GPU})
     local stream = tb.consumer(GPU, 0)
-    tb.pause(GPU, 0, true)                  -- nothing runs on device 0 for now
+    hold_device_0()                         -- nothing runs on device 0 for now
     local b = a + 1                         -- queued
     local ticket
     local d = counts(GPU, function()
@@ -139,7 +151,7 @@ describe("a:to_dlpack{stream = s} from a device", function()
   it("with stream = -1 orders nothing: a consumer that reads at once sees poison", function()
     local a = dl.array({1, 2, 3}, {dtype = "float64", device = GPU})
     local stream = tb.consumer(GPU, 0)
-    tb.pause(GPU, 0, true)
+    hold_device_0()
     local b = a + 1
     local bytes = tb.collect(GPU, tb.read_later(GPU, b:to_dlpack{stream = -1}, stream))
     tb.pause(GPU, 0, false)
@@ -157,6 +169,8 @@ end)
 
 describe("foreign device memory", function()
   it("comes in zero copy through dlb_push_external", function()
+    collectgarbage() -- foreign arrays of earlier tests are forgotten before the count
+    collectgarbage()
     local f
     local d = counts(GPU, function() f = tb.foreign(GPU, 1, {10, 20, 30, 40}, 2) end)
     assert.equal(1, d.adopt)
