@@ -40,54 +40,72 @@ static inline int ANY_CANDIDATE(const T *x, int64_t n, T best) {
 }
 /* T of two bytes or more: the first index of the extreme of the
  * 0 < n <= ARG_BLOCK elements at x, the extreme into *e, and whether one
- * is a NaN into *nan (then *e and the index mean nothing). L lanes (ARG_VECS
- * vectors of ARG_VEC_BYTES, GCC's vector extension: 256 bits, native in the
- * x86-64-v3 and v4 clones, two 128-bit halves in the default one) keep each its
- * extreme and the index of its first; a lane that beats takes both by a
- * select in registers (written as C arrays, GCC stored them through masked
- * stores, once per vector that beat: 1.5x NumPy on ascending data). The
- * vectors are independent chains: with two 128-bit ones, ascending data
- * (every block searched) ran 1.25-1.36x NumPy; four 256-bit ones 0.62-0.74x.
- */
+ * is a NaN into *nan (then *e and the index mean nothing). A row is
+ * ARG_VECS vectors of ARG_VEC_BYTES (GCC's vector extension: 256 bits,
+ * native in the x86-64-v3 and v4 clones, two 128-bit halves in the default
+ * one), W lanes each. The row's vectors fold into one, lane by lane; each
+ * lane keeps its extreme and the first row where it was seen (a select in
+ * registers), and at the end looks in that row for the first of its ARG_VECS
+ * elements equal to it. Per row that is ARG_VECS - 1 folds, one compare and
+ * two selects: keeping every vector's lanes and their indices instead (four
+ * compares, eight selects, spilled registers) ran ascending float32 at 2.2x
+ * NumPy's time in cache and 1.1-1.2x from memory. The row is four named
+ * vectors, not an array: GCC kept an array of them on the stack (stores
+ * that loads could not forward from: 5x slower), and two rows' extremes at
+ * once ran out of registers likewise. */
 static inline int64_t INDEX(const T *x, int64_t n, T *e, int *nan) {
   typedef T vt __attribute__((vector_size(ARG_VEC_BYTES)));
   typedef U vu __attribute__((vector_size(ARG_VEC_BYTES)));
   enum { W = ARG_VEC_BYTES / sizeof(T), L = ARG_VECS * W };
-  T m[L], v = x[0];
-  U id[L], bad = (U)ISNAN(x[0]);
+  T v = x[0];
+  U bad = (U)ISNAN(x[0]);
   int64_t i = 1, at = 0;
   if (n >= L) {
-    vt mv[ARG_VECS];
-    vu idv[ARG_VECS], atv[ARG_VECS], nans = {0};
-    for (int l = 0; l < L; l++) id[l] = (U)l;
-    memcpy(atv, id, sizeof atv);
-    for (int k = 0; k < ARG_VECS; k++) {
-      memcpy(&mv[k], x + k * W, sizeof mv[k]);
-      idv[k] = atv[k];
-      nans |= (vu)VEC_NAN(mv[k]);
-    }
+    vt best, y0, y1, y2, y3;
+    vu row = {0}, first = {0}, nans = {0}, u;
+    T m[W];
+    U r[W];
+    _Static_assert(ARG_VECS == 4, "a row is four vectors");
+#define ARG_SELECT(u, p, q) ((vt)(((vu)(p) & (u)) | ((vu)(q) & ~(u))))
+#define ARG_ROW(p)                                                                                 \
+  do {                                                                                             \
+    memcpy(&y0, (p), sizeof y0);                                                                   \
+    memcpy(&y1, (p) + W, sizeof y1);                                                               \
+    memcpy(&y2, (p) + 2 * W, sizeof y2);                                                           \
+    memcpy(&y3, (p) + 3 * W, sizeof y3);                                                           \
+    nans |= (vu)VEC_NAN(y0) | (vu)VEC_NAN(y1) | (vu)VEC_NAN(y2) | (vu)VEC_NAN(y3);                 \
+    u = (vu)BEATS(y1, y0);                                                                         \
+    y0 = ARG_SELECT(u, y1, y0);                                                                    \
+    u = (vu)BEATS(y3, y2);                                                                         \
+    y2 = ARG_SELECT(u, y3, y2);                                                                    \
+    u = (vu)BEATS(y2, y0);                                                                         \
+    y0 = ARG_SELECT(u, y2, y0);                                                                    \
+  } while (0)
+    ARG_ROW(x);
+    best = y0;
     for (i = L; i + L <= n; i += L) {
-      for (int k = 0; k < ARG_VECS; k++) {
-        vt y;
-        vu u;
-        memcpy(&y, x + i + k * W, sizeof y);
-        atv[k] += (U)L;
-        u = (vu)BEATS(y, mv[k]);
-        mv[k] = (vt)(((vu)y & u) | ((vu)mv[k] & ~u));
-        idv[k] = (atv[k] & u) | (idv[k] & ~u);
-        nans |= (vu)VEC_NAN(y);
+      row += (U)L; /* every lane: i */
+      ARG_ROW(x + i);
+      u = (vu)BEATS(y0, best);
+      best = ARG_SELECT(u, y0, best);
+      first = (row & u) | (first & ~u);
+    }
+#undef ARG_ROW
+#undef ARG_SELECT
+    memcpy(m, &best, sizeof m);
+    memcpy(r, &first, sizeof r);
+    for (int l = 0; l < W; l++) bad |= nans[l];
+    at = -1;
+    for (int l = 0; l < W && !bad; l++) { /* the best lane; of equal ones, the first index */
+      int64_t k = 0, where;
+      while (k < ARG_VECS - 1 && !(x[(int64_t)r[l] + k * W + l] == m[l])) k++;
+      where = (int64_t)r[l] + k * W + l;
+      if (at < 0 || BEATS(m[l], v) || (m[l] == v && where < at)) {
+        v = m[l];
+        at = where;
       }
     }
-    memcpy(m, mv, sizeof mv);
-    memcpy(id, idv, sizeof idv);
-    for (int l = 0; l < W; l++) bad |= nans[l];
-    v = m[0];
-    at = (int64_t)id[0];
-    for (int l = 1; l < L; l++) /* the best lane; of equal ones, the first index */
-      if (BEATS(m[l], v) || (m[l] == v && (int64_t)id[l] < at)) {
-        v = m[l];
-        at = (int64_t)id[l];
-      }
+    if (at < 0) at = 0;
   }
   for (; i < n; i++) { /* the rest: indices after every lane's */
     bad |= (U)ISNAN(x[i]);

@@ -641,9 +641,10 @@ dlb_loop dlb_reduce_deviation_loop(dlb_dtype t, int skip_nan) {
  * NaN; ISNAN(x); U: an unsigned integer as wide as T; KIND: INT or FLOAT.
  * Each block (a strided one copied into a buffer first) is looked at
  * branch-free for a candidate against the best so far; only a block that
- * has one is searched, in one pass that keeps each lane's extreme and the
- * index where it was first seen (T of one byte: its extreme, then the first
- * element equal to it). After a block that beat the best, the next one is
+ * has one is searched, in one pass that folds each row of vectors into one
+ * and keeps each lane's extreme and the row where it was first seen, then
+ * finds the lane's element in that row (T of one byte: its extreme, then
+ * the first element equal to it). After a block that beat the best, the next one is
  * searched straight away (ascending data beat it block after block). Every
  * loop but the walk vectorises.
  */
