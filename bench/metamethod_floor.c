@@ -40,7 +40,7 @@
  *   memcpy calls between two buffers of nbytes, both touched first and got
  *   as the cpu backend gets its blocks: the floor of a contiguous copy into
  *   an existing array. */
-#if defined(__linux__)
+#if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* madvise, fallocate */
 #endif
 #include <lauxlib.h>

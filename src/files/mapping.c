@@ -1,7 +1,7 @@
 /* mapping.c -- files and host memory as read-only buffers, byte swapping,
  * opening, reading and replacing files, arrays streamed into files. */
 #define _DEFAULT_SOURCE /* realpath, fchmod, pread */
-#if defined(__linux__)
+#if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* fallocate */
 #endif
 #include "../core/event.h"
