@@ -48,8 +48,18 @@ static void int_range(dlb_dtype t, double *lo, double *hi) {
   }
 }
 
+/* Where a float into a 64-bit integer changes method: below 2^51 in
+ * magnitude a chunk converts in vectors, past it one element at a time. */
+static const double wide_edges[] = {0x1p51,       -0x1p51,       0x1p51 - 0.5,        -0x1p51 + 0.5,
+                                    0x1p51 - 1.0, -0x1p51 + 1.0, 0x1p52 + 1.0,        -0x1p53,
+                                    0x1p62,       0x1p63 - 1024, 2251799813685247.75, -0.75};
+
 /* A double for a float element cast to dst: mostly one dst holds (an
- * integer dst's range, with a fraction), sometimes an edge or anything. */
+ * integer dst's range, with a fraction), sometimes an edge or anything.
+ * tame 2: numbers below 2^50 in magnitude (integers, halves, fractions;
+ * for an unsigned dst above -1), one in 400 a wide edge and one in 3000
+ * any edge: the long runs where one element sends a chunk of a float to
+ * 64-bit cast the slow way, and sometimes fails it. */
 static double random_double(dlb_dtype dst, int tame) {
   static const double edges[] = {
       0.0,           -0.0,          0.5,           -0.5,         -0.9999,      1.0,
@@ -61,6 +71,15 @@ static double random_double(dlb_dtype dst, int tame) {
       4.9e-324,      0x1p-24,       0x1p-25,       0x1p-126,     0x1p-149,     INFINITY,
       -INFINITY,     NAN,           -NAN};
   const dlb_kind k = dlb_dtype_get(dst)->kind;
+  if (tame == 2) {
+    const uint64_t r = rng();
+    if (r % 400 == 0) return wide_edges[rng() % (sizeof wide_edges / sizeof wide_edges[0])];
+    if (r % 3000 == 1) return edges[rng() % (sizeof edges / sizeof edges[0])];
+    double x = ldexp(random_in(-1.0, 1.0), (int)(rng() % 51));
+    if (r % 3 == 0) x = round(x * 2.0) / 2.0;
+    if (k == DLB_KIND_UINT && x <= -1.0) x = -x;
+    return x;
+  }
   if (tame && (k == DLB_KIND_INT || k == DLB_KIND_UINT)) {
     double lo, hi;
     int_range(dst, &lo, &hi);
@@ -257,6 +276,22 @@ static void test_every_pair(void) {
                   shift, rep != 2, rep % 3);
 }
 
+/* Floats into 64-bit integers over long runs (many chunks), each layout:
+ * values below 2^50 and, now and then, one past 2^51, out of range or NaN
+ * in the middle of a run. (float16 reaches them through float32 chunks.) */
+static void test_float_to_wide_runs(void) {
+  static const dlb_dtype dsts[] = {DLB_INT64, DLB_UINT64};
+  static const dlb_dtype srcs[] = {DLB_BFLOAT16, DLB_FLOAT32, DLB_FLOAT64, DLB_COMPLEX64,
+                                   DLB_COMPLEX128};
+  static const ptrdiff_t layouts[][2] = {{1, 1}, {1, 2}, {1, 3}, {2, 1}, {-2, -3}};
+  for (size_t d = 0; d < sizeof dsts / sizeof dsts[0]; d++)
+    for (size_t s = 0; s < sizeof srcs / sizeof srcs[0]; s++)
+      for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+        for (int rep = 0; rep < 8; rep++)
+          trial(dsts[d], srcs[s], 200 + (size_t)rnd(1500), layouts[l][0], layouts[l][1],
+                (size_t)rep % 2, 2, rep % 3);
+}
+
 /* The table has a loop for every valid pair and layout, at both
  * alignments; none for an invalid dtype. */
 static void test_table_is_complete(void) {
@@ -317,5 +352,6 @@ int main(void) {
   test_table_is_complete();
   test_plan_repicks();
   test_every_pair();
+  test_float_to_wide_runs();
   return check_done("test_casts");
 }

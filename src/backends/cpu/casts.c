@@ -12,6 +12,7 @@
  * one from it by the strides.
  */
 #include "casts.h"
+#include <math.h>
 #include <string.h>
 #include "half_runs.h"
 #include "element_types.h"
@@ -122,15 +123,15 @@ static dlb_status first_misfit(dlb_dtype dst_type, dlb_dtype src_type, const cha
     return DLB_OK;                                                                                 \
   }
 
-/* NAME_run from a float (x = (LOAD), an FT, over s) into the integer DT of
- * dtype DTYPE: FITS(x, FT) (exact in FT) checks each element without a
- * branch, so that the loop vectorises (an element out of range stores 0),
- * and the value converts through VIA (int32_t where that holds DT: what the
- * vector units convert, then pack; else double). If any element did not
- * fit, the first is reported. */
-#define FLOAT_INT_RUN(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, VIA)                         \
-  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,                 \
-                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) {              \
+/* RUN, n elements from a float (x = (LOAD), an FT, over s) into the
+ * integer DT of dtype DTYPE: FITS(x, FT) (exact in FT) checks each element
+ * without a branch, so that the loop vectorises (an element out of range
+ * stores 0), and the value converts through VIA (int32_t where that holds
+ * DT: what the vector units convert, then pack; else double). If any
+ * element did not fit, the first is reported. */
+#define FLOAT_INT_CHECKED_RUN(RUN, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, VIA)                  \
+  RUN_INLINE dlb_status RUN(char *dst, ptrdiff_t dst_step, const char *src, ptrdiff_t src_step,    \
+                            ptrdiff_t n, dlb_error *err) {                                         \
     int all_fit = 1;                                                                               \
     for (ptrdiff_t k = 0; k < n; k++) {                                                            \
       ST s;                                                                                        \
@@ -143,6 +144,64 @@ static dlb_status first_misfit(dlb_dtype dst_type, dlb_dtype src_type, const cha
     }                                                                                              \
     return all_fit ? DLB_OK : first_misfit(DTYPE, SRC_DTYPE, src, src_step, n, err);               \
   }
+
+/* x truncated toward zero, as the bits of a 64-bit integer, for |x| < 2^51:
+ * |x| + 1.5 * 2^52 rounds |x| to an integer r (the sum's unit is 1), which
+ * the sum's low mantissa bits hold offset by 1.5 * 2^52's; one step down
+ * where r passed |x|, then x's sign. Adds, compares and integer steps,
+ * which the vector units have where C's conversion into 64 bits has none
+ * before AVX-512 (it goes one element at a time). Exact in every rounding
+ * mode; any other x gives some bits, without undefined behaviour. */
+static inline uint64_t small_float_trunc(double x) {
+  const double a = fabs(x), sum = a + 0x1.8p52, r = sum - 0x1.8p52;
+  uint64_t bits;
+  memcpy(&bits, &sum, sizeof bits);
+  const uint64_t t = bits - UINT64_C(0x4338000000000000) - (uint64_t)(r > a);
+  const uint64_t negative = -(uint64_t)(x < 0);
+  return (t ^ negative) - negative;
+}
+
+/* A float into a 64-bit integer DT, in chunks: a chunk whose every element
+ * lies in DT's range and below 2^51 in magnitude converts by
+ * small_float_trunc (in vectors); a chunk with any other is cast again by
+ * the checked run. */
+#define WIDE_CHUNK 256
+#define FLOAT_WIDE_RUN(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS)                             \
+  FLOAT_INT_CHECKED_RUN(NAME##_checked_run, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, double)      \
+  RUN_INLINE dlb_status NAME##_run(char *dst, ptrdiff_t dst_step, const char *src,                 \
+                                   ptrdiff_t src_step, ptrdiff_t n, dlb_error *err) {              \
+    const double lowest = FITS(-1.0, double) ? -0x1p51 : -1.0; /* signed: -1 fits; exclusive */    \
+    for (ptrdiff_t pos = 0; pos < n; pos += WIDE_CHUNK) {                                          \
+      const ptrdiff_t m = n - pos < WIDE_CHUNK ? n - pos : WIDE_CHUNK;                             \
+      const char *from = src + pos * src_step;                                                     \
+      char *to = dst + pos * dst_step;                                                             \
+      int all_small = 1;                                                                           \
+      for (ptrdiff_t k = 0; k < m; k++) {                                                          \
+        ST s;                                                                                      \
+        memcpy(&s, from + k * src_step, sizeof s);                                                 \
+        const double x = (double)(LOAD);                                                           \
+        all_small &= (x > lowest) & (x < 0x1p51);                                                  \
+        const DT d = (DT)small_float_trunc(x);                                                     \
+        memcpy(to + k * dst_step, &d, sizeof d);                                                   \
+      }                                                                                            \
+      if (!all_small) {                                                                            \
+        const dlb_status st = NAME##_checked_run(to, dst_step, from, src_step, m, err);            \
+        if (st != DLB_OK) return st;                                                               \
+      }                                                                                            \
+    }                                                                                              \
+    return DLB_OK;                                                                                 \
+  }
+
+/* NAME_run from a float into an integer, by the way INTS names: checked
+ * and converted in one loop through int32_t or double, or (64 bits) in
+ * chunks. */
+#define FLOAT_INT_RUN(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, HOW)                         \
+  FLOAT_INT_RUN_##HOW(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS)
+#define FLOAT_INT_RUN_via_int32(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS)                    \
+  FLOAT_INT_CHECKED_RUN(NAME##_run, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, int32_t)
+#define FLOAT_INT_RUN_via_double(NAME, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS)                   \
+  FLOAT_INT_CHECKED_RUN(NAME##_run, ST, FT, DT, DTYPE, SRC_DTYPE, LOAD, FITS, double)
+#define FLOAT_INT_RUN_wide FLOAT_WIDE_RUN
 
 /* The loops' parameter list is casts.h's dlb_cast_loop. */
 
@@ -360,16 +419,17 @@ static dlb_status f16_f32_contiguous(char *dst, ptrdiff_t dst_stride, const char
 #define FITS_U64(x, FT) IN_OPEN(x, FT, -1, 0x1p64)
 
 /* The integer dtypes: tag, C type, dtype, the tag of its width, its range
- * check and conversion type from a float, its rounding to odd as a double. */
+ * check and conversion from a float (FLOAT_INT_RUN's HOW), its rounding to
+ * odd as a double. */
 #define INTS(X)                                                                                    \
-  X(i8, int8_t, DLB_INT8, w8, FITS_I8, int32_t, dlb_int64_to_double_odd)                           \
-  X(i16, int16_t, DLB_INT16, w16, FITS_I16, int32_t, dlb_int64_to_double_odd)                      \
-  X(i32, int32_t, DLB_INT32, w32, FITS_I32, int32_t, dlb_int64_to_double_odd)                      \
-  X(i64, int64_t, DLB_INT64, w64, FITS_I64, double, dlb_int64_to_double_odd)                       \
-  X(u8, uint8_t, DLB_UINT8, w8, FITS_U8, int32_t, dlb_uint64_to_double_odd)                        \
-  X(u16, uint16_t, DLB_UINT16, w16, FITS_U16, int32_t, dlb_uint64_to_double_odd)                   \
-  X(u32, uint32_t, DLB_UINT32, w32, FITS_U32, double, dlb_uint64_to_double_odd)                    \
-  X(u64, uint64_t, DLB_UINT64, w64, FITS_U64, double, dlb_uint64_to_double_odd)
+  X(i8, int8_t, DLB_INT8, w8, FITS_I8, via_int32, dlb_int64_to_double_odd)                         \
+  X(i16, int16_t, DLB_INT16, w16, FITS_I16, via_int32, dlb_int64_to_double_odd)                    \
+  X(i32, int32_t, DLB_INT32, w32, FITS_I32, via_int32, dlb_int64_to_double_odd)                    \
+  X(i64, int64_t, DLB_INT64, w64, FITS_I64, wide, dlb_int64_to_double_odd)                         \
+  X(u8, uint8_t, DLB_UINT8, w8, FITS_U8, via_int32, dlb_uint64_to_double_odd)                      \
+  X(u16, uint16_t, DLB_UINT16, w16, FITS_U16, via_int32, dlb_uint64_to_double_odd)                 \
+  X(u32, uint32_t, DLB_UINT32, w32, FITS_U32, via_double, dlb_uint64_to_double_odd)                \
+  X(u64, uint64_t, DLB_UINT64, w64, FITS_U64, wide, dlb_uint64_to_double_odd)
 
 /* The integer widths: tag, C type (unsigned), the signed and unsigned
  * dtypes of that width; then the caller's arguments. */
@@ -392,7 +452,7 @@ WIDTHS(BOOL_INT_PAIRS, 0)
 /* An integer source S into the other dtypes: C's conversions round to
  * nearest even; float16 and bfloat16 through a double that rounds only
  * once (exact where a float16 is finite, rounded to odd for bfloat16). */
-#define INT_PAIRS(S, ST, SE, SW, FITS, VIA, ODD)                                                   \
+#define INT_PAIRS(S, ST, SE, SW, FITS, HOW, ODD)                                                   \
   WIDTHS(WRAP_PAIR, S, ST)                                                                         \
   ELEMENT_PAIR(S##_f32, ST, float, (float)s)                                                       \
   ELEMENT_PAIR(S##_f64, ST, double, (double)s)                                                     \
@@ -409,20 +469,20 @@ INTS(INT_PAIRS)
 /* float -> integer, checked: float32 and float64 (also read as the real
  * parts of complex elements, every other float), float16 (contiguous:
  * through float32 chunks) and bfloat16 (exactly float32's top half). */
-#define FLOAT_INT_PAIRS(D, DT, DE, DW, FITS, VIA, ODD)                                             \
-  FLOAT_INT_RUN(f32_##D, float, float, DT, DE, DLB_FLOAT32, s, FITS, VIA)                          \
+#define FLOAT_INT_PAIRS(D, DT, DE, DW, FITS, HOW, ODD)                                             \
+  FLOAT_INT_RUN(f32_##D, float, float, DT, DE, DLB_FLOAT32, s, FITS, HOW)                          \
   CONTIGUOUS(f32_##D, float, DT)                                                                   \
   EVERY_OTHER(f32_##D, float, DT)                                                                  \
   STRIDED(f32_##D, float, DT)                                                                      \
-  FLOAT_INT_RUN(f64_##D, double, double, DT, DE, DLB_FLOAT64, s, FITS, VIA)                        \
+  FLOAT_INT_RUN(f64_##D, double, double, DT, DE, DLB_FLOAT64, s, FITS, HOW)                        \
   CONTIGUOUS(f64_##D, double, DT)                                                                  \
   EVERY_OTHER(f64_##D, double, DT)                                                                 \
   STRIDED(f64_##D, double, DT)                                                                     \
   FLOAT_INT_RUN(f16_##D, uint16_t, float, DT, DE, DLB_FLOAT16, (float)dlb_float16_to_double(s),    \
-                FITS, VIA)                                                                         \
+                FITS, HOW)                                                                         \
   HALF_TO_CONTIGUOUS(f16_##D, DT, f32_##D##_contiguous)                                            \
   STRIDED(f16_##D, uint16_t, DT)                                                                   \
-  FLOAT_INT_RUN(bf16_##D, uint16_t, float, DT, DE, DLB_BFLOAT16, bf16_float(s), FITS, VIA)         \
+  FLOAT_INT_RUN(bf16_##D, uint16_t, float, DT, DE, DLB_BFLOAT16, bf16_float(s), FITS, HOW)         \
   CONTIGUOUS(bf16_##D, uint16_t, DT)                                                               \
   EVERY_OTHER(bf16_##D, uint16_t, DT)                                                              \
   STRIDED(bf16_##D, uint16_t, DT)
@@ -498,7 +558,7 @@ STRIDED_IN_PLACE(c128_bool)
 
 /* The rows of an integer source S. */
 #define WRAP_ENTRIES(W, WT, DI, DU, S, SE) [DI][SE] = ENTRY(S##_##W), [DU][SE] = ENTRY(S##_##W),
-#define INT_ENTRIES(S, ST, SE, SW, FITS, VIA, ODD)                                                 \
+#define INT_ENTRIES(S, ST, SE, SW, FITS, HOW, ODD)                                                 \
   WIDTHS(WRAP_ENTRIES, S, SE)                                                                      \
   [DLB_BOOL][SE] = ENTRY(SW##_bool), [SE][DLB_BOOL] = ENTRY(b_##SW),                               \
   [DLB_FLOAT16][SE] = ENTRY_GATHERED(S##_f16), [DLB_BFLOAT16][SE] = ENTRY(S##_bf16),               \
@@ -506,7 +566,7 @@ STRIDED_IN_PLACE(c128_bool)
   [DLB_COMPLEX64][SE] = ENTRY(S##_c64), [DLB_COMPLEX128][SE] = ENTRY(S##_c128),
 
 /* The floats (and complex real parts) into an integer destination D. */
-#define FLOAT_INT_ENTRIES(D, DT, DE, DW, FITS, VIA, ODD)                                           \
+#define FLOAT_INT_ENTRIES(D, DT, DE, DW, FITS, HOW, ODD)                                           \
   [DE][DLB_FLOAT16] = ENTRY_GATHERED(f16_##D), [DE][DLB_BFLOAT16] = ENTRY(bf16_##D),               \
   [DE][DLB_FLOAT32] = ENTRY(f32_##D), [DE][DLB_FLOAT64] = ENTRY(f64_##D),                          \
   [DE][DLB_COMPLEX64] = {f32_##D##_every_other, f32_##D##_strided, NULL, NULL},                    \
@@ -577,6 +637,12 @@ static const cast_entry casts[DLB_DTYPE_COUNT][DLB_DTYPE_COUNT] = {
 #undef HALF_FROM_CONTIGUOUS
 #undef HALF_TO_CONTIGUOUS
 #undef FLOAT_INT_RUN
+#undef FLOAT_INT_RUN_via_int32
+#undef FLOAT_INT_RUN_via_double
+#undef FLOAT_INT_RUN_wide
+#undef FLOAT_WIDE_RUN
+#undef FLOAT_INT_CHECKED_RUN
+#undef WIDE_CHUNK
 #undef C128_RUN
 #undef ELEMENT_RUN
 #undef INTS
